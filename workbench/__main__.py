@@ -1,0 +1,5 @@
+"""Run the workbench with ``python -m workbench``."""
+
+from workbench.cli import main
+
+main()

@@ -1,0 +1,14 @@
+"""Attach every sub-app and top-level command to the root app.
+
+Each module imported here must stay light at import time: typer only, with the
+heavy work imported inside the command functions.
+"""
+
+from __future__ import annotations
+
+import typer
+
+
+def all_subcommands(app: typer.Typer) -> None:
+    """Register every area's commands on ``app``."""
+    # Areas register themselves in the order they appear in ``workbench --help``.

@@ -1,0 +1,75 @@
+"""Error types and the stable exit codes of the CLI; a leaf that imports nothing of ours."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Exit codes of every ``workbench`` command; documented in the README."""
+
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    PERMISSION_DENIED = 3
+    CANCELLED = 4
+    STORE_TOO_NEW = 5
+
+
+class WorkbenchError(Exception):
+    """An error meant for a person: what is wrong and where.
+
+    Args:
+        message: What is wrong, in a sentence.
+        where: The file (and line, pointer or key) it is about, if any.
+        exit_code: The exit code a CLI command ends with.
+    """
+
+    exit_code: ExitCode = ExitCode.ERROR
+
+    def __init__(self, message: str, *, where: str | None = None,
+                 exit_code: ExitCode | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = where
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}" if self.where else self.message
+
+
+class ConfigError(WorkbenchError):
+    """A config file that cannot be read or a key or value that is not valid."""
+
+
+class StoreError(WorkbenchError):
+    """The store cannot be opened or used."""
+
+
+class StoreTooNewError(StoreError):
+    """The store was written by a newer version of workbench; it is left untouched."""
+
+    exit_code = ExitCode.STORE_TOO_NEW
+
+
+class ManifestError(WorkbenchError):
+    """An extension manifest that is not valid."""
+
+
+class ModelError(WorkbenchError):
+    """A model provider failed or was misconfigured."""
+
+
+class ToolError(WorkbenchError):
+    """A tool call failed; ``kind`` classifies it (``not_found``, ``invalid_arguments``,
+    ``permission``, ``tool``, ``timeout``, ``cancelled``, ``output_too_large``)."""
+
+    def __init__(self, kind: str, message: str, **extra) -> None:
+        super().__init__(message,
+                         exit_code=ExitCode.PERMISSION_DENIED if kind == "permission" else None)
+        self.kind = kind
+        self.extra = extra
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "message": self.message, **self.extra}

@@ -1,0 +1,184 @@
+"""Events the core publishes and requests it raises; a leaf that imports nothing of ours.
+
+Events say what already happened (``ToolCallEnded``). Requests are questions the core
+needs a person (or a headless policy) to answer; front-ends answer them through a
+``Responder``. Everything here is a plain dataclass so that the TUI, the headless
+JSONL writer and the tests read the same objects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base class of every event; ``kind`` is the stable name used on the wire."""
+
+    kind: str = field(init=False, default="event")
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as a JSON-ready dict, ``type`` first."""
+        data = dataclasses.asdict(self)
+        data.pop("kind", None)
+        return {"type": self.kind, **data}
+
+
+def _event(name: str):
+    """Give an event class its wire name."""
+
+    def wrap(cls):
+        cls.kind = name
+        return cls
+
+    return wrap
+
+
+@_event("session_started")
+@dataclass(frozen=True)
+class SessionStarted(Event):
+    session_id: str
+    resumed: bool = False
+
+
+@_event("message_started")
+@dataclass(frozen=True)
+class MessageStarted(Event):
+    session_id: str
+    message_id: str
+    role: str
+
+
+@_event("text_delta")
+@dataclass(frozen=True)
+class TextDelta(Event):
+    session_id: str
+    message_id: str
+    text: str
+
+
+@_event("message_ended")
+@dataclass(frozen=True)
+class MessageEnded(Event):
+    session_id: str
+    message_id: str
+    role: str
+    text: str
+
+
+@_event("tool_call_started")
+@dataclass(frozen=True)
+class ToolCallStarted(Event):
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    caller: str
+    session_id: str | None = None
+
+
+@_event("tool_call_progress")
+@dataclass(frozen=True)
+class ToolCallProgress(Event):
+    call_id: str
+    progress: float
+    label: str | None = None
+    description: str | None = None
+
+
+@_event("tool_call_log")
+@dataclass(frozen=True)
+class ToolCallLog(Event):
+    call_id: str
+    level: str
+    message: str
+
+
+@_event("display")
+@dataclass(frozen=True)
+class DisplayBubble(Event):
+    """A one-way result a tool pushed: markdown, image, table or diff."""
+
+    call_id: str
+    display: Literal["markdown", "image", "table", "diff"]
+    payload: dict[str, Any]
+
+
+@_event("tool_call_ended")
+@dataclass(frozen=True)
+class ToolCallEnded(Event):
+    call_id: str
+    tool: str
+    ok: bool
+    result: Any = None
+    error: dict[str, Any] | None = None
+    session_id: str | None = None
+
+
+@_event("turn_ended")
+@dataclass(frozen=True)
+class TurnEnded(Event):
+    session_id: str
+    status: Literal["done", "cancelled", "error"]
+    text: str = ""
+    error: str | None = None
+
+
+@_event("notice")
+@dataclass(frozen=True)
+class Notice(Event):
+    level: Literal["info", "warning", "error"]
+    message: str
+
+
+# --- requests -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    """Base class of every request; ``kind`` is the stable name used on the wire."""
+
+    kind: str = field(init=False, default="request")
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data.pop("kind", None)
+        return {"type": self.kind, **data}
+
+
+@_event("permission")
+@dataclass(frozen=True)
+class PermissionRequest(Request):
+    """A tool needs permissions it was not granted.
+
+    ``permissions`` holds one dict per missing entry: ``{"kind", "value", "reason"}``.
+    The answer is a ``PermissionAnswer``.
+    """
+
+    tool: str
+    permissions: list[dict[str, Any]]
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class PermissionAnswer:
+    decision: Literal["once", "session", "always", "deny"]
+
+
+@_event("ask_user")
+@dataclass(frozen=True)
+class AskUserRequest(Request):
+    """A tool asks the person a form of questions; the answer is a list, one per question."""
+
+    tool: str
+    call_id: str
+    questions: list[dict[str, Any]]
+
+
+class RequestDenied(Exception):
+    """Raised by a responder that will not (or cannot) answer a request."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
