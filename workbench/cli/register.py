@@ -12,3 +12,8 @@ import typer
 def all_subcommands(app: typer.Typer) -> None:
     """Register every area's commands on ``app``."""
     # Areas register themselves in the order they appear in ``workbench --help``.
+    from workbench.cli.run import run_command
+    from workbench.cli.sessions import sessions_app
+
+    app.command("run")(run_command)
+    app.add_typer(sessions_app, name="sessions")

@@ -1,0 +1,123 @@
+"""The turn loop: a user message, the model, tool calls, their results, the model again.
+
+Every message is persisted as it completes and every step is published as an event.
+Tool calls go through a callable the core injects (its gateway), so the loop never
+runs a tool itself and cannot skip a check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.agent.messages import ChatMessage, TextChunk, ToolCall, ToolCallChunk, ToolSpec
+from workbench.agent.providers import ModelProvider
+from workbench.errors import WorkbenchError
+from workbench.events import MessageEnded, MessageStarted, TextDelta, TurnEnded
+
+CallTool = Callable[[ToolCall, str], Awaitable[Any]]
+"""``(call, user_message) -> outcome`` where outcome has ``to_json()``."""
+
+DEFAULT_MAX_STEPS = 24
+
+
+@dataclass
+class TurnResult:
+    """How a turn ended and the assistant's last text."""
+
+    session_id: str
+    status: str
+    text: str
+    error: str | None = None
+
+
+def history(store, session_id: str) -> list[ChatMessage]:
+    """The persisted conversation of ``session_id`` in the providers' shape."""
+    messages = []
+    for row in store.list_messages(session_id):
+        calls = [ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments") or {})
+                 for c in (row.get("tool_calls") or [])]
+        messages.append(ChatMessage(role=row["role"], content=row.get("content") or "",
+                                    tool_calls=calls, tool_call_id=row.get("tool_call_id"),
+                                    name=row.get("name")))
+    return messages
+
+
+class TurnLoop:
+    """Runs turns of one session against one provider.
+
+    Args:
+        store: The store (sessions and messages).
+        provider: The model.
+        publish: Where events go.
+        call_tool: The core's gateway, injected.
+        tools: What the model is offered, fetched at each step.
+        max_steps: Model round-trips allowed in one turn before it stops with an error.
+    """
+
+    def __init__(self, *, store, provider: ModelProvider, publish: Callable,
+                 call_tool: CallTool, tools: Callable[[], list[ToolSpec]],
+                 max_steps: int = DEFAULT_MAX_STEPS) -> None:
+        self.store = store
+        self.provider = provider
+        self.publish = publish
+        self.call_tool = call_tool
+        self.tools = tools
+        self.max_steps = max_steps
+
+    async def run(self, session_id: str, text: str) -> TurnResult:
+        """Run one turn; cancellation ends it with status ``cancelled``, kept in the store."""
+        self._add(session_id, "user", text)
+        last_text = ""
+        try:
+            for _ in range(self.max_steps):
+                reply, calls = await self._model_step(session_id)
+                last_text = reply or last_text
+                if not calls:
+                    return self._end(session_id, "done", last_text)
+                for call in calls:
+                    outcome = await self.call_tool(call, text)
+                    self.store.add_message(session_id, "tool", content=json.dumps(outcome.to_json()),
+                                           tool_call_id=call.id, name=call.name)
+            return self._end(session_id, "error", last_text,
+                             f"the turn stopped after {self.max_steps} model steps")
+        except asyncio.CancelledError:
+            self._end(session_id, "cancelled", last_text)
+            raise
+        except WorkbenchError as exc:
+            return self._end(session_id, "error", last_text, str(exc))
+
+    async def _model_step(self, session_id: str) -> tuple[str, list[ToolCall]]:
+        message_id = uuid.uuid4().hex[:12]
+        self.publish(MessageStarted(session_id=session_id, message_id=message_id, role="assistant"))
+        parts: list[str] = []
+        calls: list[ToolCall] = []
+        try:
+            async for chunk in self.provider.stream(history(self.store, session_id), self.tools()):
+                if isinstance(chunk, TextChunk):
+                    parts.append(chunk.text)
+                    self.publish(TextDelta(session_id=session_id, message_id=message_id, text=chunk.text))
+                elif isinstance(chunk, ToolCallChunk):
+                    calls.append(chunk.call)
+        finally:
+            text = "".join(parts)
+            if text or calls:
+                self.store.add_message(session_id, "assistant", content=text,
+                                       tool_calls=[c.to_json() for c in calls] or None)
+            self.publish(MessageEnded(session_id=session_id, message_id=message_id,
+                                      role="assistant", text=text))
+        return text, calls
+
+    def _add(self, session_id: str, role: str, text: str) -> None:
+        self.store.add_message(session_id, role, content=text)
+        self.publish(MessageEnded(session_id=session_id, message_id=uuid.uuid4().hex[:12],
+                                  role=role, text=text))
+
+    def _end(self, session_id: str, status: str, text: str, error: str | None = None) -> TurnResult:
+        self.store.touch_session(session_id)
+        self.publish(TurnEnded(session_id=session_id, status=status, text=text, error=error))
+        return TurnResult(session_id, status, text, error)

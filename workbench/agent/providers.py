@@ -1,0 +1,146 @@
+"""Model providers and the factory that picks one from a ``--model`` spec.
+
+A provider turns a conversation and the tools on offer into a stream of chunks:
+text pieces, then any tool calls. Specs look like ``NAME`` or ``NAME:ARGUMENT``:
+
+- ``scripted:PATH`` replays a JSON file (see ``ScriptedProvider``);
+- ``echo`` answers offline by repeating the user's message, so a fresh install can
+  be tried with no model configured.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from workbench.agent.messages import ChatMessage, ModelChunk, TextChunk, ToolCall, ToolCallChunk, ToolSpec
+from workbench.errors import ModelError
+
+
+class ModelProvider(Protocol):
+    """What the turn loop needs from a model."""
+
+    name: str
+
+    def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
+        """Yield the reply to ``messages`` as text chunks followed by tool-call chunks."""
+        ...
+
+
+def _pieces(text: str, size: int = 16) -> list[str]:
+    """Split ``text`` into small pieces so that replies stream visibly."""
+    return [text[i:i + size] for i in range(0, len(text), size)] or []
+
+
+class EchoProvider:
+    """An offline model that repeats the last user message; never calls tools."""
+
+    name = "echo"
+
+    async def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
+        last = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        for piece in _pieces(f"You said: {last}"):
+            yield TextChunk(piece)
+
+
+class _ScriptedCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str | None = None
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class _ScriptedReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str = ""
+    tool_calls: list[_ScriptedCall] = Field(default_factory=list)
+
+
+def _pointer(loc: tuple) -> str:
+    return "".join(f"/{part}" for part in loc)
+
+
+class ScriptedProvider:
+    """Replays the model's successive messages from a JSON file.
+
+    The file holds a list (or ``{"replies": [...]}``) whose items are the model's
+    messages in order: ``{"text": "…"}``, ``{"tool_calls": [{"name": "…",
+    "arguments": {…}}]}``, or both. The reply given is chosen by how many assistant
+    messages the conversation already has, so a resumed session continues where it
+    stopped. When the list runs out, streaming raises ``ModelError``.
+
+    Args:
+        path: The JSON file.
+
+    Raises:
+        ModelError: The file is missing, not JSON, or not of the shape above; the
+            message names the file and the place (line and column, or a JSON pointer).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.name = f"scripted:{path}"
+        self.replies = self._load(path)
+
+    @staticmethod
+    def _load(path: Path) -> list[_ScriptedReply]:
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ModelError(f"cannot read the scripted model file: {exc.strerror}", where=str(path)) from exc
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ModelError(f"not valid JSON: {exc.msg}",
+                             where=f"{path}:{exc.lineno}:{exc.colno}") from exc
+        base: tuple = ()
+        if isinstance(data, dict) and "replies" in data:
+            data, base = data["replies"], ("replies",)
+        if not isinstance(data, list):
+            raise ModelError("expected a list of replies (or an object with \"replies\")",
+                             where=f"{path}#{_pointer(base) or '/'}")
+        replies = []
+        for index, item in enumerate(data):
+            try:
+                replies.append(_ScriptedReply.model_validate(item))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = _pointer(base + (index,) + tuple(first["loc"]))
+                raise ModelError(first["msg"], where=f"{path}#{where}") from exc
+        return replies
+
+    async def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
+        index = sum(1 for m in messages if m.role == "assistant")
+        if index >= len(self.replies):
+            raise ModelError(f"the scripted model has no reply left: all {len(self.replies)} "
+                             f"were used", where=str(self.path))
+        reply = self.replies[index]
+        for piece in _pieces(reply.text):
+            yield TextChunk(piece)
+        for call in reply.tool_calls:
+            yield ToolCallChunk(ToolCall(id=call.id or f"call_{uuid.uuid4().hex[:12]}",
+                                         name=call.name, arguments=call.arguments))
+
+
+def make_provider(spec: str, *, cwd: Path | None = None) -> ModelProvider:
+    """Build the provider a model spec names.
+
+    Raises:
+        ModelError: The spec names no known provider.
+    """
+    name, _, argument = spec.partition(":")
+    if name == "scripted":
+        if not argument:
+            raise ModelError("scripted needs a file: --model scripted:PATH")
+        path = Path(argument).expanduser()
+        if not path.is_absolute() and cwd is not None:
+            path = cwd / path
+        return ScriptedProvider(path)
+    if name == "echo" and not argument:
+        return EchoProvider()
+    raise ModelError(f"unknown model {spec!r}; known: echo, scripted:PATH")

@@ -1,0 +1,42 @@
+"""``workbench run``: one headless turn, plain or as JSON lines."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import typer
+
+from workbench.cli.errors import reported
+
+
+def run_command(
+    prompt: str = typer.Argument(..., help="What to say to the model."),
+    session: str | None = typer.Option(None, "--session", "-s", help="Continue this session (id or prefix)."),
+    model: str | None = typer.Option(None, "--model", "-m", help="The model, e.g. echo or scripted:FILE."),
+    jsonl: bool = typer.Option(False, "--jsonl", help="Print one JSON event per line."),
+    approvals: str | None = typer.Option(
+        None, "--approvals",
+        help="Permission requests: deny (default), allowlisted, or delegate:COMMAND."),
+    answers: Path | None = typer.Option(None, "--answers", help="A JSON file answering ask-user forms, in order."),
+) -> None:
+    """Send PROMPT and print the reply; never waits for input."""
+    from workbench.core.host import Host
+    from workbench.headless.responder import HeadlessResponder, load_answers
+    from workbench.headless.run import exit_code, run_turn, writer_for
+
+    with reported():
+        writer = writer_for(jsonl)
+        host = Host.open(model=model)
+        with host:
+            responder = HeadlessResponder(
+                approvals or str(host.config.get("headless.approvals")),
+                allowlist=list(host.config.get("headless.allowlist")),
+                answers=load_answers(answers) if answers else None,
+                delegate_timeout=float(host.config.get("headless.delegate_timeout_s")),
+                record=writer.request)
+            host.set_responder(responder)
+            result = asyncio.run(run_turn(host, prompt, session_id=session, writer=writer))
+            if hasattr(writer, "finish"):
+                writer.finish(result)
+    raise typer.Exit(exit_code(result))

@@ -1,0 +1,265 @@
+"""The tool gateway: the one door every tool call goes through.
+
+Whoever makes the call — the model, a person at the CLI, a schedule, another agent —
+it is resolved, validated, checked against grants, bounded, run, recorded in the
+store and the audit log, and published as events, in that order. No side path skips
+a step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from workbench.errors import ToolError
+from workbench.events import (AskUserRequest, DisplayBubble, PermissionRequest, RequestDenied,
+                              ToolCallEnded, ToolCallLog, ToolCallProgress, ToolCallStarted)
+from workbench.permissions.broker import Broker
+from workbench.permissions.requirements import Requirement, TemplateRoots, requirements_of
+from workbench.tools.context import ChatContext, ToolContext
+from workbench.tools.registry import Tool, ToolRegistry
+
+Runner = Callable[[Tool, dict[str, Any], ToolContext], Any]
+
+
+@dataclass
+class ToolOutcome:
+    """What a call came to: a result, or an error of a known kind."""
+
+    call_id: str
+    tool: str
+    ok: bool
+    result: Any = None
+    error: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": True, "result": self.result} if self.ok else {"ok": False, "error": self.error}
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """How one call is made.
+
+    Attributes:
+        caller: Who asked: ``model``, ``person``, ``schedule`` or ``agent``.
+        session_id: The chat session, if any.
+        grants: ``(kind, value)`` pairs granted for this call alone.
+        prompt: Whether a missing permission may be asked for; when false it fails
+            at once with kind ``permission``.
+        user_message: The message that triggered the call, for ``get_chat_context``.
+    """
+
+    caller: str = "person"
+    session_id: str | None = None
+    grants: tuple[tuple[str, str], ...] = ()
+    prompt: bool = True
+    user_message: str = ""
+
+
+class _PausableDeadline:
+    """A time limit that stops counting while a form is open."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.started = time.monotonic()
+        self.paused_total = 0.0
+        self._paused_at: float | None = None
+
+    def pause(self) -> None:
+        self._paused_at = time.monotonic()
+
+    def resume(self) -> None:
+        if self._paused_at is not None:
+            self.paused_total += time.monotonic() - self._paused_at
+            self._paused_at = None
+
+    def remaining(self) -> float | None:
+        """Seconds left, or None while paused."""
+        if self._paused_at is not None:
+            return None
+        return self.seconds - (time.monotonic() - self.started - self.paused_total)
+
+
+class ToolGateway:
+    """Runs tool calls with every check in order; see the module docstring."""
+
+    def __init__(self, *, registry: ToolRegistry, store, broker: Broker, publish: Callable,
+                 responder, runner: Runner, roots: TemplateRoots,
+                 default_timeout_ms: int = 300_000, max_output_bytes: int = 1 << 20,
+                 max_input_bytes: int = 1 << 20) -> None:
+        self.registry = registry
+        self.store = store
+        self.broker = broker
+        self.publish = publish
+        self.responder = responder
+        self.runner = runner
+        self.roots = roots
+        self.default_timeout_ms = default_timeout_ms
+        self.max_output_bytes = max_output_bytes
+        self.max_input_bytes = max_input_bytes
+
+    def requirements(self, tool: Tool) -> list[Requirement]:
+        """The tool's declared permissions, templates expanded."""
+        return requirements_of(tool.permissions, roots=self.roots, extension_dir=tool.folder)
+
+    async def call(self, name: str, arguments: Any, options: CallOptions = CallOptions(),
+                   call_id: str | None = None) -> ToolOutcome:
+        """Make one tool call; never raises for a failure of the call itself."""
+        call_id = call_id or f"call_{uuid.uuid4().hex[:12]}"
+        try:
+            tool = self.registry.resolve(name)
+        except ToolError as exc:
+            return self._refused(call_id, name, arguments, options, exc)
+        try:
+            self._validate(tool, arguments)
+            await self._authorize(tool, options)
+        except ToolError as exc:
+            return self._refused(call_id, tool.qualified_name, arguments, options, exc)
+        return await self._run(call_id, tool, arguments, options)
+
+    # --- the steps ---------------------------------------------------------
+
+    def _validate(self, tool: Tool, arguments: Any) -> None:
+        size = len(json.dumps(arguments, default=str).encode())
+        if size > self.max_input_bytes:
+            raise ToolError("input_too_large",
+                            f"arguments are {size} bytes; the limit is {self.max_input_bytes}")
+        validator_cls = jsonschema.validators.validator_for(tool.parameters,
+                                                            default=jsonschema.Draft202012Validator)
+        errors = sorted(validator_cls(tool.parameters).iter_errors(arguments),
+                        key=lambda e: list(e.absolute_path))
+        if errors:
+            first = errors[0]
+            pointer = "".join(f"/{p}" for p in first.absolute_path)
+            raise ToolError("invalid_arguments", f"{pointer or '/'}: {first.message}",
+                            pointer=pointer or "")
+
+    async def _authorize(self, tool: Tool, options: CallOptions) -> None:
+        try:
+            reqs = self.requirements(tool)
+        except ValueError as exc:
+            raise ToolError("permission", str(exc)) from exc
+        key = tool.qualified_name
+        refused = self.broker.denied(key, reqs, options.session_id)
+        if refused:
+            raise ToolError("permission", _listing("refused earlier", refused),
+                            missing=[r.to_json() for r in refused])
+        missing = self.broker.missing(key, reqs, options.session_id, options.grants)
+        if not missing:
+            return
+        if not options.prompt:
+            raise ToolError("permission", _listing("not granted", missing),
+                            missing=[r.to_json() for r in missing])
+        request = PermissionRequest(tool=key, permissions=[r.to_json() for r in missing],
+                                    session_id=options.session_id)
+        try:
+            answer = await self.responder.answer(request)
+        except RequestDenied as exc:
+            raise ToolError("permission", _listing(f"denied ({exc.reason})", missing),
+                            missing=[r.to_json() for r in missing]) from exc
+        decision = getattr(answer, "decision", answer)
+        self.broker.record(key, missing, decision, options.session_id)
+        self.store.audit("person", f"grant.{decision}", key,
+                         {"permissions": [r.to_json() for r in missing]})
+        if decision == "deny":
+            raise ToolError("permission", _listing("denied", missing),
+                            missing=[r.to_json() for r in missing])
+
+    async def _run(self, call_id: str, tool: Tool, arguments: Any, options: CallOptions) -> ToolOutcome:
+        key = tool.qualified_name
+        self.store.start_tool_call(call_id, key, arguments, options.caller, options.session_id)
+        self.store.audit(options.caller, "tool.call", key, {"call_id": call_id})
+        self.publish(ToolCallStarted(call_id=call_id, tool=key, arguments=arguments,
+                                     caller=options.caller, session_id=options.session_id))
+        deadline = _PausableDeadline((tool.timeout_ms or self.default_timeout_ms) / 1000)
+        ctx = self._context(call_id, tool, options, deadline)
+        task = asyncio.ensure_future(self.runner(tool, arguments, ctx))
+        try:
+            result = await _await_with_deadline(task, deadline)
+            size = len(json.dumps(result, default=str).encode())
+            if size > self.max_output_bytes:
+                raise ToolError("output_too_large",
+                                f"the result is {size} bytes; the limit is {self.max_output_bytes}")
+            json.dumps(result)
+        except asyncio.CancelledError:
+            ctx.signal.abort("cancelled")
+            task.cancel()
+            self._finish(call_id, key, options, "cancelled",
+                         error={"kind": "cancelled", "message": "the call was cancelled"})
+            raise
+        except ToolError as exc:
+            ctx.signal.abort(exc.kind)
+            return self._finish(call_id, key, options, "error", error=exc.to_json())
+        except (TypeError, ValueError) as exc:
+            return self._finish(call_id, key, options, "error",
+                                error={"kind": "tool", "message": f"the result is not JSON: {exc}"})
+        return self._finish(call_id, key, options, "ok", result=result)
+
+    def _context(self, call_id: str, tool: Tool, options: CallOptions,
+                 deadline: _PausableDeadline) -> ToolContext:
+        def sink(kind: str, data: dict[str, Any]) -> None:
+            if kind == "progress":
+                self.publish(ToolCallProgress(call_id=call_id, **data))
+            elif kind == "log":
+                self.publish(ToolCallLog(call_id=call_id, **data))
+            elif kind == "display":
+                self.publish(DisplayBubble(call_id=call_id, **data))
+
+        async def ask(questions: list[dict[str, Any]]) -> list[Any]:
+            deadline.pause()
+            try:
+                return await self.responder.answer(
+                    AskUserRequest(tool=tool.qualified_name, call_id=call_id, questions=questions))
+            except RequestDenied as exc:
+                raise ToolError("cancelled", f"the form was not answered: {exc.reason}") from exc
+            finally:
+                deadline.resume()
+
+        return ToolContext(sink=sink, asker=ask,
+                           chat=ChatContext(user_message=options.user_message,
+                                            session_id=options.session_id))
+
+    def _refused(self, call_id: str, name: str, arguments: Any, options: CallOptions,
+                 exc: ToolError) -> ToolOutcome:
+        self.store.audit(options.caller, f"tool.refused.{exc.kind}", name,
+                         {"call_id": call_id, "message": exc.message})
+        outcome = ToolOutcome(call_id, name, False, error=exc.to_json())
+        self.publish(ToolCallEnded(call_id=call_id, tool=name, ok=False, error=outcome.error,
+                                   session_id=options.session_id))
+        return outcome
+
+    def _finish(self, call_id: str, key: str, options: CallOptions, status: str,
+                result: Any = None, error: dict[str, Any] | None = None) -> ToolOutcome:
+        self.store.finish_tool_call(call_id, status, result=result, error=error)
+        self.store.audit(options.caller, f"tool.{status}", key, {"call_id": call_id})
+        outcome = ToolOutcome(call_id, key, status == "ok", result=result, error=error)
+        self.publish(ToolCallEnded(call_id=call_id, tool=key, ok=outcome.ok, result=result,
+                                   error=error, session_id=options.session_id))
+        return outcome
+
+
+async def _await_with_deadline(task: asyncio.Future, deadline: _PausableDeadline) -> Any:
+    """Wait for ``task``, counting time only while the deadline is not paused."""
+    while True:
+        remaining = deadline.remaining()
+        wait = 0.05 if remaining is None else max(0.0, remaining)
+        done, _ = await asyncio.wait({task}, timeout=wait)
+        if done:
+            return task.result()
+        remaining = deadline.remaining()
+        if remaining is not None and remaining <= 0:
+            task.cancel()
+            raise ToolError("timeout", f"the call took longer than {deadline.seconds:g} s")
+
+
+def _listing(state: str, reqs: Iterable[Requirement]) -> str:
+    lines = [f"permission {state}:"]
+    lines += [f"  - {r.describe()} — {r.reason}" for r in reqs]
+    return "\n".join(lines)

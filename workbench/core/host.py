@@ -1,0 +1,185 @@
+"""The Host: the one object both front-ends drive.
+
+It owns the config, the store, the tool registry and the gateway; it runs turns and
+tool calls, publishes events on its bus and raises requests through the responder
+its front-end gave it. It never draws anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from workbench.agent.loop import TurnLoop, TurnResult
+from workbench.agent.messages import ToolCall, ToolSpec
+from workbench.agent.providers import ModelProvider, make_provider
+from workbench.config.files import Config
+from workbench.config.home import Home
+from workbench.core.bus import EventBus
+from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
+from workbench.core.requests import DenyAll, Responder
+from workbench.errors import WorkbenchError
+from workbench.events import Notice, SessionStarted
+from workbench.permissions.broker import Broker
+from workbench.permissions.requirements import TemplateRoots
+from workbench.store import Store
+from workbench.tools.inprocess import run_inprocess
+from workbench.tools.loader import BUILTIN_DIR, load_extension
+from workbench.tools.registry import ToolRegistry
+
+
+class Host:
+    """Owns everything below the front-ends; see the module docstring.
+
+    Build one with ``Host.open``; close it with ``close`` (or use it as a context
+    manager).
+    """
+
+    def __init__(self, *, home: Home, config: Config, store: Store, registry: ToolRegistry,
+                 responder: Responder, model: str, cwd: Path) -> None:
+        self.home = home
+        self.config = config
+        self.store = store
+        self.registry = registry
+        self.responder = responder
+        self.model = model
+        self.cwd = cwd
+        self.bus = EventBus()
+        self.broker = Broker(store)
+        self.gateway = ToolGateway(
+            registry=registry, store=store, broker=self.broker, publish=self.bus.publish,
+            responder=responder, runner=run_inprocess, roots=TemplateRoots.for_host(home.root),
+            default_timeout_ms=int(config.get("tools.timeout_ms")),
+            max_output_bytes=int(config.get("tools.max_output_bytes")))
+        self._provider: ModelProvider | None = None
+        self._turn: asyncio.Task | None = None
+
+    @classmethod
+    def open(cls, *, cwd: Path | None = None, model: str | None = None,
+             responder: Responder | None = None, env: Mapping[str, str] | None = None) -> Host:
+        """Open the home (creating it on first start), its config and store.
+
+        Raises:
+            WorkbenchError: A config file or the store cannot be used; nothing of the
+                user's is changed.
+        """
+        env = os.environ if env is None else env
+        cwd = Path.cwd() if cwd is None else cwd
+        home = Home.resolve(env)
+        home.ensure()
+        config = Config.load(home, cwd)
+        store = Store.open(home.db_path)
+        registry = ToolRegistry()
+        load_extension(registry, BUILTIN_DIR, source="builtin")
+        return cls(home=home, config=config, store=store, registry=registry,
+                   responder=responder or DenyAll(), model=model or str(config.get("model")),
+                   cwd=cwd)
+
+    def __enter__(self) -> Host:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # --- requests ----------------------------------------------------------
+
+    def set_responder(self, responder: Responder) -> None:
+        """Give the host the front-end that answers its requests."""
+        self.responder = responder
+        self.gateway.responder = responder
+
+    def notices(self) -> list[str]:
+        """What the person should know about the setup (e.g. an untrusted project config)."""
+        return list(self.config.notices)
+
+    def announce(self) -> None:
+        """Publish the setup notices as events."""
+        for message in self.notices():
+            self.bus.publish(Notice(level="warning", message=message))
+
+    # --- the model ---------------------------------------------------------
+
+    def provider(self) -> ModelProvider:
+        """The model this host talks to, built on first use."""
+        if self._provider is None:
+            self._provider = make_provider(self.model, cwd=self.cwd)
+        return self._provider
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """The tools offered to the model."""
+        return [ToolSpec(t.name, t.description, t.parameters) for t in self.registry.available()]
+
+    # --- sessions ----------------------------------------------------------
+
+    def new_session(self, title: str | None = None) -> dict[str, Any]:
+        session = self.store.create_session(title=title, model=self.model)
+        self.bus.publish(SessionStarted(session_id=session["id"]))
+        return session
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        """The session ``session_id`` (or a unique prefix of it).
+
+        Raises:
+            WorkbenchError: No such session.
+        """
+        found = self.store.get_session(session_id)
+        if found is None:
+            raise WorkbenchError(f"no session {session_id!r}; `workbench sessions list` shows them")
+        return found
+
+    def sessions(self, limit: int | None = None) -> list[dict[str, Any]]:
+        return self.store.list_sessions(limit=limit)
+
+    def messages(self, session_id: str) -> list[dict[str, Any]]:
+        return self.store.list_messages(self.session(session_id)["id"])
+
+    # --- turns -------------------------------------------------------------
+
+    async def send_prompt(self, text: str, session_id: str | None = None) -> TurnResult:
+        """Run one turn of ``session_id`` (a new session when None) with ``text``."""
+        if session_id is None:
+            session_id = self.new_session(title=text[:60])["id"]
+        else:
+            session_id = self.session(session_id)["id"]
+            self.bus.publish(SessionStarted(session_id=session_id, resumed=True))
+        provider = self.provider()
+
+        async def call_tool(call: ToolCall, user_message: str) -> ToolOutcome:
+            options = CallOptions(caller="model", session_id=session_id, user_message=user_message)
+            return await self.gateway.call(call.name, call.arguments, options, call_id=call.id)
+
+        loop = TurnLoop(store=self.store, provider=provider, publish=self.bus.publish,
+                        call_tool=call_tool, tools=self.tool_specs)
+        self._turn = asyncio.ensure_future(loop.run(session_id, text))
+        try:
+            return await self._turn
+        except asyncio.CancelledError:
+            if self._turn.cancelled():
+                return TurnResult(session_id, "cancelled", "")
+            raise
+        finally:
+            self._turn = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn is running."""
+        return self._turn is not None and not self._turn.done()
+
+    def cancel(self) -> bool:
+        """Cancel the running turn; returns whether there was one."""
+        if self.busy:
+            self._turn.cancel()
+            return True
+        return False
+
+    # --- tools -------------------------------------------------------------
+
+    async def call_tool(self, name: str, arguments: Any, options: CallOptions = CallOptions()) -> ToolOutcome:
+        """Call a tool directly (a person, a schedule or another agent), through the gateway."""
+        return await self.gateway.call(name, arguments, options)

@@ -1,0 +1,151 @@
+"""Answer the core's requests with no person at the keyboard.
+
+Permission requests follow the ``--approvals`` policy:
+
+- ``deny`` (the default): every request is refused;
+- ``allowlisted``: a tool named in the ``headless.allowlist`` setting is granted for
+  this call, anything else refused;
+- ``delegate:COMMAND``: COMMAND runs with the request as JSON on stdin and answers on
+  stdout (``{"decision": "once"|"session"|"always"|"deny"}``, or ``{"answers": [...]}``
+  for a form); no answer in time, a crash or unreadable output means deny.
+
+Ask-user forms are answered from ``--answers FILE`` (one list of answers per form, in
+the order the forms come), then by the delegate, and otherwise refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.events import AskUserRequest, PermissionAnswer, PermissionRequest, Request, RequestDenied
+
+DECISIONS = ("once", "session", "always", "deny")
+
+
+def parse_policy(policy: str) -> tuple[str, str | None]:
+    """Split ``--approvals`` into its kind and the delegate command.
+
+    Raises:
+        WorkbenchError: (exit code 2) the policy is not one of the three forms.
+    """
+    if policy in ("deny", "allowlisted"):
+        return policy, None
+    if policy.startswith("delegate:") and policy[len("delegate:"):].strip():
+        return "delegate", policy[len("delegate:"):].strip()
+    from workbench.errors import ExitCode
+    raise WorkbenchError(f"--approvals must be deny, allowlisted or delegate:COMMAND, not {policy!r}",
+                         exit_code=ExitCode.USAGE)
+
+
+def load_answers(path: Path) -> list[list[Any]]:
+    """Read an answers file: a JSON list with one list of answers per form.
+
+    Raises:
+        WorkbenchError: The file is missing, not JSON, or not a list of lists.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise WorkbenchError(f"cannot read the answers file: {exc.strerror}", where=str(path)) from exc
+    except json.JSONDecodeError as exc:
+        raise WorkbenchError(f"not valid JSON: {exc.msg}", where=f"{path}:{exc.lineno}:{exc.colno}") from exc
+    if isinstance(data, dict) and "forms" in data:
+        data = data["forms"]
+    if not isinstance(data, list):
+        raise WorkbenchError("expected a list with one list of answers per form", where=f"{path}#/")
+    for index, form in enumerate(data):
+        if not isinstance(form, list):
+            raise WorkbenchError("each form's answers must be a list", where=f"{path}#/{index}")
+    return data
+
+
+class HeadlessResponder:
+    """Answers requests by policy; see the module docstring.
+
+    Args:
+        approvals: The ``--approvals`` value.
+        allowlist: Tool names granted under ``allowlisted``.
+        answers: The forms' answers, consumed in order.
+        delegate_timeout: Seconds a delegate has to answer.
+        record: Called with ``(request, answer_or_reason)`` for every request, so the
+            JSONL output shows what was asked and what was said.
+    """
+
+    def __init__(self, approvals: str = "deny", *, allowlist: list[str] | tuple[str, ...] = (),
+                 answers: list[list[Any]] | None = None, delegate_timeout: float = 30.0,
+                 record: Callable[[Request, dict[str, Any]], None] | None = None) -> None:
+        self.policy, self.delegate = parse_policy(approvals)
+        self.allowlist = set(allowlist)
+        self.answers = list(answers or [])
+        self.delegate_timeout = delegate_timeout
+        self.record = record or (lambda request, outcome: None)
+
+    async def answer(self, request: Request) -> Any:
+        try:
+            answer = await self._answer(request)
+        except RequestDenied as exc:
+            self.record(request, {"denied": exc.reason})
+            raise
+        self.record(request, {"answer": getattr(answer, "decision", answer)})
+        return answer
+
+    async def _answer(self, request: Request) -> Any:
+        if isinstance(request, PermissionRequest):
+            return await self._permission(request)
+        if isinstance(request, AskUserRequest):
+            if self.answers:
+                return self.answers.pop(0)
+            if self.policy == "delegate":
+                reply = await self._ask_delegate(request)
+                if isinstance(reply.get("answers"), list):
+                    return reply["answers"]
+                raise RequestDenied("the delegate gave no answers")
+            raise RequestDenied("no answers left for this form; pass --answers FILE")
+        raise RequestDenied(f"headless mode cannot answer a {request.kind} request")
+
+    async def _permission(self, request: PermissionRequest) -> PermissionAnswer:
+        if self.policy == "allowlisted":
+            short = request.tool.rpartition(".")[2]
+            if request.tool in self.allowlist or short in self.allowlist:
+                return PermissionAnswer("once")
+            raise RequestDenied(f"{request.tool} is not in headless.allowlist")
+        if self.policy == "delegate":
+            reply = await self._ask_delegate(request)
+            decision = reply.get("decision")
+            if decision not in DECISIONS:
+                raise RequestDenied(f"the delegate answered {reply!r}, not a decision")
+            if decision == "deny":
+                raise RequestDenied("the delegate denied it")
+            return PermissionAnswer(decision)
+        raise RequestDenied("the approvals policy is deny; pass --approvals or --grant")
+
+    async def _ask_delegate(self, request: Request) -> dict[str, Any]:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *shlex.split(self.delegate or ""), stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=True)
+        except OSError as exc:
+            raise RequestDenied(f"the delegate could not start: {exc.strerror}") from exc
+        try:
+            out, _ = await asyncio.wait_for(
+                process.communicate(json.dumps(request.to_json()).encode()), self.delegate_timeout)
+        except asyncio.TimeoutError:
+            process.kill()
+            await process.wait()
+            raise RequestDenied(f"the delegate did not answer within {self.delegate_timeout:g} s") from None
+        if process.returncode != 0:
+            raise RequestDenied(f"the delegate exited with status {process.returncode}")
+        try:
+            reply = json.loads(out.decode() or "null")
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise RequestDenied("the delegate's answer is not JSON") from exc
+        if not isinstance(reply, dict):
+            raise RequestDenied("the delegate's answer is not a JSON object")
+        return reply

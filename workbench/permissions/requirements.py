@@ -1,0 +1,115 @@
+"""A tool's declared permissions, flattened into requirements with templates expanded.
+
+A requirement is one entry of the manifest's ``permissions``: its kind (``read``,
+``net``, ``memories``…), the value it names (a path, ``host:port,port``, a binary, an
+environment key, an access level), its reason and whether it is optional. Paths use
+the templates ``$home``, ``$downloads``, ``$models``, ``$sessions``, ``$extension``
+and ``$env.VAR``, expanded here on the host.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+OS_KINDS = ("net", "read", "write", "run", "env", "ffi", "sys")
+CAPABILITY_KINDS = ("memories", "llm", "tts", "stt")
+
+_TEMPLATE = re.compile(r"^\$(home|downloads|models|sessions|extension|env\.([A-Za-z_][A-Za-z0-9_]*))(?=/|$)")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One permission a tool declares."""
+
+    kind: str
+    value: str
+    reason: str
+    optional: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "value": self.value, "reason": self.reason,
+                "optional": self.optional}
+
+    def describe(self) -> str:
+        """``kind value``, or the kind alone when it names nothing."""
+        return f"{self.kind} {self.value}".strip()
+
+
+@dataclass(frozen=True)
+class TemplateRoots:
+    """Where each path template points on this host."""
+
+    home: Path
+    downloads: Path
+    models: Path
+    sessions: Path
+
+    @classmethod
+    def for_host(cls, workbench_home: Path) -> TemplateRoots:
+        user_home = Path.home()
+        return cls(home=user_home, downloads=user_home / "Downloads",
+                   models=workbench_home / "models", sessions=workbench_home / "sessions")
+
+
+def expand_path(path: str, *, roots: TemplateRoots, extension_dir: Path,
+                env: Mapping[str, str] | None = None) -> str:
+    """Expand a manifest path template into an absolute path.
+
+    Raises:
+        ValueError: The template is unknown, or ``$env.VAR`` names an unset variable.
+    """
+    match = _TEMPLATE.match(path)
+    if not match:
+        if path.startswith("$"):
+            raise ValueError(f"unknown path template in {path!r}")
+        return os.path.normpath(path)
+    name, var = match.group(1), match.group(2)
+    if var is not None:
+        env = os.environ if env is None else env
+        if var not in env:
+            raise ValueError(f"{path!r} names ${'env.' + var}, which is not set")
+        base = env[var]
+    else:
+        base = str(extension_dir if name == "extension" else getattr(roots, name))
+    rest = path[match.end():].lstrip("/")
+    return os.path.normpath(os.path.join(base, rest)) if rest else os.path.normpath(base)
+
+
+def _entries(value: Any) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, dict)]
+    return [value] if isinstance(value, dict) else []
+
+
+def requirements_of(permissions: Mapping[str, Any], *, roots: TemplateRoots,
+                    extension_dir: Path, env: Mapping[str, str] | None = None) -> list[Requirement]:
+    """Flatten a tool's ``permissions`` object (manifest JSON shape) into requirements."""
+    found: list[Requirement] = []
+    for kind in OS_KINDS + CAPABILITY_KINDS:
+        for entry in _entries(permissions.get(kind)):
+            reason = str(entry.get("reason", ""))
+            optional = bool(entry.get("optional", False))
+            if kind in ("read", "write"):
+                value = expand_path(str(entry["path"]), roots=roots, extension_dir=extension_dir, env=env)
+            elif kind == "net":
+                ports = ",".join(str(p) for p in entry.get("ports") or [])
+                value = f"{entry['host']}:{ports}" if ports else str(entry["host"])
+            elif kind == "run":
+                value = str(entry["binary"])
+            elif kind == "env":
+                value = str(entry["key"])
+            elif kind == "sys":
+                value = str(entry.get("flag", ""))
+            elif kind == "memories":
+                value = str(entry.get("access", "read"))
+            else:
+                value = ""
+            found.append(Requirement(kind, value, reason, optional))
+    return found

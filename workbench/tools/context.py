@@ -1,0 +1,107 @@
+"""The ``ctx`` a Python tool receives when it runs in the host's own process.
+
+It carries the members of the Loca toolkit that need no sandbox bridge: progress,
+logs, cancellation, the chat context, display bubbles and ask-user forms. Each call
+reports through ``sink``, a callable the gateway provides, so this module knows
+nothing of events or front-ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Sink = Callable[[str, dict[str, Any]], None]
+Asker = Callable[[list[dict[str, Any]]], Awaitable[list[Any]]]
+
+LOG_LEVELS = ("debug", "info", "warn", "error")
+
+
+class Signal:
+    """A cancellation signal a tool can poll (``aborted``) or wait on."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.reason: str | None = None
+
+    @property
+    def aborted(self) -> bool:
+        return self._event.is_set()
+
+    def abort(self, reason: str = "cancelled") -> None:
+        self.reason = reason
+        self._event.set()
+
+    def throw_if_aborted(self) -> None:
+        """Raise ``asyncio.CancelledError`` when the call was cancelled."""
+        if self.aborted:
+            raise asyncio.CancelledError(self.reason)
+
+
+class Display:
+    """One-way bubbles: markdown, image, table and diff."""
+
+    def __init__(self, sink: Sink) -> None:
+        self._sink = sink
+
+    def markdown(self, text: str) -> None:
+        self._sink("display", {"display": "markdown", "payload": {"text": str(text)}})
+
+    def image(self, data_b64: str, mime: str, alt: str | None = None) -> None:
+        self._sink("display", {"display": "image",
+                               "payload": {"dataB64": data_b64, "mime": mime, "alt": alt}})
+
+    def table(self, columns: list[str], rows: list[list[str]]) -> None:
+        self._sink("display", {"display": "table",
+                               "payload": {"columns": list(columns), "rows": [list(r) for r in rows]}})
+
+    def diff(self, before: str, after: str, title: str | None = None) -> None:
+        self._sink("display", {"display": "diff",
+                               "payload": {"before": before, "after": after, "title": title}})
+
+
+@dataclass
+class ChatContext:
+    """What ``get_chat_context`` returns: the message that triggered the tool."""
+
+    user_message: str = ""
+    session_id: str | None = None
+    locale: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"userMessage": self.user_message, "sessionId": self.session_id, "locale": self.locale}
+
+
+@dataclass
+class ToolContext:
+    """The toolkit handed to a tool function as its second argument."""
+
+    sink: Sink
+    asker: Asker
+    chat: ChatContext = field(default_factory=ChatContext)
+    signal: Signal = field(default_factory=Signal)
+
+    def __post_init__(self) -> None:
+        self.display = Display(self.sink)
+
+    def set_progress(self, progress: float, label: str | None = None,
+                     description: str | None = None) -> None:
+        """Report how far along the tool is, from 0 to 1."""
+        value = min(1.0, max(0.0, float(progress)))
+        self.sink("progress", {"progress": value, "label": label, "description": description})
+
+    def log(self, level: str, message: str) -> None:
+        """Write a line to the host's log at debug, info, warn or error."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+        self.sink("log", {"level": level, "message": str(message)})
+
+    def get_chat_context(self) -> dict[str, Any]:
+        return self.chat.to_json()
+
+    async def ask_user(self, questions: list[dict[str, Any]]) -> list[Any]:
+        """Show the person a form and return one answer per question, in order."""
+        return await self.asker(list(questions))

@@ -1,0 +1,44 @@
+"""Read an extension folder into the registry without running any of its code.
+
+The manifest is validated first; an invalid one becomes a ``LoadError`` with a
+person's message, never an exception that stops the host.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.manifest.validate import validate_extension
+from workbench.tools.registry import LoadError, Tool, ToolRegistry
+
+BUILTIN_DIR = Path(__file__).resolve().parents[2] / "extensions" / "builtin"
+"""The built-in extension shipped beside the package."""
+
+
+def load_extension(registry: ToolRegistry, folder: Path, *, source: str = "extension") -> list[Tool]:
+    """Validate ``folder`` and offer its tools to ``registry``.
+
+    Returns:
+        The tools added; empty when the extension did not load (see
+        ``registry.load_errors``).
+    """
+    report = validate_extension(folder)
+    if not report.valid or report.manifest is None:
+        first = report.errors[0] if report.errors else None
+        detail = f"{first.pointer or '/'}: {first.message}" if first else "invalid manifest"
+        registry.load_errors.append(LoadError(folder.name, folder, detail))
+        return []
+    manifest = report.manifest
+    entry, runtime = manifest.resolve_entry(folder) if manifest.tools else (None, None)
+    tools = []
+    for spec in manifest.tools:
+        tool = Tool(
+            name=spec.name, description=spec.description, parameters=spec.parameters,
+            extension=manifest.name, source=source, function=spec.function, folder=folder,
+            entry=entry, runtime=runtime,
+            permissions=spec.permissions.model_dump(by_alias=True, exclude_none=True),
+            timeout_ms=spec.timeout_ms, platforms=tuple(spec.platforms),
+            always_available=spec.always_available, triggers=tuple(spec.triggers))
+        registry.add(tool)
+        tools.append(tool)
+    return tools

@@ -1,0 +1,148 @@
+"""The tool registry: every tool on offer, which one a name resolves to, and what it shadows.
+
+Precedence follows the source: built-in, then extension, then MCP, then plugin; among
+extensions of one source the first by name wins. A shadowed tool is never dropped in
+silence: ``conflicts()`` names it with its winner, and ``EXTENSION.TOOL`` still
+reaches it.
+"""
+
+from __future__ import annotations
+
+import sys
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import ToolError
+
+SOURCE_ORDER = ("builtin", "extension", "mcp", "plugin")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool an extension provides, as the host sees it."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    extension: str
+    source: str
+    function: str
+    folder: Path
+    entry: Path | None
+    runtime: str | None
+    permissions: dict[str, Any] = field(default_factory=dict)
+    timeout_ms: int | None = None
+    platforms: tuple[str, ...] = ()
+    always_available: bool = False
+    triggers: tuple[str, ...] = ()
+
+    @property
+    def qualified_name(self) -> str:
+        """``EXTENSION.TOOL``: the name that reaches this tool even when shadowed."""
+        return f"{self.extension}.{self.name}"
+
+    def rank(self) -> tuple[int, str]:
+        return (SOURCE_ORDER.index(self.source), self.extension)
+
+
+@dataclass(frozen=True)
+class LoadError:
+    """An extension that could not be loaded, and why, in a person's words."""
+
+    extension: str
+    path: Path
+    message: str
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A tool name provided more than once: who won and who is shadowed."""
+
+    name: str
+    winner: str
+    shadowed: tuple[str, ...]
+
+
+def session_platforms(env: dict[str, str] | None = None) -> set[str]:
+    """The ``platforms`` values the running system matches."""
+    env = dict(os.environ) if env is None else env
+    if sys.platform == "darwin":
+        return {"darwin"}
+    if sys.platform.startswith("win"):
+        return {"windows"}
+    names = {"linux"}
+    if env.get("WAYLAND_DISPLAY"):
+        names.add("linux_wayland")
+    if env.get("DISPLAY"):
+        names.add("linux_x11")
+    return names
+
+
+class ToolRegistry:
+    """Holds every tool from every source and resolves names by precedence."""
+
+    def __init__(self, platforms: set[str] | None = None) -> None:
+        self._by_name: dict[str, list[Tool]] = {}
+        self.load_errors: list[LoadError] = []
+        self.platforms = session_platforms() if platforms is None else platforms
+
+    def add(self, tool: Tool) -> None:
+        """Offer ``tool``; precedence decides whether it wins its name."""
+        if tool.source not in SOURCE_ORDER:
+            raise ValueError(f"unknown tool source {tool.source!r}")
+        candidates = self._by_name.setdefault(tool.name, [])
+        candidates.append(tool)
+        candidates.sort(key=Tool.rank)
+
+    def remove_extension(self, extension: str) -> None:
+        """Withdraw every tool of ``extension``."""
+        for name in list(self._by_name):
+            left = [t for t in self._by_name[name] if t.extension != extension]
+            if left:
+                self._by_name[name] = left
+            else:
+                del self._by_name[name]
+
+    def _runs_here(self, tool: Tool) -> bool:
+        return not tool.platforms or bool(self.platforms & set(tool.platforms))
+
+    def resolve(self, name: str) -> Tool:
+        """The tool ``name`` means: a plain name by precedence, or ``EXTENSION.TOOL``.
+
+        Raises:
+            ToolError: of kind ``not_found`` when nothing by that name runs here.
+        """
+        candidates = [t for t in self._by_name.get(name, []) if self._runs_here(t)]
+        if candidates:
+            return candidates[0]
+        extension, dot, tool_name = name.rpartition(".")
+        if dot:
+            for tool in self._by_name.get(tool_name, []):
+                if tool.extension == extension and self._runs_here(tool):
+                    return tool
+        raise ToolError("not_found", f"no tool named {name!r}")
+
+    def available(self) -> list[Tool]:
+        """The winning tool of every name that runs on this system, by name."""
+        winners = []
+        for name in sorted(self._by_name):
+            candidates = [t for t in self._by_name[name] if self._runs_here(t)]
+            if candidates:
+                winners.append(candidates[0])
+        return winners
+
+    def all_tools(self) -> list[Tool]:
+        """Every tool, shadowed ones included."""
+        return [t for name in sorted(self._by_name) for t in self._by_name[name]]
+
+    def conflicts(self) -> list[Conflict]:
+        """Every name provided more than once, with its winner and the shadowed ones."""
+        found = []
+        for name in sorted(self._by_name):
+            candidates = self._by_name[name]
+            if len(candidates) > 1:
+                found.append(Conflict(name, candidates[0].qualified_name,
+                                      tuple(t.qualified_name for t in candidates[1:])))
+        return found
