@@ -73,3 +73,13 @@ class ToolError(WorkbenchError):
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "message": self.message, **self.extra}
+
+
+class UnknownSettingError(ConfigError):
+    """A setting name that workbench does not know, given on the command line."""
+
+    exit_code = ExitCode.USAGE
+
+
+class StoreCorruptError(StoreError):
+    """The store file is not a SQLite database or cannot be read as one; it is left untouched."""

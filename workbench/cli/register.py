@@ -12,8 +12,13 @@ import typer
 def all_subcommands(app: typer.Typer) -> None:
     """Register every area's commands on ``app``."""
     # Areas register themselves in the order they appear in ``workbench --help``.
+    from workbench.cli.config import config_app, trust_command
+    from workbench.cli.ext import ext_app
     from workbench.cli.run import run_command
     from workbench.cli.sessions import sessions_app
 
     app.command("run")(run_command)
     app.add_typer(sessions_app, name="sessions")
+    app.add_typer(ext_app, name="ext")
+    app.add_typer(config_app, name="config")
+    app.command("trust")(trust_command)

@@ -1,0 +1,47 @@
+"""The audit log: who did what to what, kept apart from chats so it outlives them.
+
+Entries are only ever added; ``detail`` holds any JSON-serializable context.
+
+This module must not import anything above the store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.store.db import StoreBase, dump_json, load_json
+
+
+class AuditMixin(StoreBase):
+    """Queries on ``audit_log``."""
+
+    def audit(self, actor: str, action: str, subject: str | None = None,
+              detail: Any = None) -> int:
+        """Add an entry to the audit log.
+
+        Args:
+            actor: Who acted: ``user``, ``model``, ``cli``, an extension's name.
+            action: What happened, e.g. ``extension.install`` or ``grant.add``.
+            subject: What it happened to, e.g. an extension or tool name.
+            detail: More context, JSON-serializable.
+
+        Returns:
+            The entry's id.
+        """
+        with self.transaction():
+            cursor = self._execute(
+                "INSERT INTO audit_log (at, actor, action, subject, detail) "
+                "VALUES (?, ?, ?, ?, ?)", (self.clock(), actor, action, subject, dump_json(detail)))
+        return int(cursor.lastrowid)
+
+    def list_audit(self, limit: int | None = 100) -> list[dict[str, Any]]:
+        """Audit entries, newest first, with ``detail`` decoded.
+
+        Args:
+            limit: At most this many; all when None.
+        """
+        rows = self._all("SELECT id, at, actor, action, subject, detail FROM audit_log "
+                         "ORDER BY at DESC, id DESC LIMIT ?", (-1 if limit is None else limit,))
+        for row in rows:
+            row["detail"] = load_json(row["detail"])
+        return rows

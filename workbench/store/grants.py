@@ -1,0 +1,136 @@
+"""Permission grants, per tool: what a tool may do, for how long, or what it may never do.
+
+A grant is ``(tool, kind, value)`` with a scope: ``once`` (used up by one call),
+``session`` (for one session), ``always``, or ``deny``. ``always`` and ``deny`` are
+one lasting decision per tool, kind and value: recording one replaces the other.
+The meaning of ``kind`` and ``value`` belongs to the permissions package; this
+module only stores them.
+
+This module must not import anything above the store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.errors import StoreError
+from workbench.store.db import StoreBase
+
+SCOPES = frozenset({"once", "session", "always", "deny"})
+"""The scopes a grant may have."""
+
+LASTING = ("always", "deny")
+
+_COLUMNS = "id, tool, kind, value, scope, session_id, created_at"
+
+
+class GrantsMixin(StoreBase):
+    """Queries on ``grants``."""
+
+    def add_grant(self, tool: str, kind: str, value: str, scope: str,
+                  session_id: str | None = None) -> int:
+        """Record a grant (or a denial).
+
+        Recording the same lasting or session grant again returns the existing id.
+        An ``always`` replaces a ``deny`` for the same tool, kind and value, and
+        the other way round.
+
+        Args:
+            tool: The tool's full name.
+            kind: What the grant is about, e.g. ``read``, ``net``, ``env``.
+            value: What exactly, e.g. a path template or ``host:port``.
+            scope: ``once``, ``session``, ``always`` or ``deny``.
+            session_id: The session, required for ``session`` grants.
+
+        Returns:
+            The grant's id.
+
+        Raises:
+            ValueError: On an unknown scope, or a ``session`` grant without a session.
+            StoreError: When the session does not exist.
+        """
+        if scope not in SCOPES:
+            raise ValueError(f"unknown grant scope {scope!r}; expected one of {sorted(SCOPES)}")
+        if scope == "session" and session_id is None:
+            raise ValueError("a session grant needs a session_id")
+        with self.transaction():
+            if session_id is not None and not self._one(
+                    "SELECT 1 AS found FROM sessions WHERE id = ?", (session_id,)):
+                raise StoreError(f"no session {session_id!r}")
+            existing = self._existing(tool, kind, value, scope, session_id)
+            if existing is not None:
+                return existing
+            if scope in LASTING:
+                self._execute(
+                    "DELETE FROM grants WHERE tool = ? AND kind = ? AND value = ? "
+                    "AND scope IN ('always', 'deny')", (tool, kind, value))
+            cursor = self._execute(
+                "INSERT INTO grants (tool, kind, value, scope, session_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)", (tool, kind, value, scope, session_id, self.clock()))
+            return int(cursor.lastrowid)
+
+    def _existing(self, tool: str, kind: str, value: str, scope: str,
+                  session_id: str | None) -> int | None:
+        if scope == "once":
+            return None
+        if scope == "session":
+            row = self._one("SELECT id FROM grants WHERE tool = ? AND kind = ? AND value = ? "
+                            "AND scope = 'session' AND session_id = ?",
+                            (tool, kind, value, session_id))
+        else:
+            row = self._one("SELECT id FROM grants WHERE tool = ? AND kind = ? AND value = ? "
+                            "AND scope = ?", (tool, kind, value, scope))
+        return None if row is None else int(row["id"])
+
+    def list_grants(self, tool: str | None = None, *,
+                    session_id: str | None = None) -> list[dict[str, Any]]:
+        """Grants, oldest first.
+
+        Args:
+            tool: Only this tool's grants; every tool's when None.
+            session_id: When given, ``session`` grants of other sessions are left out
+                (grants of every other scope are kept).
+        """
+        conditions, params = [], []
+        if tool is not None:
+            conditions.append("tool = ?")
+            params.append(tool)
+        if session_id is not None:
+            conditions.append("(scope <> 'session' OR session_id = ?)")
+            params.append(session_id)
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        return self._all(f"SELECT {_COLUMNS} FROM grants {where} ORDER BY id", tuple(params))
+
+    def use_grant(self, grant_id: int) -> bool:
+        """Use up a ``once`` grant; grants of other scopes stay.
+
+        Returns:
+            True when a ``once`` grant was removed.
+        """
+        with self.transaction():
+            cursor = self._execute("DELETE FROM grants WHERE id = ? AND scope = 'once'",
+                                   (grant_id,))
+        return cursor.rowcount > 0
+
+    def revoke_grants(self, tool: str, kind: str | None = None, value: str | None = None) -> int:
+        """Remove a tool's grants and denials, all of them or only some.
+
+        Args:
+            tool: The tool's full name.
+            kind: Only grants of this kind, when given.
+            value: Only grants with this value, when given.
+
+        Returns:
+            How many were removed.
+        """
+        conditions, params = ["tool = ?"], [tool]
+        if kind is not None:
+            conditions.append("kind = ?")
+            params.append(kind)
+        if value is not None:
+            conditions.append("value = ?")
+            params.append(value)
+        with self.transaction():
+            cursor = self._execute(f"DELETE FROM grants WHERE {' AND '.join(conditions)}",
+                                   tuple(params))
+        return cursor.rowcount

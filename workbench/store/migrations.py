@@ -1,0 +1,197 @@
+"""The numbered schema migrations of the store, and the code that applies them.
+
+Each migration runs in its own transaction, together with its row in
+``_migrations`` and the new ``PRAGMA user_version``, so a crash leaves the file at
+one version or the next. Migrations are never edited once released: a change to
+the schema is a new function ``mNNN_<what>`` appended to ``MIGRATIONS``.
+
+This module must not import anything of ours but ``workbench.errors``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+from workbench.errors import StoreTooNewError
+
+M001_STATEMENTS = (
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        title TEXT,
+        model TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    )
+    """,
+    "CREATE INDEX sessions_by_updated_at ON sessions (updated_at)",
+    """
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'system')),
+        content TEXT,
+        tool_calls TEXT,
+        tool_call_id TEXT,
+        name TEXT,
+        created_at INTEGER NOT NULL,
+        UNIQUE (session_id, seq)
+    )
+    """,
+    """
+    CREATE TABLE tool_calls (
+        id TEXT PRIMARY KEY,
+        session_id TEXT REFERENCES sessions (id) ON DELETE CASCADE,
+        tool TEXT NOT NULL,
+        arguments TEXT,
+        caller TEXT,
+        status TEXT NOT NULL
+            CHECK (status IN ('running', 'ok', 'error', 'cancelled', 'denied')),
+        result TEXT,
+        error TEXT,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER
+    )
+    """,
+    "CREATE INDEX tool_calls_by_session ON tool_calls (session_id, started_at)",
+    "CREATE INDEX tool_calls_by_started_at ON tool_calls (started_at)",
+    """
+    CREATE TABLE grants (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        tool TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        value TEXT NOT NULL,
+        scope TEXT NOT NULL CHECK (scope IN ('once', 'session', 'always', 'deny')),
+        session_id TEXT REFERENCES sessions (id) ON DELETE CASCADE,
+        created_at INTEGER NOT NULL,
+        CHECK (scope <> 'session' OR session_id IS NOT NULL)
+    )
+    """,
+    # One lasting decision (always or deny) per tool, kind and value; the
+    # latest decision replaces the earlier one.
+    """
+    CREATE UNIQUE INDEX grants_lasting ON grants (tool, kind, value)
+        WHERE scope IN ('always', 'deny')
+    """,
+    """
+    CREATE UNIQUE INDEX grants_per_session ON grants (tool, kind, value, session_id)
+        WHERE scope = 'session'
+    """,
+    "CREATE INDEX grants_by_tool ON grants (tool)",
+    """
+    CREATE TABLE extensions (
+        name TEXT PRIMARY KEY,
+        version TEXT,
+        source TEXT,
+        path TEXT,
+        digest TEXT,
+        enabled INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),
+        installed_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        manifest TEXT
+    )
+    """,
+    """
+    CREATE TABLE audit_log (
+        id INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        actor TEXT NOT NULL,
+        action TEXT NOT NULL,
+        subject TEXT,
+        detail TEXT
+    )
+    """,
+    "CREATE INDEX audit_log_by_at ON audit_log (at)",
+)
+
+
+def m001_initial(db: Database) -> None:
+    """Sessions, messages, tool calls, grants, extensions and the audit log."""
+    for statement in M001_STATEMENTS:
+        db.execute(statement)
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step.
+
+    Attributes:
+        number: The schema version the file has after it (1, 2, ...).
+        name: The function's name, recorded in ``_migrations``.
+        apply: Runs the statements; called inside the migration's transaction.
+    """
+
+    number: int
+    name: str
+    apply: Callable[[Database], None]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "m001_initial", m001_initial),
+)
+"""Every migration, in order; numbers start at 1 and have no gaps."""
+
+LATEST_VERSION = MIGRATIONS[-1].number
+"""The highest schema version this code knows."""
+
+_MIGRATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS _migrations (
+    number INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at INTEGER NOT NULL
+)
+"""
+
+
+def migrate(db: Database, source: str,
+            migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
+    """Apply every migration the file does not have yet.
+
+    Each step takes the write lock first (``BEGIN IMMEDIATE``) and reads the
+    version again, so two processes opening a new store at once apply each
+    migration only once.
+
+    Args:
+        db: The open database, not inside a transaction.
+        source: The file, for error messages.
+        migrations: The steps to apply; the released ones unless a test passes others.
+
+    Returns:
+        The names of the migrations applied now (empty when already up to date).
+
+    Raises:
+        StoreTooNewError: When the file's version is newer than the last step's number.
+        sqlite3.DatabaseError: When a statement fails; that migration is rolled back.
+    """
+    conn = db.conn
+    latest = migrations[-1].number
+    applied: list[str] = []
+    for migration in migrations:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > latest:
+                raise StoreTooNewError(
+                    f"the store has schema version {version}, newer than {latest}, "
+                    "the highest this version of workbench knows; upgrade workbench to open it",
+                    where=source)
+            if version >= migration.number:
+                conn.execute("ROLLBACK")
+                continue
+            conn.execute(_MIGRATIONS_TABLE)
+            migration.apply(db)
+            conn.execute("INSERT INTO _migrations (number, name, applied_at) VALUES (?, ?, ?)",
+                         (migration.number, migration.name, time.time_ns() // 1_000_000))
+            conn.execute(f"PRAGMA user_version = {int(migration.number)}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        applied.append(migration.name)
+    return applied

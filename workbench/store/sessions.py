@@ -1,0 +1,183 @@
+"""Chat sessions and their messages.
+
+A session is found by its full id or by a unique prefix of at least
+``MIN_PREFIX`` characters, so people can type the short form the CLI shows.
+Messages are numbered per session (``seq`` from 1); adding one touches its
+session in the same transaction.
+
+This module must not import anything above the store.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from workbench.errors import StoreError
+from workbench.store.db import StoreBase, dump_json, load_json
+
+MIN_PREFIX = 6
+"""The shortest session id prefix accepted in place of the full id."""
+
+ROLES = frozenset({"user", "assistant", "tool", "system"})
+"""The roles a message may have."""
+
+_SESSION_COLUMNS = """
+    s.id, s.title, s.model, s.created_at, s.updated_at,
+    (SELECT count(*) FROM messages m WHERE m.session_id = s.id) AS message_count
+"""
+
+
+def _like_prefix(prefix: str) -> str:
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
+
+
+class SessionsMixin(StoreBase):
+    """Queries on ``sessions`` and ``messages``."""
+
+    def create_session(self, title: str | None = None, model: str | None = None) -> dict[str, Any]:
+        """Start a new session.
+
+        Args:
+            title: A title to show; None until one is chosen.
+            model: The model the session talks to.
+
+        Returns:
+            The session: ``id`` (32 hex characters), ``title``, ``model``,
+            ``created_at``, ``updated_at`` and ``message_count``.
+        """
+        session_id = uuid.uuid4().hex
+        now = self.clock()
+        with self.transaction():
+            self._execute(
+                "INSERT INTO sessions (id, title, model, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?)", (session_id, title, model, now, now))
+        return {"id": session_id, "title": title, "model": model, "created_at": now,
+                "updated_at": now, "message_count": 0}
+
+    def get_session(self, session_id: str) -> dict[str, Any] | None:
+        """A session by its id or by a unique prefix of at least six characters.
+
+        Args:
+            session_id: The full id or a prefix of it.
+
+        Returns:
+            The session with its ``message_count``, or None when nothing matches.
+
+        Raises:
+            StoreError: When the prefix matches more than one session.
+        """
+        with self._lock:
+            row = self._one(f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ?",
+                            (session_id,))
+            if row is not None or len(session_id) < MIN_PREFIX:
+                return row
+            rows = self._all(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id LIKE ? ESCAPE '\\' "
+                "LIMIT 2", (_like_prefix(session_id),))
+        if len(rows) > 1:
+            raise StoreError(f"session id prefix {session_id!r} matches more than one "
+                             "session; type more of it")
+        return rows[0] if rows else None
+
+    def require_session(self, session_id: str) -> dict[str, Any]:
+        """Like ``get_session``, but a missing session is an error.
+
+        Raises:
+            StoreError: When no session (or more than one) matches.
+        """
+        session = self.get_session(session_id)
+        if session is None:
+            raise StoreError(f"no session {session_id!r}")
+        return session
+
+    def list_sessions(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """Sessions, most recently active first, each with its ``message_count``.
+
+        Args:
+            limit: At most this many; all when None.
+        """
+        return self._all(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions s "
+            "ORDER BY s.updated_at DESC, s.created_at DESC, s.rowid DESC LIMIT ?",
+            (-1 if limit is None else limit,))
+
+    def touch_session(self, session_id: str) -> bool:
+        """Mark a session as active now.
+
+        Returns:
+            True when the session exists.
+        """
+        with self.transaction():
+            cursor = self._execute("UPDATE sessions SET updated_at = ? WHERE id = ?",
+                                   (self.clock(), session_id))
+        return cursor.rowcount > 0
+
+    def rename_session(self, session_id: str, title: str | None) -> bool:
+        """Give a session a new title (None clears it).
+
+        Returns:
+            True when the session exists.
+        """
+        with self.transaction():
+            cursor = self._execute(
+                "UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?",
+                (title, self.clock(), session_id))
+        return cursor.rowcount > 0
+
+    def delete_session(self, session_id: str) -> bool:
+        """Delete a session with its messages, tool calls and session grants.
+
+        Returns:
+            True when the session existed.
+        """
+        with self.transaction():
+            cursor = self._execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+        return cursor.rowcount > 0
+
+    def add_message(self, session_id: str, role: str, content: str | None = None,
+                    tool_calls: list[dict[str, Any]] | None = None,
+                    tool_call_id: str | None = None, name: str | None = None) -> int:
+        """Append a message to a session and mark the session active.
+
+        Args:
+            session_id: The session's full id.
+            role: ``user``, ``assistant``, ``tool`` or ``system``.
+            content: The text.
+            tool_calls: The tool calls an assistant message asks for (stored as JSON).
+            tool_call_id: For a ``tool`` message, the call it answers.
+            name: For a ``tool`` message, the tool's name.
+
+        Returns:
+            The new message's id. Its ``seq`` is one more than the session's last.
+
+        Raises:
+            ValueError: When ``role`` is not one of the four.
+            StoreError: When the session does not exist.
+        """
+        if role not in ROLES:
+            raise ValueError(f"unknown message role {role!r}; expected one of {sorted(ROLES)}")
+        now = self.clock()
+        with self.transaction():
+            touched = self._execute("UPDATE sessions SET updated_at = ? WHERE id = ?",
+                                    (now, session_id))
+            if touched.rowcount == 0:
+                raise StoreError(f"no session {session_id!r}")
+            cursor = self._execute(
+                "INSERT INTO messages "
+                "(session_id, seq, role, content, tool_calls, tool_call_id, name, created_at) "
+                "VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?),"
+                " ?, ?, ?, ?, ?, ?)",
+                (session_id, session_id, role, content, dump_json(tool_calls), tool_call_id,
+                 name, now))
+            return int(cursor.lastrowid)
+
+    def list_messages(self, session_id: str) -> list[dict[str, Any]]:
+        """A session's messages in order, with ``tool_calls`` decoded from JSON."""
+        rows = self._all(
+            "SELECT id, session_id, seq, role, content, tool_calls, tool_call_id, name, "
+            "created_at FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))
+        for row in rows:
+            row["tool_calls"] = load_json(row["tool_calls"])
+        return rows

@@ -1,0 +1,21 @@
+"""The ``Store``: every table's queries on one connection to ``workbench.db``.
+
+Each table group's queries live in their own module as a mixin over ``StoreBase``;
+this module only puts them together. Nothing outside the store package writes SQL.
+"""
+
+from __future__ import annotations
+
+from workbench.store.audit import AuditMixin
+from workbench.store.extensions import ExtensionsMixin
+from workbench.store.grants import GrantsMixin
+from workbench.store.sessions import SessionsMixin
+from workbench.store.toolcalls import ToolCallsMixin
+
+
+class Store(SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsMixin, AuditMixin):
+    """The workbench database: sessions, messages, tool calls, grants, extensions, audit.
+
+    Open it with ``Store.open(home.db_path)`` and close it when done (or use it as
+    a context manager). Group writes that belong together in ``transaction()``.
+    """
