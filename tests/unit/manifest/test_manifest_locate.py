@@ -1,0 +1,65 @@
+"""Positions of JSON pointers in a manifest's text, and repeated keys."""
+
+from __future__ import annotations
+
+import json
+
+from workbench.manifest.locate import join_pointer, locate
+from workbench.manifest.problems import pointer_for
+
+TEXT = """{
+  "name": "x",
+  "tools": [
+    {"name": "a", "parameters": {"type": "object"}},
+    {
+      "a/b": 1, "c~d": [true, null, -1.5e3]
+    }
+  ],
+  "empty": {}, "list": [], "é": "ü"
+}
+"""
+
+
+def test_every_pointer_has_a_position() -> None:
+    found = locate(TEXT)
+    json.loads(TEXT)
+    assert found.positions[""] == (1, 1)
+    assert found.positions["/name"] == (2, 3)
+    assert found.positions["/tools"] == (3, 3)
+    assert found.positions["/tools/0"] == (4, 5)
+    assert found.positions["/tools/0/parameters/type"] == (4, 34)
+    assert found.positions["/tools/1"] == (5, 5)
+    assert found.positions["/tools/1/a~1b"] == (6, 7)
+    assert found.positions["/tools/1/c~0d/2"] == (6, 37)
+    assert found.positions["/empty"] == (9, 3)
+    assert found.positions["/list"] == (9, 16)
+    assert found.positions["/é"] == (9, 28)
+    assert found.duplicates == []
+
+
+def test_missing_pointer_falls_back_to_its_parent() -> None:
+    found = locate(TEXT)
+    assert found.find("/tools/0/function") == found.positions["/tools/0"]
+    assert found.find("/nothing/here") == (1, 1)
+
+
+def test_repeated_keys_are_noted() -> None:
+    found = locate('{"a": 1,\n "b": {"c": 1, "c": 2},\n "a": 3}')
+    assert found.duplicates == [("/b/c", (2, 16)), ("/a", (3, 2))]
+
+
+def test_deep_nesting_does_not_crash() -> None:
+    text = "[" * 5000 + "]" * 5000
+    assert locate(text).positions == {}
+
+
+def test_pointer_escaping() -> None:
+    assert join_pointer("/x", "a/b", "c~d", 3) == "/x/a~1b/c~0d/3"
+
+
+def test_pointer_for_unwrapped_capability_list() -> None:
+    data = {"tools": [{"permissions": {"llm": [{"reason": ""}], "net": [{"host": "a"}]}}]}
+    assert pointer_for(("tools", 0, "permissions", "llm", "reason"), data) == \
+        "/tools/0/permissions/llm/0/reason"
+    assert pointer_for(("tools", 0, "permissions", "net", 0, "ports"), data) == \
+        "/tools/0/permissions/net/0/ports"

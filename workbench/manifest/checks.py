@@ -1,0 +1,278 @@
+"""The checks of a manifest that its models cannot make alone.
+
+The models check each value's shape. What needs the whole document, the folder or a
+second schema language is checked here, on the raw parsed data, so that these checks
+still run (and report) when the models refused something elsewhere: tool names unique
+and snake_case, `parameters` a valid JSON Schema of an object, each `function`
+exported by the entry module, each shipped memory present, inside the folder and of
+the right shape, and keys the models ignore. Values the models refused are skipped
+here, so nothing is reported twice. Nothing here runs the extension's code.
+
+This module imports nothing of workbench but the manifest package.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from jsonschema.exceptions import best_match
+from jsonschema.validators import Draft202012Validator, validator_for
+
+from workbench.manifest.exports import scan_exports
+from workbench.manifest.locate import join_pointer
+from workbench.manifest.models import (
+    EXPORT_NAME_PATTERN,
+    PERMISSION_ENTRY_MODELS,
+    TOOL_NAME_PATTERN,
+    Memory,
+    Permissions,
+    Tool,
+)
+from workbench.manifest.paths import ENTRY_CANDIDATES, check_relative_path, runtime_for
+from workbench.manifest.problems import Collector
+
+SNAKE_CASE = re.compile(r"[a-z][a-z0-9_]*")
+"""The recommended form of a tool name."""
+
+MAX_SKILL_FILES = 5_000
+"""The most files looked at inside one skill folder."""
+
+
+def _keys(model: type) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _is_relative_path(value: Any) -> bool:
+    try:
+        check_relative_path(value)
+    except (ValueError, TypeError):
+        return False
+    return isinstance(value, str)
+
+
+def _unknown_keys(data: Any, known: list[str], pointer: str, found: Collector) -> None:
+    """Warn about each key of `data` the model ignores, suggesting a near spelling."""
+    if not isinstance(data, dict):
+        return
+    for key in data:
+        if key in known:
+            continue
+        near = difflib.get_close_matches(key, known, n=1)
+        hint = f"; did you mean '{near[0]}'?" if near else ""
+        found.warning(join_pointer(pointer, key), f"unknown field '{key}' is ignored{hint}")
+
+
+def check_ignored_keys(tools: list[Any], memories: list[Any], found: Collector) -> None:
+    """Warn about keys of tools, permissions and memories that the models ignore."""
+    for index, tool in enumerate(tools):
+        pointer = join_pointer("/tools", index)
+        _unknown_keys(tool, _keys(Tool), pointer, found)
+        permissions = tool.get("permissions") if isinstance(tool, dict) else None
+        _unknown_keys(permissions, _keys(Permissions), join_pointer(pointer, "permissions"), found)
+        if not isinstance(permissions, dict):
+            continue
+        for kind, entries in permissions.items():
+            model = PERMISSION_ENTRY_MODELS.get(kind)
+            kind_pointer = join_pointer(pointer, "permissions", kind)
+            if model is None:
+                continue
+            if isinstance(entries, dict):
+                _unknown_keys(entries, _keys(model), kind_pointer, found)
+            elif isinstance(entries, list):
+                for position, entry in enumerate(entries):
+                    _unknown_keys(entry, _keys(model), join_pointer(kind_pointer, position), found)
+    for index, memory in enumerate(memories):
+        _unknown_keys(memory, _keys(Memory), join_pointer("/memories", index), found)
+
+
+def check_tool_names(tools: list[Any], found: Collector) -> None:
+    """Refuse a repeated tool name; warn about a name that is not snake_case."""
+    first_use: dict[str, int] = {}
+    for index, tool in enumerate(tools):
+        name = tool.get("name") if isinstance(tool, dict) else None
+        if not isinstance(name, str) or not re.fullmatch(TOOL_NAME_PATTERN, name):
+            continue
+        pointer = join_pointer("/tools", index, "name")
+        if name in first_use:
+            found.error(pointer, f"the tool name '{name}' is already used by "
+                        f"/tools/{first_use[name]}; tool names must be unique")
+            continue
+        first_use[name] = index
+        if not SNAKE_CASE.fullmatch(name):
+            found.warning(pointer, f"the tool name '{name}' is not snake_case "
+                          "(lowercase letters, digits and '_', starting with a letter)")
+
+
+def check_parameters(parameters: Any, pointer: str, found: Collector) -> None:
+    """Check a tool's `parameters` against its JSON Schema meta-schema, and its top type.
+
+    The dialect is the one the schema's own `$schema` names, else draft 2020-12.
+    """
+    if not isinstance(parameters, dict):
+        return
+    dialect = parameters.get("$schema")
+    if dialect is not None and not isinstance(dialect, str):
+        found.error(join_pointer(pointer, "$schema"), "expected a string naming a JSON Schema dialect")
+        return
+    cls = Draft202012Validator if dialect is None else validator_for(parameters, default=None)
+    if cls is None:
+        found.warning(join_pointer(pointer, "$schema"),
+                      f"unknown JSON Schema dialect {dialect!r}; checked as draft 2020-12")
+        cls = Draft202012Validator
+    meta_cls = validator_for(cls.META_SCHEMA, default=cls)
+    checker = meta_cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+    try:
+        errors = list(checker.iter_errors(parameters))
+    except RecursionError:
+        found.error(pointer, "the schema nests too deeply to check")
+        return
+    for error in errors:
+        error = best_match([error]) or error
+        found.error(join_pointer(pointer, *error.absolute_path),
+                    f"not a valid JSON Schema: {error.message}")
+    kind = parameters.get("type")
+    if kind is None:
+        found.warning(pointer, 'the arguments are always an object; declare "type": "object"')
+    elif kind not in ("object", ["object"]):
+        found.error(join_pointer(pointer, "type"),
+                    f'the arguments are always an object, so "type" must be "object", not {kind!r}')
+
+
+def _escapes(path: Path, root: Path) -> bool:
+    return not path.resolve().is_relative_to(root)
+
+
+def check_entry(data: dict[str, Any], tools: list[Any], folder: Path, found: Collector) -> None:
+    """Find the entry module and check that it exports every tool's `function`."""
+    root = folder.resolve()
+    declared = data.get("entry")
+    if declared is not None and not (_is_relative_path(declared) and runtime_for(declared)):
+        return  # refused by the models
+    pointer = "/entry" if declared is not None else ""
+    names = (declared,) if declared is not None else ENTRY_CANDIDATES
+    present = [name for name in names if (folder / name).exists() or (folder / name).is_symlink()]
+    if not present:
+        if declared is not None:
+            found.error(pointer, f"the entry module {declared} does not exist")
+        elif tools:
+            found.error(pointer, "the extension has tools but no entry module: looked for "
+                        f"{', '.join(ENTRY_CANDIDATES)}", locate_it=False)
+        return
+    entry = folder / present[0]
+    locate_it = bool(pointer)
+    if _escapes(entry, root):
+        found.error(pointer, f"the entry module {present[0]} leads out of the extension folder",
+                    locate_it=locate_it)
+        return
+    if not entry.is_file():
+        found.error(pointer, f"the entry module {present[0]} is not a file", locate_it=locate_it)
+        return
+    if len(present) > 1:
+        found.warning(pointer, f"{' and '.join(present)} all exist; {present[0]} is the entry "
+                      "module", locate_it=False)
+    if not tools:
+        return
+    scan = scan_exports(entry, root)
+    if scan.error:
+        found.error(pointer, scan.error, locate_it=locate_it)
+        return
+    for index, tool in enumerate(tools):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(function, str) or not re.fullmatch(EXPORT_NAME_PATTERN, function):
+            continue
+        if function in scan.names:
+            continue
+        field = join_pointer("/tools", index, "function")
+        if scan.complete:
+            found.error(field, f"the entry module {present[0]} has no export named '{function}'")
+        else:
+            found.warning(field, f"could not confirm that {present[0]} exports '{function}': "
+                          + "; ".join(scan.unresolved))
+
+
+def _front_matter(text: str) -> dict[str, str] | None:
+    """Return the `key: value` pairs of a Markdown file's front matter, or `None`."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return None
+    pairs: dict[str, str] = {}
+    for line in lines[1:]:
+        if line.strip() == "---":
+            return pairs
+        key, colon, value = line.partition(":")
+        if colon and key and not key[0].isspace():
+            pairs[key.strip()] = value.strip().strip("\"'")
+    return None
+
+
+def _check_skill(folder: Path, pointer: str, label: str, root: Path, found: Collector) -> None:
+    skill_file = folder / "SKILL.md"
+    if not skill_file.is_file():
+        found.error(pointer, f"the skill folder {label} has no SKILL.md")
+        return
+    matter = _front_matter(skill_file.read_text(encoding="utf-8", errors="replace"))
+    missing = [key for key in ("name", "description") if not (matter or {}).get(key)]
+    if missing:
+        found.warning(pointer, f"{label}/SKILL.md should start with front matter giving "
+                      f"{' and '.join(missing)}")
+    seen = 0
+    for directory, dirnames, filenames in os.walk(folder, followlinks=False):
+        for name in dirnames + filenames:
+            seen += 1
+            path = Path(directory, name)
+            if path.is_symlink() and _escapes(path, root):
+                inside = path.relative_to(folder).as_posix()
+                found.error(pointer, f"{label}/{inside} is a link leading out of the "
+                            "extension folder")
+            if seen >= MAX_SKILL_FILES:
+                return
+
+
+def check_memories(memories: list[Any], folder: Path, found: Collector) -> None:
+    """Check that each shipped memory exists inside the folder, in the shape of its kind."""
+    root = folder.resolve()
+    for index, memory in enumerate(memories):
+        if not isinstance(memory, dict):
+            continue
+        kind, path = memory.get("kind"), memory.get("path")
+        if kind not in ("knowledge", "skill") or not _is_relative_path(path):
+            continue  # refused by the models
+        pointer = join_pointer("/memories", index, "path")
+        target = folder / path
+        if not target.exists() and not target.is_symlink():
+            found.error(pointer, f"{path} does not exist")
+        elif _escapes(target, root):
+            found.error(pointer, f"{path} leads out of the extension folder")
+        elif kind == "knowledge":
+            if not target.is_file():
+                found.error(pointer, f"knowledge must be a single .md file; {path} is not a file")
+            elif target.suffix.lower() != ".md":
+                found.error(pointer, f"knowledge must be a .md file; {path} is not")
+        elif not target.is_dir():
+            found.error(pointer, f"a skill must be a folder holding SKILL.md; {path} is not a folder")
+        else:
+            _check_skill(target, pointer, path.rstrip("/\\"), root, found)
+
+
+def check_content(data: dict[str, Any], folder: Path, found: Collector) -> None:
+    """Run every check of this module on a parsed manifest.
+
+    Args:
+        data: The parsed manifest (a JSON object).
+        folder: The extension folder.
+        found: Where problems go.
+    """
+    tools = data.get("tools") if isinstance(data.get("tools"), list) else []
+    memories = data.get("memories") if isinstance(data.get("memories"), list) else []
+    check_ignored_keys(tools, memories, found)
+    check_tool_names(tools, found)
+    for index, tool in enumerate(tools):
+        if isinstance(tool, dict):
+            check_parameters(tool.get("parameters"), join_pointer("/tools", index, "parameters"),
+                             found)
+    check_entry(data, tools, folder, found)
+    check_memories(memories, folder, found)

@@ -1,0 +1,327 @@
+"""The pydantic models of `loca.json`, the manifest at the root of every extension.
+
+The models are the source of truth for the format: the published JSON Schema
+(`loca.schema.json`) is generated from them. Python names are snake_case; every
+camelCase key of the file is an alias, and both spellings are accepted. Unknown keys
+are refused at the top level and ignored below it (the validator warns about them).
+Values are checked strictly, as JSON has them: `"5"` is not an integer.
+
+This module imports nothing of workbench but `errors` and `manifest.paths`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+
+from workbench.errors import ManifestError
+from workbench.manifest.paths import (
+    ENTRY_CANDIDATES,
+    ENTRY_PATH_PATTERN,
+    PERMISSION_PATH_PATTERN,
+    RELATIVE_PATH_PATTERN,
+    RUNTIME_BY_SUFFIX,
+    Entry,
+    Runtime,
+    check_permission_path,
+    check_relative_path,
+    find_entry,
+    runtime_for,
+)
+
+TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
+"""What a tool name must match; snake_case is recommended on top of it."""
+
+EXPORT_NAME_PATTERN = r"^[A-Za-z_$][A-Za-z0-9_$]*$"
+"""What a tool's `function` must match: an identifier exported by the entry module."""
+
+DEFAULT_TIMEOUT_MS = 300_000
+"""How long a tool call may run when its manifest sets no `timeoutMs`."""
+
+Platform = Literal["darwin", "windows", "linux", "linux_x11", "linux_wayland"]
+"""A system a tool can be limited to; `linux` matches any Linux session."""
+
+NonEmptyStr = Annotated[str, StringConstraints(min_length=1, pattern=r"\S")]
+Port = Annotated[int, Field(ge=1, le=65535)]
+RelativePath = Annotated[
+    str,
+    AfterValidator(check_relative_path),
+    Field(json_schema_extra={"pattern": RELATIVE_PATH_PATTERN}),
+]
+PermissionPath = Annotated[
+    str,
+    AfterValidator(check_permission_path),
+    Field(json_schema_extra={"pattern": PERMISSION_PATH_PATTERN}),
+]
+
+
+
+def _check_entry_suffix(value: str) -> str:
+    """Refuse an entry module whose suffix names no runtime."""
+    if runtime_for(value) is None:
+        raise ValueError(f"{value!r} must end in one of {', '.join(RUNTIME_BY_SUFFIX)}")
+    return value
+
+
+EntryPath = Annotated[
+    str,
+    AfterValidator(check_relative_path),
+    AfterValidator(_check_entry_suffix),
+    Field(json_schema_extra={"pattern": ENTRY_PATH_PATTERN}),
+]
+
+_NESTED = ConfigDict(strict=True, extra="ignore", populate_by_name=True,
+                     use_attribute_docstrings=True, frozen=True)
+
+
+class PermissionEntry(BaseModel):
+    """What every permission entry carries: why it is needed, and whether it may be refused."""
+
+    model_config = _NESTED
+
+    reason: NonEmptyStr
+    """The sentence the person reads when deciding whether to grant the access."""
+    optional: bool = False
+    """True when the tool can work without this access."""
+
+
+class NetPermission(PermissionEntry):
+    """Reach a network host on some ports."""
+
+    host: NonEmptyStr
+    """The host name, or `"*"` for any host."""
+    ports: list[Port] = Field(min_length=1)
+    """The ports the tool may connect to."""
+
+
+class PathPermission(PermissionEntry):
+    """Read or write a file or folder."""
+
+    path: PermissionPath
+    """An absolute path, or one starting with $home, $downloads, $models, $sessions,
+    $extension or $env.VAR, optionally followed by /subpath."""
+
+
+class RunPermission(PermissionEntry):
+    """Run an executable."""
+
+    binary: NonEmptyStr
+    """The executable's name or absolute path."""
+
+
+class EnvPermission(PermissionEntry):
+    """Read an environment variable."""
+
+    key: NonEmptyStr
+    """The variable's name."""
+
+
+class FfiPermission(PermissionEntry):
+    """Load a native library."""
+
+
+class SysPermission(PermissionEntry):
+    """Reach a system API."""
+
+    flag: NonEmptyStr
+    """The system API, as Deno names it (`hostname`, `osRelease`, …)."""
+
+
+class MemoriesPermission(PermissionEntry):
+    """Read, or read and write, the person's memories through `ctx.memories`."""
+
+    access: Literal["read", "write"]
+    """`read` covers list, get and getFile; `write` covers reads as well."""
+
+
+class CapabilityPermission(PermissionEntry):
+    """Use an all-or-nothing capability the host brokers (`llm`, `tts`, `stt`)."""
+
+
+def _one_entry(value: Any) -> Any:
+    """Accept a capability permission as an object or as a one-element list of it."""
+    if isinstance(value, list):
+        if len(value) != 1:
+            raise ValueError(f"expected one permission object (or a list of exactly one), "
+                             f"got a list of {len(value)}")
+        return value[0]
+    return value
+
+
+_CAPABILITIES = ("memories", "llm", "tts", "stt")
+
+
+def _capability_schema(schema: dict[str, Any]) -> None:
+    """Publish the capability permissions as an object or a one-element list of it."""
+    for key in _CAPABILITIES:
+        prop = schema["properties"][key]
+        ref = next(item for item in prop.pop("anyOf") if "$ref" in item)
+        prop.pop("default", None)
+        prop["anyOf"] = [ref, {"type": "array", "items": ref, "minItems": 1, "maxItems": 1}]
+
+
+class Permissions(BaseModel):
+    """What one tool may reach. A tool starts with nothing; each entry is granted by the person.
+
+    The OS family (net, read, write, run, env, ffi, sys) is enforced by the sandbox; the
+    capability family (memories, llm, tts, stt) is brokered by the host.
+    """
+
+    model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True,
+                              use_attribute_docstrings=True, frozen=True,
+                              json_schema_extra=_capability_schema)
+
+    net: list[NetPermission] = []
+    """Network hosts and ports."""
+    read: list[PathPermission] = []
+    """Files or folders to read."""
+    write: list[PathPermission] = []
+    """Files or folders to write."""
+    run: list[RunPermission] = []
+    """Executables to run."""
+    env: list[EnvPermission] = []
+    """Environment variables to read."""
+    ffi: list[FfiPermission] = []
+    """Native libraries to load."""
+    sys: list[SysPermission] = []
+    """System APIs to reach."""
+    memories: Annotated[MemoriesPermission | None, BeforeValidator(_one_entry)] = None
+    """The person's memories, with read or write access."""
+    llm: Annotated[CapabilityPermission | None, BeforeValidator(_one_entry)] = None
+    """One completion at a time from the person's model."""
+    tts: Annotated[CapabilityPermission | None, BeforeValidator(_one_entry)] = None
+    """Speech synthesis (also needs Text-to-Speech on)."""
+    stt: Annotated[CapabilityPermission | None, BeforeValidator(_one_entry)] = None
+    """Transcription (also needs Speech-to-Text on)."""
+
+    def is_empty(self) -> bool:
+        """Return True when the tool asks for no access at all."""
+        return not any(getattr(self, name) for name in type(self).model_fields)
+
+
+PERMISSION_ENTRY_MODELS: dict[str, type[PermissionEntry]] = {
+    "net": NetPermission, "read": PathPermission, "write": PathPermission,
+    "run": RunPermission, "env": EnvPermission, "ffi": FfiPermission, "sys": SysPermission,
+    "memories": MemoriesPermission, "llm": CapabilityPermission,
+    "tts": CapabilityPermission, "stt": CapabilityPermission,
+}
+"""The entry model of each permission kind."""
+
+
+class Tool(BaseModel):
+    """One thing the agent can do, run by an exported function of the entry module."""
+
+    model_config = _NESTED
+
+    name: str = Field(pattern=TOOL_NAME_PATTERN)
+    """A snake_case id, unique in the extension; it travels on the wire, so keep it stable."""
+    description: NonEmptyStr
+    """What the tool does, then a short "Use when…" cue."""
+    parameters: dict[str, Any]
+    """A JSON Schema (draft 2020-12 unless its $schema says otherwise) for the arguments."""
+    function: str = Field(pattern=EXPORT_NAME_PATTERN)
+    """The name of the entry module's export that runs the tool, called as fn(args, ctx)."""
+    triggers: list[str] = []
+    """Example phrases a person would say, used to rank the tool in."""
+    always_available: bool = Field(False, alias="alwaysAvailable")
+    """Skip relevance ranking and offer this tool every turn."""
+    platforms: list[Platform] = []
+    """The systems the tool runs on; empty means all."""
+    permissions: Permissions = Field(default_factory=Permissions)
+    """What the tool is allowed to reach."""
+    timeout_ms: int | None = Field(None, gt=0, alias="timeoutMs")
+    """How long one call may run, in milliseconds (a workbench extension of the format);
+    absent means the host default of 300000. The clock pauses while the tool waits on
+    the person."""
+
+    @property
+    def effective_timeout_ms(self) -> int:
+        """The call timeout in milliseconds, the host default when none is set."""
+        return self.timeout_ms if self.timeout_ms is not None else DEFAULT_TIMEOUT_MS
+
+    def supports(self, platform: str) -> bool:
+        """Return True when the tool runs on `platform`.
+
+        Args:
+            platform: The host's platform, one of the :data:`Platform` values.
+        """
+        if not self.platforms or platform in self.platforms:
+            return True
+        return platform.startswith("linux") and "linux" in self.platforms
+
+
+class Memory(BaseModel):
+    """A piece of knowledge or a skill the extension ships, installed read-only."""
+
+    model_config = _NESTED
+
+    kind: Literal["knowledge", "skill"]
+    """`knowledge`: a single .md file; `skill`: a folder holding a SKILL.md."""
+    path: RelativePath
+    """Where it is, relative to the extension folder and inside it."""
+
+
+class Manifest(BaseModel):
+    """The whole of `loca.json`."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", populate_by_name=True,
+                              use_attribute_docstrings=True, frozen=True,
+                              title="Loca extension manifest")
+
+    schema_url: str | None = Field(None, alias="$schema")
+    """The published schema, for editors' completion and validation."""
+    name: NonEmptyStr
+    """The machine name of the extension."""
+    display_name: NonEmptyStr = Field(alias="displayName")
+    """The name shown in the Extensions list."""
+    description: NonEmptyStr
+    """One or two sentences on what the person gets."""
+    license: str | None = None
+    """An SPDX license id."""
+    homepage: str | None = None
+    """A link to learn more."""
+    database: bool = False
+    """True when any tool uses ctx.db: a private SQLite database is provisioned."""
+    tools: list[Tool] = []
+    """The tools the extension provides; empty for a memories-only extension."""
+    memories: list[Memory] = []
+    """The knowledge and skills the extension ships."""
+    entry: EntryPath | None = None
+    """The entry module's path relative to the folder (a workbench extension of the
+    format). When absent the host looks for index.ts, index.js, mod.ts, then main.py. The
+    runtime follows from the suffix: .ts, .js, .mts, .mjs, .tsx and .jsx run under Deno,
+    .py in Python."""
+
+    def tool(self, name: str) -> Tool | None:
+        """Return the tool called `name`, or `None`."""
+        return next((tool for tool in self.tools if tool.name == name), None)
+
+    def resolve_entry(self, folder: Path) -> Entry:
+        """Find the entry module of the extension installed in `folder`.
+
+        Args:
+            folder: The extension folder.
+
+        Returns:
+            The entry module's absolute path and runtime.
+
+        Raises:
+            ManifestError: No entry module exists where the manifest says, or at any of
+                the default places.
+        """
+        found = find_entry(folder, self.entry)
+        if found is None:
+            looked = self.entry if self.entry is not None else ", ".join(ENTRY_CANDIDATES)
+            raise ManifestError(f"no entry module found (looked for {looked})",
+                                where=str(folder))
+        return found
+
+    def runtime(self, folder: Path) -> Runtime:
+        """Return how the extension in `folder` runs: `"deno"` or `"python"`.
+
+        Raises:
+            ManifestError: No entry module exists.
+        """
+        return self.resolve_entry(folder).runtime

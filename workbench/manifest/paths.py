@@ -1,0 +1,158 @@
+"""The path rules of the manifest, and how an extension's entry module is found.
+
+Three kinds of path appear in ``loca.json``: memory and entry paths, which must stay
+inside the extension folder; and the paths of ``read``/``write`` permissions, which are
+absolute or start with a template the host expands. The rules live here, as plain
+functions raising ``ValueError``, so the models, the validator and the published JSON
+Schema share them. This module imports nothing of workbench.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+Runtime = Literal["deno", "python"]
+"""How an entry module runs: under Deno (TypeScript/JavaScript) or in Python."""
+
+PATH_TEMPLATES: tuple[str, ...] = ("$home", "$downloads", "$models", "$sessions", "$extension")
+"""The fixed templates a permission path may start with; ``$env.VAR`` is the sixth."""
+
+ENTRY_CANDIDATES: tuple[str, ...] = ("index.ts", "index.js", "mod.ts", "main.py")
+"""Where the host looks for the entry module, in order, when the manifest names none."""
+
+RUNTIME_BY_SUFFIX: dict[str, Runtime] = {
+    ".ts": "deno", ".js": "deno", ".mts": "deno", ".mjs": "deno", ".tsx": "deno", ".jsx": "deno",
+    ".py": "python",
+}
+"""The runtime each entry-module suffix implies."""
+
+RELATIVE_PATH_PATTERN = r"^(?![/\\])(?![A-Za-z]:)(?!(?:.*[/\\])?\.\.(?:[/\\]|$)).+$"
+"""ECMA-262 form of :func:`check_relative_path`, published in the JSON Schema."""
+
+ENTRY_PATH_PATTERN = RELATIVE_PATH_PATTERN[:-1] + r"\.(?:ts|js|mts|mjs|tsx|jsx|py)$"
+"""ECMA-262 form of the entry path rule: a relative path with a known suffix."""
+
+PERMISSION_PATH_PATTERN = (
+    r"^(?!(?:.*[/\\])?\.\.(?:[/\\]|$))"
+    r"(?:/|[A-Za-z]:[/\\]|\\\\"
+    r"|\$(?:home|downloads|models|sessions|extension)(?:/|$)"
+    r"|\$env\.[A-Za-z_][A-Za-z0-9_]*(?:/|$))"
+)
+"""ECMA-262 form of :func:`check_permission_path`, published in the JSON Schema."""
+
+_SEPARATORS = re.compile(r"[/\\]")
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_ENV_TEMPLATE = re.compile(r"^\$env\.[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _segments(value: str) -> list[str]:
+    return _SEPARATORS.split(value)
+
+
+def check_relative_path(value: str) -> str:
+    """Check a path that must stay inside the extension folder.
+
+    Args:
+        value: A memory or entry path from the manifest.
+
+    Returns:
+        The path, unchanged.
+
+    Raises:
+        ValueError: The path is empty, absolute, starts with a drive letter or a
+            slash or backslash, or has a ``..`` segment.
+    """
+    if not value:
+        raise ValueError("the path must not be empty")
+    if "\x00" in value:
+        raise ValueError("the path must not contain a NUL character")
+    if value[0] in "/\\":
+        raise ValueError(f"{value!r} must be relative to the extension folder, "
+                         "not start with '/' or '\\'")
+    if _DRIVE.match(value):
+        raise ValueError(f"{value!r} must be relative to the extension folder, "
+                         "not start with a drive letter")
+    if ".." in _segments(value):
+        raise ValueError(f"{value!r} must not contain a '..' segment")
+    return value
+
+
+def check_permission_path(value: str) -> str:
+    """Check the path of a ``read`` or ``write`` permission.
+
+    A valid path is absolute (``/…``, ``C:\\…``, ``\\\\server\\…``) or starts with one of
+    :data:`PATH_TEMPLATES` or ``$env.VAR``, optionally followed by ``/subpath``. A ``..``
+    segment is refused everywhere: it would make the path a person is asked to grant
+    read differently from the one the tool gets.
+
+    Args:
+        value: The ``path`` of a permission entry.
+
+    Returns:
+        The path, unchanged.
+
+    Raises:
+        ValueError: The path is relative, uses an unknown template, or has a ``..`` segment.
+    """
+    if not value:
+        raise ValueError("the path must not be empty")
+    if "\x00" in value:
+        raise ValueError("the path must not contain a NUL character")
+    if ".." in _segments(value):
+        raise ValueError(f"{value!r} must not contain a '..' segment")
+    if value.startswith("/") or value.startswith("\\\\") or re.match(r"^[A-Za-z]:[/\\]", value):
+        return value
+    if value.startswith("$"):
+        head = value.split("/", 1)[0]
+        if head in PATH_TEMPLATES or _ENV_TEMPLATE.match(head):
+            return value
+        if head.startswith("$env."):
+            raise ValueError(f"{head!r} must name an environment variable: "
+                             "letters, digits and '_', not starting with a digit")
+        raise ValueError(f"unknown path template {head!r}; use one of "
+                         f"{', '.join(PATH_TEMPLATES)} or $env.VAR")
+    raise ValueError(f"{value!r} is neither an absolute path nor a path starting with "
+                     f"one of {', '.join(PATH_TEMPLATES)} or $env.VAR")
+
+
+def runtime_for(path: str | Path) -> Runtime | None:
+    """Return the runtime an entry module's suffix implies, or ``None`` for another suffix.
+
+    Args:
+        path: The entry module's path or file name.
+    """
+    return RUNTIME_BY_SUFFIX.get(Path(path).suffix)
+
+
+class Entry(NamedTuple):
+    """An extension's entry module, found on disk; unpacks as `path, runtime`."""
+
+    path: Path
+    """The module's absolute path."""
+    runtime: Runtime
+    """How it runs."""
+
+
+def find_entry(folder: Path, entry: str | None) -> Entry | None:
+    """Find an extension's entry module.
+
+    Args:
+        folder: The extension folder.
+        entry: The manifest's ``entry`` field; when ``None`` the first existing file of
+            :data:`ENTRY_CANDIDATES` is used.
+
+    Returns:
+        The entry module, or ``None`` when it does not exist, has an unknown suffix, or
+        resolves (through a symlink) outside ``folder``.
+    """
+    root = folder.resolve()
+    names = (entry,) if entry is not None else ENTRY_CANDIDATES
+    for name in names:
+        runtime = runtime_for(name)
+        candidate = (folder / name).resolve()
+        if runtime is None or not candidate.is_relative_to(root) or not candidate.is_file():
+            continue
+        return Entry(path=candidate, runtime=runtime)
+    return None

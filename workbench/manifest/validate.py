@@ -1,0 +1,179 @@
+"""Validate an extension folder without running any of its code.
+
+:func:`validate_extension` reads `loca.json`, checks it against the models, then
+checks what the models cannot see: tool names unique, each tool's `parameters` a
+valid JSON Schema of an object, each `function` exported by the entry module (found
+statically), each shipped memory inside the folder and of the right shape, and the
+folder within its size cap. Every problem is named by a JSON pointer into the
+manifest and, where the manifest has it, a line and column. :func:`load_manifest` is
+the strict one-call form for code that only needs a valid manifest.
+
+This module imports nothing of workbench but `errors` and the manifest package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from workbench.errors import ManifestError
+from workbench.manifest.checks import check_content
+from workbench.manifest.locate import locate
+from workbench.manifest.models import Manifest
+from workbench.manifest.problems import Collector, Problem, ValidationReport, problems_from_pydantic
+
+MANIFEST_NAMES: tuple[str, ...] = ("loca.json", "tomat.json")
+"""File names a manifest may have in an extension folder, in the order looked for."""
+
+MAX_MANIFEST_BYTES = 1024 * 1024
+"""The largest manifest read."""
+
+MAX_FOLDER_BYTES = 50 * 1024 * 1024
+"""The largest extension folder accepted, all files together."""
+
+MAX_FOLDER_FILES = 20_000
+"""The most files and folders an extension folder may hold."""
+
+UNPUBLISHED_DIRS = frozenset({".git", "node_modules"})
+"""Folders not counted towards the caps: a published package never carries them."""
+
+
+def find_manifest(path: Path) -> Path | None:
+    """Return the manifest file `path` names: the file itself, or one inside the folder."""
+    if path.is_file():
+        return path
+    return next((path / name for name in MANIFEST_NAMES if (path / name).is_file()), None)
+
+
+def _check_folder_size(folder: Path, found: Collector, max_bytes: int) -> None:
+    """Report a folder over the size or file-count cap, stopping the walk at the cap.
+
+    `.git` and `node_modules` are left out, as a published package leaves them out.
+    """
+    total = count = 0
+    for directory, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = [name for name in dirnames if name not in UNPUBLISHED_DIRS]
+        count += len(dirnames)
+        for name in filenames:
+            try:
+                total += os.lstat(os.path.join(directory, name)).st_size
+            except OSError:
+                continue
+            count += 1
+            if total > max_bytes:
+                found.error("", f"the extension folder is larger than {max_bytes} bytes",
+                            locate_it=False)
+                return
+        if count > MAX_FOLDER_FILES:
+            found.error("", f"the extension folder holds more than {MAX_FOLDER_FILES} "
+                        "files and folders", locate_it=False)
+            return
+
+
+def _parse(manifest_path: Path, found: Collector, max_bytes: int) -> Any:
+    """Read and parse the manifest; report why not and return `None` when it cannot be."""
+    try:
+        size = manifest_path.stat().st_size
+        if size > max_bytes:
+            found.error("", f"{manifest_path.name} is {size} bytes; the limit is {max_bytes}",
+                        locate_it=False)
+            return None
+        text = manifest_path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        found.error("", f"{manifest_path.name} cannot be read: {exc.strerror or exc}",
+                    locate_it=False)
+        return None
+    except UnicodeDecodeError as exc:
+        found.error("", f"{manifest_path.name} is not UTF-8 text (byte {exc.start})",
+                    locate_it=False)
+        return None
+
+    def refuse_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not valid JSON")
+
+    try:
+        data = json.loads(text, parse_constant=refuse_constant)
+    except json.JSONDecodeError as exc:
+        found.errors.append(Problem("", f"not valid JSON: {exc.msg}", exc.lineno, exc.colno))
+        return None
+    except ValueError as exc:
+        found.error("", f"not valid JSON: {exc}", locate_it=False)
+        return None
+    except RecursionError:
+        found.error("", "not valid JSON: nested too deeply", locate_it=False)
+        return None
+    found.locations = locate(text)
+    for pointer, (line, column) in found.locations.duplicates:
+        key = pointer.rsplit("/", 1)[-1]
+        found.errors.append(Problem(pointer, f"the key '{key}' appears more than once in "
+                                    "this object", line, column))
+    return data
+
+
+def validate_extension(path: Path, *, max_manifest_bytes: int = MAX_MANIFEST_BYTES,
+                       max_folder_bytes: int = MAX_FOLDER_BYTES) -> ValidationReport:
+    """Validate an extension without running any of its code.
+
+    Args:
+        path: The extension folder (holding `loca.json`) or the manifest file itself.
+        max_manifest_bytes: The largest manifest read.
+        max_folder_bytes: The largest extension folder accepted.
+
+    Returns:
+        The report: every error and warning, named by JSON pointer, and the parsed
+        manifest when there are no errors.
+    """
+    found = Collector()
+    path = Path(path)
+    manifest_path = find_manifest(path)
+    if manifest_path is None:
+        what = "does not exist" if not path.exists() else f"holds no {MANIFEST_NAMES[0]}"
+        found.error("", f"{path} {what}", locate_it=False)
+        return found.report(None)
+    folder = manifest_path.parent
+    _check_folder_size(folder, found, max_folder_bytes)
+    data = _parse(manifest_path, found, max_manifest_bytes)
+    if data is None:
+        return found.report(None)
+    if not isinstance(data, dict):
+        found.error("", "the manifest must be a JSON object")
+        return found.report(None)
+
+    manifest: Manifest | None = None
+    try:
+        manifest = Manifest.model_validate(data)
+    except ValidationError as exc:
+        for problem in problems_from_pydantic(exc, data):
+            found.error(problem.pointer, problem.message)
+    check_content(data, folder, found)
+    return found.report(manifest)
+
+
+def load_manifest(path: Path) -> Manifest:
+    """Validate an extension and return its manifest.
+
+    Args:
+        path: The extension folder or its manifest file.
+
+    Returns:
+        The manifest.
+
+    Raises:
+        ManifestError: The extension has an error; the first one is named, with its
+            pointer and line, and how many more there are.
+    """
+    report = validate_extension(path)
+    if report.manifest is None:
+        first = report.errors[0]
+        more = f" (and {len(report.errors) - 1} more)" if len(report.errors) > 1 else ""
+        where = str(find_manifest(Path(path)) or path)
+        if first.line is not None:
+            where += f":{first.line}:{first.column}"
+        if first.pointer:
+            where += f" {first.pointer}"
+        raise ManifestError(first.message + more, where=where)
+    return report.manifest
