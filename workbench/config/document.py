@@ -70,6 +70,8 @@ def parse(text: str, source: str) -> TOMLDocument:
         return tomlkit.parse(text)
     except ParseError as exc:
         reason = str(exc).rsplit(f" at line {exc.line} col {exc.col}", 1)[0]
+        # tomlkit reports the end of the text as the character NUL.
+        reason = reason.replace("Unexpected character: '\\x00'", "unexpected end of file")
         # tomlkit counts columns from 0; editors and compilers count from 1.
         raise ConfigError(f"invalid TOML: {reason}",
                           where=f"{source}:{exc.line}:{exc.col + 1}") from None

@@ -16,7 +16,8 @@ from typing import Any, TextIO
 
 from workbench.agent.loop import TurnResult
 from workbench.errors import ExitCode
-from workbench.events import Event, Notice, Request, TextDelta, ToolCallEnded, ToolCallStarted
+from workbench.events import (Event, MessageStarted, Notice, Request, TextDelta, ToolCallEnded,
+                              ToolCallStarted)
 
 STATUS_EXIT = {"done": ExitCode.OK, "error": ExitCode.ERROR, "cancelled": ExitCode.CANCELLED}
 
@@ -47,7 +48,10 @@ class PlainWriter:
         self.wrote_text = False
 
     def event(self, event: Event) -> None:
-        if isinstance(event, TextDelta):
+        if isinstance(event, MessageStarted) and self.wrote_text:
+            self.out.write("\n\n")
+            self.wrote_text = False
+        elif isinstance(event, TextDelta):
             self.out.write(event.text)
             self.out.flush()
             self.wrote_text = True
