@@ -1,0 +1,103 @@
+"""The host's side of the zygote: start it, ask it for workers, kill them.
+
+The zygote is exec'd (never forked from the host) with a minimal environment, in
+its own session so that a ctrl+c in the terminal reaches the host alone. Requests
+are short and serialized by a lock; async callers go through a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+
+from workbench.sandbox.policy import Policy
+from workbench.sandbox.zygote import recv_fds, send_fds
+
+ZYGOTE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+
+
+class SandboxUnavailable(RuntimeError):
+    """The zygote could not start or stopped answering."""
+
+
+@dataclass
+class Spawned:
+    """A worker the zygote forked: its supervisor's pid and the host's descriptors."""
+
+    pid: int
+    bridge: socket.socket
+    output_fd: int
+    status_fd: int
+
+
+class ZygoteClient:
+    """Starts the zygote on creation; ``close`` ends it and every worker with it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-m", "workbench.sandbox.zygote", str(child.fileno()),
+                 str(os.getpid())],
+                pass_fds=[child.fileno()], env=ZYGOTE_ENV, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                cwd="/")
+        finally:
+            child.close()
+        self._sock = parent
+        self.closed = False
+
+    def _request(self, payload: dict, max_fds: int = 4) -> tuple[dict, list[int]]:
+        with self._lock:
+            if self.closed:
+                raise SandboxUnavailable("the sandbox has been shut down")
+            try:
+                send_fds(self._sock, payload, [])
+                reply, fds = recv_fds(self._sock, max_fds)
+            except OSError as exc:
+                raise SandboxUnavailable(f"the sandbox zygote stopped answering: {exc}") from exc
+        if reply is None:
+            raise SandboxUnavailable("the sandbox zygote exited")
+        if not reply.get("ok"):
+            for fd in fds:
+                os.close(fd)
+            raise SandboxUnavailable(f"the sandbox zygote refused: {reply.get('error')}")
+        return reply, fds
+
+    def ping(self) -> int:
+        return int(self._request({"op": "ping"})[0]["pid"])
+
+    def spawn(self, policy: Policy) -> Spawned:
+        reply, fds = self._request({"op": "spawn", "policy": policy.to_json()})
+        bridge = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, fileno=fds[0])
+        return Spawned(pid=int(reply["pid"]), bridge=bridge, output_fd=fds[1], status_fd=fds[2])
+
+    async def spawn_async(self, policy: Policy) -> Spawned:
+        return await asyncio.to_thread(self.spawn, policy)
+
+    def kill(self, pid: int) -> None:
+        """Kill a worker's supervisor (and so its whole PID namespace)."""
+        if not self.closed:
+            try:
+                self._request({"op": "kill", "pid": pid})
+            except SandboxUnavailable:
+                pass
+
+    def close(self) -> None:
+        """End the zygote; its death takes every worker with it."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            self._sock.close()
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()

@@ -1,0 +1,100 @@
+"""The policy one worker runs under: built on the host from a tool's granted permissions.
+
+A policy is plain data (it crosses to the zygote as JSON). It names the entry module
+and function, the paths the worker may read, write and execute, the environment it
+sees, whether it may start processes, the network endpoints the host's proxy will
+let it reach, and its resource limits. Nothing in a tool's arguments or a model's
+request reaches this module: only grants do.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROXY_PORT = 3128
+"""The port the worker's private HTTP(S) proxy listens on, inside its network namespace."""
+
+SYSTEM_READ = ("/usr/lib", "/lib", "/lib64", "/usr/lib64", "/etc/ld.so.cache", "/usr/share/zoneinfo",
+               "/etc/localtime", "/etc/ssl/certs", "/usr/share/ca-certificates", "/dev/urandom",
+               "/dev/random")
+"""Read-only system files every runtime needs: shared libraries, time zones, CA certificates."""
+
+
+@dataclass
+class Limits:
+    """Resource limits of one worker."""
+
+    cpu_seconds: int = 300
+    memory_mb: int = 1024
+    file_size_mb: int = 256
+    open_files: int = 256
+    processes: int = 64
+    output_bytes: int = 1 << 20
+    """Bytes of stdout and stderr a worker may write before it is stopped."""
+
+
+@dataclass
+class NetEndpoint:
+    """A host and its ports the proxy lets a tool reach; ``*`` means any host."""
+
+    host: str
+    ports: list[int]
+
+
+@dataclass
+class Policy:
+    """Everything a worker may reach; see the module docstring."""
+
+    runtime: str
+    entry: str
+    function: str
+    extension_dir: str
+    read: list[str] = field(default_factory=list)
+    write: list[str] = field(default_factory=list)
+    execute: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    net: list[NetEndpoint] = field(default_factory=list)
+    ffi: bool = False
+    sys: list[str] = field(default_factory=list)
+    cwd: str = "/"
+    limits: Limits = field(default_factory=Limits)
+    runtime_read: list[str] = field(default_factory=list)
+    runtime_execute: list[str] = field(default_factory=list)
+    runtime_write: list[str] = field(default_factory=list)
+    deno: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def allow_processes(self) -> bool:
+        return bool(self.execute)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Policy:
+        data = dict(data)
+        data["limits"] = Limits(**data.get("limits", {}))
+        data["net"] = [NetEndpoint(**n) for n in data.get("net", [])]
+        return cls(**data)
+
+
+def python_runtime_paths() -> list[str]:
+    """What a Python worker must read to import the standard library and its packages."""
+    import workbench
+
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             str(Path(workbench.__file__).resolve().parent)}
+    paths.update(p for p in sys.path if p and os.path.isdir(p))
+    return sorted(paths)
+
+
+def resolve_binary(binary: str, env_path: str | None = None) -> str | None:
+    """The absolute path a ``run`` grant's binary names, or None when it is not found."""
+    if os.path.isabs(binary):
+        return binary if os.path.exists(binary) else None
+    return shutil.which(binary, path=env_path or os.environ.get("PATH"))

@@ -1,0 +1,128 @@
+"""Inside the worker: turning a fresh child into a sandboxed process, step by step.
+
+Order matters and every step fails closed (an exception ends the child):
+
+1. the parent's death kills this process (``PR_SET_PDEATHSIG``);
+2. with a private network namespace, the loopback interface comes up and, for
+   net grants, the proxy's listening socket is made here and handed to the host;
+3. resource limits;
+4. Landlock: exactly the granted paths and, for net grants, the proxy's port;
+5. capabilities dropped, ``no_new_privs`` set;
+6. the seccomp filter, last, since it forbids some of the calls above.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import resource
+import signal
+import socket
+import struct
+
+from workbench.sandbox import landlock, seccomp
+from workbench.sandbox._libc import (PR_CAPBSET_DROP, PR_SET_PDEATHSIG, check, libc, prctl)
+from workbench.sandbox.policy import PROXY_PORT, SYSTEM_READ, Policy
+
+SIOCGIFFLAGS = 0x8913
+SIOCSIFFLAGS = 0x8914
+IFF_UP = 0x1
+CAP_LAST = 63
+
+
+def die_with_parent() -> None:
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def loopback_up() -> None:
+    """Bring ``lo`` up in a fresh network namespace (it starts down)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH22x", b"lo", 0)
+        flags = struct.unpack("16sH22x", fcntl.ioctl(sock, SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
+
+
+def proxy_listener() -> socket.socket:
+    """The socket the host's proxy will accept on, listening inside this namespace."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", PROXY_PORT))
+    listener.listen(64)
+    return listener
+
+
+def set_limits(policy: Policy) -> None:
+    limits = policy.limits
+    mib = 1024 * 1024
+    pairs = [(resource.RLIMIT_CPU, limits.cpu_seconds),
+             (resource.RLIMIT_FSIZE, limits.file_size_mb * mib),
+             (resource.RLIMIT_NOFILE, limits.open_files),
+             (resource.RLIMIT_CORE, 0)]
+    if policy.runtime == "deno":
+        # V8 reserves a large address space at start; bound the heap by data size instead.
+        pairs.append((resource.RLIMIT_DATA, limits.memory_mb * 2 * mib))
+    else:
+        pairs.append((resource.RLIMIT_AS, limits.memory_mb * mib))
+    if policy.allow_processes:
+        pairs.append((resource.RLIMIT_NPROC, limits.processes))
+    for which, value in pairs:
+        resource.setrlimit(which, (value, value))
+
+
+def restrict_paths(policy: Policy) -> None:
+    rules = landlock.Ruleset()
+    for path in SYSTEM_READ:
+        rules.allow(path, landlock.READ)
+    for path in policy.runtime_read:
+        rules.allow(path, landlock.READ)
+    for path in policy.runtime_execute:
+        rules.allow(path, landlock.READ_EXEC)
+    for path in policy.runtime_write:
+        rules.allow(path, landlock.READ | landlock.WRITE)
+    rules.allow(policy.extension_dir, landlock.READ)
+    rules.allow("/dev/null", landlock.READ_FILE | landlock.WRITE_FILE)
+    for path in policy.read:
+        rules.allow(path, landlock.READ)
+    for path in policy.write:
+        rules.allow(path, landlock.WRITE)
+    for path in policy.execute:
+        rules.allow(path, landlock.READ_EXEC)
+    if policy.net:
+        rules.connect_ports.add(PROXY_PORT)
+    rules.restrict()
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities() -> None:
+    """Empty the bounding, ambient, effective, permitted and inheritable sets."""
+    for cap in range(CAP_LAST + 1):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            break
+    libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (_CapData * 2)()
+    check(libc.capset(ctypes.byref(header), data), "capset")
+
+
+def enter(policy: Policy) -> None:
+    """Apply limits, Landlock, capabilities and seccomp to this process, for good."""
+    set_limits(policy)
+    restrict_paths(policy)
+    drop_capabilities()
+    seccomp.load(seccomp.build_filter(allow_processes=policy.allow_processes))
+
+
+def clean_environment(policy: Policy, extra: dict[str, str]) -> None:
+    """Leave only the granted keys (and the protocol's own) in the environment."""
+    os.environ.clear()
+    os.environ.update(policy.env)
+    os.environ.update(extra)

@@ -1,0 +1,181 @@
+"""A raw seccomp-BPF filter for tool workers, built with no library.
+
+What it refuses (with ``EPERM`` unless said otherwise), whatever the grants:
+
+- sockets other than TCP over IPv4 or IPv6: unix sockets (by path or abstract),
+  UDP, raw, netlink, packet… (Landlock does not cover UDP or pathname sockets);
+- leaving the process group or session (``setsid``, ``setpgid``), so that killing
+  the group kills everything the tool started;
+- new namespaces and mounts, ``ptrace``, ``process_vm_*``, ``bpf``, ``perf_event_open``,
+  ``userfaultfd``, keyrings, module loading, ``io_uring`` (which would bypass this
+  filter for network operations);
+- ``clone3`` answers ``ENOSYS`` so that the C library falls back to ``clone``, whose
+  flags a filter can read;
+- without a ``run`` grant: any new process (``fork``, ``vfork``, ``clone`` without
+  ``CLONE_THREAD``); threads stay allowed.
+
+A filter for another architecture is refused at once (the call kills the process).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import struct
+
+from workbench.sandbox._libc import MACHINE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prctl
+
+# BPF instruction classes and fields.
+_LD, _JMP, _RET, _ALU = 0x00, 0x05, 0x06, 0x04
+_W, _ABS, _K = 0x00, 0x20, 0x00
+_JEQ, _JSET, _AND = 0x10, 0x40, 0x50
+
+RET_ALLOW = 0x7FFF0000
+RET_KILL_PROCESS = 0x80000000
+RET_ERRNO = 0x00050000
+
+AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
+SOCK_STREAM = 1
+CLONE_THREAD = 0x00010000
+CLONE_NAMESPACES = 0x7E020000  # NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+
+ARCHES = {
+    "x86_64": (0xC000003E, {
+        "socket": 41, "socketpair": 53, "clone": 56, "fork": 57, "vfork": 58, "ptrace": 101,
+        "setpgid": 109, "setsid": 112, "unshare": 272, "setns": 308, "clone3": 435,
+        "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "bpf": 321,
+        "perf_event_open": 298, "userfaultfd": 323, "keyctl": 250, "add_key": 248,
+        "request_key": 249, "init_module": 175, "finit_module": 313, "kexec_load": 246,
+        "process_vm_readv": 310, "process_vm_writev": 311, "io_uring_setup": 425,
+        "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
+        "fsopen": 430, "fsmount": 432, "setpriority": 141, "acct": 163, "swapon": 167,
+        "reboot": 169, "sethostname": 170, "setdomainname": 171, "personality": 135,
+    }),
+    "aarch64": (0xC00000B7, {
+        "socket": 198, "socketpair": 199, "clone": 220, "ptrace": 117, "setpgid": 154,
+        "setsid": 157, "unshare": 97, "setns": 268, "clone3": 435, "mount": 40, "umount2": 39,
+        "pivot_root": 41, "chroot": 51, "bpf": 280, "perf_event_open": 241, "userfaultfd": 282,
+        "keyctl": 219, "add_key": 217, "request_key": 218, "init_module": 105,
+        "finit_module": 273, "kexec_load": 104, "process_vm_readv": 270,
+        "process_vm_writev": 271, "io_uring_setup": 425, "io_uring_enter": 426,
+        "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
+        "fsmount": 432, "acct": 89, "swapon": 224, "reboot": 142, "sethostname": 161,
+        "setdomainname": 162, "personality": 92,
+    }),
+}
+
+DENIED_ALWAYS = ("setsid", "setpgid", "ptrace", "unshare", "setns", "mount", "umount2", "pivot_root",
+                 "chroot", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key",
+                 "request_key", "init_module", "finit_module", "kexec_load", "process_vm_readv",
+                 "process_vm_writev", "io_uring_setup", "io_uring_enter", "io_uring_register",
+                 "open_tree", "move_mount", "fsopen", "fsmount", "acct", "swapon", "reboot",
+                 "sethostname", "setdomainname", "personality")
+
+
+def supported() -> bool:
+    """Whether a filter can be built for this machine's architecture."""
+    return MACHINE in ARCHES
+
+
+class _Program:
+    """Assembles BPF with symbolic jump targets."""
+
+    def __init__(self) -> None:
+        self.code: list[tuple[int, str | int, str | int, int]] = []
+        self.labels: dict[str, int] = {}
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.code)
+
+    def ld(self, offset: int) -> None:
+        self.code.append((_LD | _W | _ABS, 0, 0, offset))
+
+    def and_(self, value: int) -> None:
+        self.code.append((_ALU | _AND | _K, 0, 0, value))
+
+    def jeq(self, value: int, true: str | int = 0, false: str | int = 0) -> None:
+        self.code.append((_JMP | _JEQ | _K, true, false, value))
+
+    def jset(self, value: int, true: str | int = 0, false: str | int = 0) -> None:
+        self.code.append((_JMP | _JSET | _K, true, false, value))
+
+    def ret(self, value: int) -> None:
+        self.code.append((_RET | _K, 0, 0, value))
+
+    def assemble(self) -> bytes:
+        out = bytearray()
+        for index, (code, jt, jf, k) in enumerate(self.code):
+            def resolve(target):
+                if isinstance(target, str):
+                    offset = self.labels[target] - index - 1
+                    if not 0 <= offset <= 255:
+                        raise ValueError(f"jump to {target} out of range")
+                    return offset
+                return target
+            out += struct.pack("HBBI", code, resolve(jt), resolve(jf), k & 0xFFFFFFFF)
+        return bytes(out)
+
+
+def build_filter(*, allow_processes: bool) -> bytes:
+    """The filter program as raw ``sock_filter`` bytes for this architecture."""
+    arch, numbers = ARCHES[MACHINE]
+    nr_offset, arch_offset = 0, 4
+
+    def arg(i: int) -> int:
+        return 16 + 8 * i  # low 32 bits on little-endian machines
+
+    p = _Program()
+    p.ld(arch_offset)
+    p.jeq(arch, 1, 0)
+    p.ret(RET_KILL_PROCESS)
+    p.ld(nr_offset)
+    p.jeq(numbers["socket"], "socket")
+    p.jeq(numbers["clone3"], "enosys")
+    p.jeq(numbers["clone"], "clone")
+    if not allow_processes:
+        for name in ("fork", "vfork"):
+            if name in numbers:
+                p.jeq(numbers[name], "eperm")
+    for name in DENIED_ALWAYS:
+        p.jeq(numbers[name], "eperm")
+    p.ret(RET_ALLOW)
+
+    p.label("socket")
+    p.ld(arg(0))
+    p.jeq(AF_INET, "stream", 0)
+    p.jeq(AF_INET6, "stream", "eafnosupport")
+    p.label("stream")
+    p.ld(arg(1))
+    p.and_(0xF)
+    p.jeq(SOCK_STREAM, "allow", "eperm")
+
+    p.label("clone")
+    p.ld(arg(0))
+    p.jset(CLONE_NAMESPACES, "eperm", 0)
+    if not allow_processes:
+        p.jset(CLONE_THREAD, "allow", "eperm")
+    p.label("allow")
+    p.ret(RET_ALLOW)
+    p.label("eperm")
+    p.ret(RET_ERRNO | errno.EPERM)
+    p.label("enosys")
+    p.ret(RET_ERRNO | errno.ENOSYS)
+    p.label("eafnosupport")
+    p.ret(RET_ERRNO | errno.EAFNOSUPPORT)
+    return p.assemble()
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def load(program: bytes) -> None:
+    """Install ``program`` on the calling thread (no_new_privs first, as the kernel asks).
+
+    Raises:
+        OSError: The kernel refused the filter (the caller fails closed).
+    """
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    buffer = ctypes.create_string_buffer(program)
+    fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog))

@@ -1,0 +1,263 @@
+"""The Python side of a worker: import the tool, wait for its one call, run it, exit.
+
+Runs inside the sandbox (``process.enter`` has been applied). The tool's ``ctx``
+forwards to the host over the worker socket; a member that needs an answer blocks
+in a plain function and is awaitable in an ``async`` one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import inspect
+import io
+import json
+import os
+import socket
+import sys
+import threading
+import traceback
+from typing import Any
+
+from workbench.sandbox import protocol
+
+
+class RemoteError(Exception):
+    """The host refused a ctx request; ``kind`` says why (``permission``, ``unavailable``…)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class PermissionDenied(RemoteError, PermissionError):
+    """A capability the tool was not granted."""
+
+
+class Channel:
+    """The worker's end of the socket: send messages, route answers to waiting calls."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.reader = sock.makefile("rb", buffering=1 << 16)
+        self.lock = threading.Lock()
+        self.next_id = 100
+        self.pending: dict[int, tuple[threading.Event, list]] = {}
+        self.call: dict[str, Any] | None = None
+        self.call_ready = threading.Event()
+        self.aborted = threading.Event()
+        self.closed = threading.Event()
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = protocol.encode(message)
+        with self.lock:
+            self.sock.sendall(data)
+
+    def notify(self, method: str, params: Any) -> None:
+        self.send(protocol.notification(method, params))
+
+    def ask(self, method: str, params: Any) -> Any:
+        """Send a request and block until the host answers it."""
+        with self.lock:
+            self.next_id += 1
+            id_ = self.next_id
+        done, box = threading.Event(), []
+        self.pending[id_] = (done, box)
+        self.send(protocol.request(id_, method, params))
+        while not done.wait(0.25):
+            if self.closed.is_set():
+                raise RemoteError("cancelled", "the host closed the connection")
+        message = box[0]
+        if "error" in message:
+            kind = (message["error"].get("data") or {}).get("kind", "tool")
+            cls = PermissionDenied if kind == "permission" else RemoteError
+            raise cls(kind, message["error"].get("message", "refused"))
+        return message.get("result")
+
+    def pump(self) -> None:
+        """Read messages until the socket closes (runs in a thread)."""
+        try:
+            for line in self.reader:
+                message = json.loads(line)
+                method = message.get("method")
+                if method == "tool/call":
+                    self.call = message
+                    self.call_ready.set()
+                elif method == "tool/cancel":
+                    self.aborted.set()
+                elif "id" in message and message["id"] in self.pending:
+                    done, box = self.pending.pop(message["id"])
+                    box.append(message)
+                    done.set()
+        finally:
+            self.closed.set()
+            self.aborted.set()
+            self.call_ready.set()
+
+
+def _answer(channel: Channel, method: str, params: Any) -> Any:
+    """Block in a plain function; hand back an awaitable inside a running event loop."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return channel.ask(method, params)
+    return loop.run_in_executor(None, channel.ask, method, params)
+
+
+class Signal:
+    """``ctx.signal``: trips when the call is cancelled."""
+
+    def __init__(self, channel: Channel) -> None:
+        self._aborted = channel.aborted
+
+    @property
+    def aborted(self) -> bool:
+        return self._aborted.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._aborted.wait(timeout)
+
+    def throw_if_aborted(self) -> None:
+        if self.aborted:
+            raise asyncio.CancelledError("the call was cancelled")
+
+
+class _Group:
+    def __init__(self, channel: Channel, prefix: str, members: dict[str, tuple[str, ...]]) -> None:
+        self._channel = channel
+        for name, fields in members.items():
+            setattr(self, name, self._member(prefix, name, fields))
+
+    def _member(self, prefix: str, name: str, fields: tuple[str, ...]):
+        method = f"ctx/{prefix}.{name}"
+
+        def call(*args, **kwargs):
+            params = dict(zip(fields, args))
+            params.update(kwargs)
+            return _answer(self._channel, method, params)
+
+        call.__name__ = name
+        return call
+
+
+class Display:
+    """``ctx.display``: one-way bubbles, never awaited."""
+
+    def __init__(self, channel: Channel) -> None:
+        self._channel = channel
+
+    def markdown(self, text: str) -> None:
+        self._channel.notify("ctx/display", {"display": "markdown", "payload": {"text": str(text)}})
+
+    def image(self, data_b64: str, mime: str, alt: str | None = None) -> None:
+        self._channel.notify("ctx/display", {"display": "image",
+                                             "payload": {"dataB64": data_b64, "mime": mime, "alt": alt}})
+
+    def table(self, columns: list[str], rows: list[list[Any]]) -> None:
+        self._channel.notify("ctx/display", {"display": "table", "payload": {
+            "columns": [str(c) for c in columns], "rows": [[str(v) for v in row] for row in rows]}})
+
+    def diff(self, before: str, after: str, title: str | None = None) -> None:
+        self._channel.notify("ctx/display", {"display": "diff",
+                                             "payload": {"before": before, "after": after, "title": title}})
+
+
+class Context:
+    """The ``ctx`` a Python tool receives: the Loca toolkit with Python names."""
+
+    def __init__(self, channel: Channel, chat: dict[str, Any]) -> None:
+        self._channel = channel
+        self._chat = chat
+        self.signal = Signal(channel)
+        self.display = Display(channel)
+        self.memories = _Group(channel, "memories", {
+            "list": (), "get": ("title",), "get_file": ("title", "name"),
+            "write": ("title", "content"), "edit": ("title", "find", "replace")})
+        self.db = _Group(channel, "db", {"query": ("sql", "params"), "execute": ("sql", "params")})
+        self.llm = _Group(channel, "llm", {"complete": ("request",)})
+        self.tts = _Group(channel, "tts", {"speak": ("text",)})
+        self.stt = _Group(channel, "stt", {"transcribe": ("request",)})
+
+    def set_progress(self, progress: float, label: str | None = None, description: str | None = None) -> None:
+        self._channel.notify("ctx/progress", {"progress": float(progress), "label": label,
+                                              "description": description})
+
+    def log(self, level: str, message: str) -> None:
+        if level not in ("debug", "info", "warn", "error"):
+            raise ValueError(f"log level must be debug, info, warn or error, not {level!r}")
+        self._channel.notify("ctx/log", {"level": level, "message": str(message)})
+
+    def get_chat_context(self) -> dict[str, Any]:
+        return dict(self._chat)
+
+    def ask_user(self, questions: list[dict[str, Any]]):
+        return _answer(self._channel, "ctx/askUser", {"questions": list(questions)})
+
+    def schedule_prompt(self, draft: dict[str, Any]):
+        return _answer(self._channel, "ctx/schedulePrompt", {"draft": dict(draft)})
+
+
+def _import(path: str):
+    spec = importlib.util.spec_from_file_location("workbench_tool", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["workbench_tool"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(function, arguments: dict[str, Any], ctx: Context) -> Any:
+    if inspect.iscoroutinefunction(function):
+        return asyncio.run(function(arguments, ctx))
+    value = function(arguments, ctx)
+    if inspect.isawaitable(value):
+        async def finish():
+            return await value
+        return asyncio.run(finish())
+    return value
+
+
+def _failure(exc: BaseException) -> tuple[str, str]:
+    if isinstance(exc, RemoteError):
+        return exc.kind, str(exc)
+    if isinstance(exc, asyncio.CancelledError):
+        return "cancelled", "the call was cancelled"
+    if isinstance(exc, RecursionError):
+        return "tool", "RecursionError: maximum recursion depth exceeded"
+    if isinstance(exc, MemoryError):
+        return "tool", "MemoryError: the tool ran out of its memory limit"
+    return "tool", f"{type(exc).__name__}: {exc}"
+
+
+def serve(sock: socket.socket, entry: str, function_name: str) -> int:
+    """Import the tool, report ready, run its one call, answer, and return an exit code."""
+    sys.dont_write_bytecode = True
+    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), line_buffering=True)
+    channel = Channel(sock)
+    try:
+        function = getattr(_import(entry), function_name)
+    except BaseException as exc:  # a broken module must not kill the protocol
+        channel.notify("worker/ready", {"error": f"importing the tool failed: {type(exc).__name__}: {exc}"})
+        traceback.print_exc()
+        return 1
+    channel.notify("worker/ready", {})
+    threading.Thread(target=channel.pump, daemon=True).start()
+    channel.call_ready.wait()
+    call = channel.call
+    if call is None:
+        return 0
+    params = call.get("params") or {}
+    ctx = Context(channel, params.get("chat") or {})
+    try:
+        value = _run(function, params.get("arguments") or {}, ctx)
+        channel.send(protocol.result(call["id"], value))
+    except BaseException as exc:
+        kind, message = _failure(exc)
+        if kind == "tool":
+            traceback.print_exc()
+        try:
+            channel.send(protocol.error(call["id"], kind, message))
+        except (TypeError, ValueError) as bad:
+            channel.send(protocol.error(call["id"], "tool", f"the result is not JSON: {bad}"))
+    return 0

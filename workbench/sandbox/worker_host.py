@@ -1,0 +1,271 @@
+"""The host's side of one worker: start it, hand it its one call, serve its ctx, end it.
+
+A worker is started (ahead of time when kept warm) with one tool's policy, and
+reports ``worker/ready`` once its tool is imported inside the sandbox. ``call``
+sends the arguments, answers the worker's ctx requests through a handler the
+caller provides, and returns the result or raises ``ToolError``. Whatever happens,
+the worker is killed afterwards: no process outlives its call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import select
+import signal
+import socket
+import struct
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from workbench.errors import ToolError
+from workbench.sandbox import protocol
+from workbench.sandbox.client import Spawned, ZygoteClient
+from workbench.sandbox.policy import Policy
+from workbench.sandbox.proxy import Proxy
+from workbench.sandbox.zygote import recv_fds
+
+READY_TIMEOUT = 20.0
+CANCEL_GRACE = 0.5
+OUTPUT_TAIL = 2000
+
+
+class CtxHandler(Protocol):
+    """What a worker's ctx reaches on the host."""
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        """``ctx/progress``, ``ctx/log`` and ``ctx/display``."""
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """Every other ``ctx/…`` member; raise ``ToolError`` to refuse."""
+
+    def output(self, text: str) -> None:
+        """A piece of what the tool printed."""
+
+
+class _Output(asyncio.Protocol):
+    def __init__(self, sink: Callable[[bytes], None], closed: asyncio.Future) -> None:
+        self.sink = sink
+        self.closed = closed
+
+    def data_received(self, data: bytes) -> None:
+        self.sink(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+def describe_status(status: int | None) -> str:
+    """A wait status in words."""
+    if status is None:
+        return "it was stopped"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        hint = {signal.SIGXCPU: " (CPU time limit)", signal.SIGKILL: " (killed)",
+                signal.SIGSYS: " (forbidden system call)", signal.SIGXFSZ: " (file size limit)",
+                signal.SIGSEGV: " (crashed; possibly its memory limit)"}.get(sig, "")
+        return f"it was ended by {name}{hint}"
+    return f"it exited with status {os.WEXITSTATUS(status)}"
+
+
+class Worker:
+    """One sandboxed worker process, from start to its single call."""
+
+    def __init__(self, client: ZygoteClient, spawned: Spawned, policy: Policy) -> None:
+        self.client = client
+        self.spawned = spawned
+        self.policy = policy
+        self.proxy: Proxy | None = None
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.output_bytes = 0
+        self.output_tail = b""
+        self.overflowed = False
+        self.handler: CtxHandler | None = None
+        self.finished = False
+        self._output_closed: asyncio.Future | None = None
+        self._output_transport = None
+
+    @property
+    def pid(self) -> int:
+        return self.spawned.pid
+
+    @classmethod
+    async def start(cls, client: ZygoteClient, policy: Policy) -> Worker:
+        """Spawn a worker for ``policy`` and wait until its tool is imported.
+
+        Raises:
+            ToolError: The worker could not start or its tool failed to import.
+        """
+        spawned = await client.spawn_async(policy)
+        worker = cls(client, spawned, policy)
+        try:
+            await worker._connect()
+            await worker._await_ready()
+        except BaseException:
+            worker.kill()
+            raise
+        return worker
+
+    async def _connect(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._output_closed = loop.create_future()
+        pipe = os.fdopen(self.spawned.output_fd, "rb", buffering=0)
+        self._output_transport, _ = await loop.connect_read_pipe(
+            lambda: _Output(self._on_output, self._output_closed), pipe)
+        if self.policy.net:
+            self.spawned.bridge.settimeout(READY_TIMEOUT)
+            message, fds = await asyncio.to_thread(recv_fds, self.spawned.bridge, 1)
+            self.spawned.bridge.settimeout(None)
+            if not message or not message.get("proxy") or not fds:
+                raise ToolError("tool", "the worker did not set up its network proxy")
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, fileno=fds[0])
+            self.proxy = await Proxy.serve(listener, self.policy.net)
+        self.spawned.bridge.setblocking(False)
+        self.reader, self.writer = await asyncio.open_unix_connection(
+            sock=self.spawned.bridge, limit=protocol.MAX_LINE)
+
+    async def _await_ready(self) -> None:
+        try:
+            message = await asyncio.wait_for(self._next(), READY_TIMEOUT)
+        except asyncio.TimeoutError:
+            raise ToolError("tool", f"the worker did not start within {READY_TIMEOUT:g} s") from None
+        if message is None:
+            raise ToolError("tool", f"the worker failed to start: {await self._ended()}")
+        if message.get("method") != "worker/ready":
+            raise ToolError("tool", "the worker broke the protocol before it was ready")
+        if (message.get("params") or {}).get("error"):
+            raise ToolError("tool", message["params"]["error"] + self._tail())
+
+    def _on_output(self, data: bytes) -> None:
+        self.output_bytes += len(data)
+        self.output_tail = (self.output_tail + data)[-OUTPUT_TAIL:]
+        if self.output_bytes > self.policy.limits.output_bytes:
+            if not self.overflowed:
+                self.overflowed = True
+                self.kill()
+            return
+        if self.handler is not None:
+            self.handler.output(data.decode("utf-8", errors="replace"))
+
+    def _tail(self) -> str:
+        text = self.output_tail.decode("utf-8", errors="replace").strip()
+        return f"\n{text}" if text else ""
+
+    async def _next(self) -> dict[str, Any] | None:
+        assert self.reader is not None
+        try:
+            line = await self.reader.readline()
+        except (ValueError, asyncio.LimitOverrunError):
+            raise ToolError("output_too_large", "the worker sent a message larger than "
+                            f"{protocol.MAX_LINE} bytes") from None
+        except ConnectionError:
+            return None
+        if not line:
+            return None
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            raise ToolError("tool", "the worker broke the protocol (a line that is not JSON)") from None
+        if not isinstance(message, dict):
+            raise ToolError("tool", "the worker broke the protocol (a message that is not an object)")
+        return message
+
+    async def _ended(self) -> str:
+        status = await asyncio.to_thread(_read_status, self.spawned.status_fd)
+        return describe_status(status) + self._tail()
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.writer is not None
+        self.writer.write(protocol.encode(message))
+
+    async def call(self, arguments: Any, chat: dict[str, Any], handler: CtxHandler) -> Any:
+        """Run the one call; the worker is killed when it returns, raises or is cancelled."""
+        self.handler = handler
+        tasks: set[asyncio.Task] = set()
+        try:
+            self._send(protocol.request(1, "tool/call", {"arguments": arguments, "chat": chat}))
+            while True:
+                message = await self._next()
+                if message is None:
+                    if self.overflowed:
+                        raise ToolError("output_too_large", "the tool printed more than "
+                                        f"{self.policy.limits.output_bytes} bytes")
+                    raise ToolError("tool", f"the tool ended without answering: {await self._ended()}")
+                if message.get("id") == 1 and "method" not in message:
+                    if "error" in message:
+                        error = message["error"]
+                        kind = (error.get("data") or {}).get("kind", "tool")
+                        raise ToolError(kind, str(error.get("message", "the tool failed")))
+                    return message.get("result")
+                method = message.get("method", "")
+                if "id" in message:
+                    task = asyncio.ensure_future(self._serve_request(handler, message))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+                elif method.startswith("ctx/"):
+                    handler.notify(method, message.get("params") or {})
+        except asyncio.CancelledError:
+            await self._cancel()
+            raise
+        finally:
+            for task in tasks:
+                task.cancel()
+            self.kill()
+
+    async def _serve_request(self, handler: CtxHandler, message: dict[str, Any]) -> None:
+        id_ = message["id"]
+        try:
+            value = await handler.request(message.get("method", ""), message.get("params") or {})
+            self._send(protocol.result(id_, value))
+        except ToolError as exc:
+            self._send(protocol.error(id_, exc.kind, exc.message))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._send(protocol.error(id_, "tool", f"{type(exc).__name__}: {exc}"))
+
+    async def _cancel(self) -> None:
+        """Tell the tool, give it a moment to stop, then kill it anyway."""
+        try:
+            self._send(protocol.notification("tool/cancel", {}))
+            await asyncio.wait_for(self._drain_until_end(), CANCEL_GRACE)
+        except (asyncio.TimeoutError, ConnectionError, ToolError):
+            pass
+
+    async def _drain_until_end(self) -> None:
+        while await self._next() is not None:
+            pass
+
+    def kill(self) -> None:
+        """Kill the worker and everything it started; close every descriptor."""
+        if self.finished:
+            return
+        self.finished = True
+        self.client.kill(self.pid)
+        if self.writer is not None:
+            self.writer.close()
+        else:
+            self.spawned.bridge.close()
+        if self._output_transport is not None:
+            self._output_transport.close()
+        if self.proxy is not None:
+            self.proxy.close()
+        try:
+            os.close(self.spawned.status_fd)
+        except OSError:
+            pass
+
+
+def _read_status(fd: int, timeout: float = 2.0) -> int | None:
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+        if not ready:
+            return None
+        data = os.read(fd, 4)
+    except OSError:
+        return None
+    return struct.unpack("i", data)[0] if len(data) == 4 else None

@@ -1,0 +1,209 @@
+"""The zygote: a small process exec'd once by the host, that forks one worker per call.
+
+It is started with a minimal environment and holds no secrets, so forking it is
+safe where forking the host (threads, a terminal, API keys in memory) is not. For
+each ``spawn`` it forks a supervisor child that enters fresh PID and network (and,
+when not root, user) namespaces and forks the worker as PID 1 there. The worker
+sandboxes itself (``process.enter``) and then runs its tool; killing the supervisor
+kills the worker, and the kernel then kills everything in its PID namespace.
+
+The host talks to the zygote over a SOCK_SEQPACKET socket: JSON requests, JSON
+replies carrying the worker's file descriptors (SCM_RIGHTS).
+"""
+
+from __future__ import annotations
+
+import array
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+
+from workbench.sandbox import process, protocol, worker  # noqa: F401  (imported before any fork)
+from workbench.sandbox._libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWUSER,
+                                     CLONE_NEWUTS, PR_SET_PDEATHSIG, prctl, unshare)
+from workbench.sandbox.policy import Policy
+
+MAX_MESSAGE = 1 << 20
+
+
+def send_fds(sock: socket.socket, payload: dict, fds: list[int]) -> None:
+    data = json.dumps(payload).encode()
+    ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+    sock.sendmsg([data], ancillary)
+
+
+def recv_fds(sock: socket.socket, max_fds: int = 4) -> tuple[dict | None, list[int]]:
+    fds = array.array("i")
+    data, ancillary, _flags, _addr = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(max_fds * fds.itemsize))
+    for level, kind, blob in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(blob[:len(blob) - (len(blob) % fds.itemsize)])
+    if not data:
+        return None, list(fds)
+    return json.loads(data), list(fds)
+
+
+def _map_user(uid: int, gid: int) -> None:
+    with open("/proc/self/setgroups", "w") as handle:
+        handle.write("deny")
+    with open("/proc/self/uid_map", "w") as handle:
+        handle.write(f"0 {uid} 1")
+    with open("/proc/self/gid_map", "w") as handle:
+        handle.write(f"0 {gid} 1")
+
+
+def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int) -> int:
+    """PID 1 of the new namespace: sandbox this process, then run the tool."""
+    process.die_with_parent()
+    process.loopback_up()
+    if policy.net:
+        listener = process.proxy_listener()
+        send_fds(bridge, {"proxy": True}, [listener.fileno()])
+        listener.close()
+    devnull = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(output_fd, 2)
+    if policy.runtime == "deno":
+        os.dup2(bridge.fileno(), 0)
+        os.dup2(bridge.fileno(), 1)
+        keep = {0, 1, 2}
+    else:
+        os.dup2(output_fd, 1)
+        keep = {0, 1, 2, bridge.fileno()}
+    for fd in os.listdir("/proc/self/fd"):
+        if int(fd) not in keep:
+            try:
+                os.close(int(fd))
+            except OSError:
+                pass
+    os.chdir(policy.cwd if os.path.isdir(policy.cwd) else "/")
+    extra = {"PYTHONDONTWRITEBYTECODE": "1"}
+    if policy.net:
+        proxy = "http://127.0.0.1:3128"
+        extra.update(HTTP_PROXY=proxy, HTTPS_PROXY=proxy, http_proxy=proxy, https_proxy=proxy,
+                     NO_PROXY="", no_proxy="")
+    if policy.runtime == "deno":
+        extra.update(policy.deno.get("env", {}))
+    process.clean_environment(policy, extra)
+    process.enter(policy)
+    if policy.runtime == "deno":
+        argv = policy.deno["argv"]
+        os.execve(argv[0], argv, dict(os.environ))
+    return worker.serve(bridge, policy.entry, policy.function)
+
+
+def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd: int) -> None:
+    """The supervisor child: enter namespaces, fork the worker, report how it ended."""
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    uid, gid = os.getuid(), os.getgid()
+    if uid != 0:
+        flags |= CLONE_NEWUSER
+    unshare(flags)
+    if uid != 0:
+        _map_user(uid, gid)
+    pid = os.fork()
+    if pid == 0:
+        os.close(status_fd)
+        code = 70
+        try:
+            code = _worker_main(policy, bridge, output_fd)
+        except BaseException as exc:
+            os.write(output_fd, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
+            code = 71
+        finally:
+            os._exit(code)
+    bridge.close()
+    os.close(output_fd)
+    _, status = os.waitpid(pid, 0)
+    os.write(status_fd, struct.pack("i", status))
+    os._exit(0)
+
+
+class Zygote:
+    """The zygote's loop: spawn workers, kill them on request, reap them."""
+
+    def __init__(self, control: socket.socket) -> None:
+        self.control = control
+        self.live: set[int] = set()
+
+    def reap(self) -> None:
+        while self.live:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                self.live.clear()
+                return
+            if pid == 0:
+                return
+            self.live.discard(pid)
+
+    def spawn(self, policy: Policy) -> tuple[dict, list[int]]:
+        host_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        out_read, out_write = os.pipe()
+        status_read, status_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self.control.close()
+                host_end.close()
+                os.close(out_read)
+                os.close(status_read)
+                _supervise(policy, worker_end, out_write, status_write)
+            finally:
+                os._exit(72)
+        worker_end.close()
+        os.close(out_write)
+        os.close(status_write)
+        self.live.add(pid)
+        return {"ok": True, "pid": pid}, [host_end.detach(), out_read, status_read]
+
+    def kill(self, pid: int) -> dict:
+        self.reap()
+        if pid in self.live:
+            os.kill(pid, signal.SIGKILL)
+            return {"ok": True, "killed": True}
+        return {"ok": True, "killed": False}
+
+    def serve(self) -> None:
+        while True:
+            message, fds = recv_fds(self.control)
+            for fd in fds:
+                os.close(fd)
+            if message is None:
+                return
+            self.reap()
+            try:
+                if message["op"] == "spawn":
+                    reply, out = self.spawn(Policy.from_json(message["policy"]))
+                elif message["op"] == "kill":
+                    reply, out = self.kill(int(message["pid"])), []
+                elif message["op"] == "ping":
+                    reply, out = {"ok": True, "pid": os.getpid()}, []
+                else:
+                    reply, out = {"ok": False, "error": f"unknown op {message['op']!r}"}, []
+            except Exception as exc:
+                reply, out = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}, []
+            try:
+                send_fds(self.control, reply, out)
+            finally:
+                for fd in out:
+                    os.close(fd)
+
+
+def main() -> None:
+    control_fd, host_pid = int(sys.argv[1]), int(sys.argv[2])
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != host_pid:
+        os._exit(0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    control = socket.socket(fileno=control_fd)
+    Zygote(control).serve()
+
+
+if __name__ == "__main__":
+    main()
