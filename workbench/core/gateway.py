@@ -13,7 +13,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jsonschema
@@ -22,7 +22,7 @@ from workbench.errors import ToolError
 from workbench.events import (AskUserRequest, DisplayBubble, PermissionRequest, RequestDenied,
                               ToolCallEnded, ToolCallLog, ToolCallProgress, ToolCallStarted)
 from workbench.permissions.broker import Broker
-from workbench.permissions.requirements import Requirement, TemplateRoots, requirements_of
+from workbench.permissions.requirements import OS_KINDS, Requirement, TemplateRoots, requirements_of
 from workbench.tools.context import ChatContext, ToolContext
 from workbench.tools.registry import Tool, ToolRegistry
 
@@ -119,10 +119,10 @@ class ToolGateway:
             return self._refused(call_id, name, arguments, options, exc)
         try:
             self._validate(tool, arguments)
-            await self._authorize(tool, options)
+            granted = await self._authorize(tool, options)
         except ToolError as exc:
             return self._refused(call_id, tool.qualified_name, arguments, options, exc)
-        return await self._run(call_id, tool, arguments, options)
+        return await self._run(call_id, tool, arguments, options, granted)
 
     # --- the steps ---------------------------------------------------------
 
@@ -141,17 +141,33 @@ class ToolGateway:
             raise ToolError("invalid_arguments", f"{pointer or '/'}: {first.message}",
                             pointer=pointer or "")
 
-    async def _authorize(self, tool: Tool, options: CallOptions) -> None:
+    async def _authorize(self, tool: Tool, options: CallOptions) -> list[Requirement]:
+        """Settle the tool's OS-level permissions before it starts; return what is granted.
+
+        Capabilities (memories, llm, tts, stt) are settled at their first use instead,
+        through ``ToolContext.authorize``.
+        """
         try:
-            reqs = self.requirements(tool)
+            reqs = [r for r in self.requirements(tool) if r.kind in OS_KINDS]
         except ValueError as exc:
             raise ToolError("permission", str(exc)) from exc
         key = tool.qualified_name
+        await self._settle(key, reqs, options)
+        return self.broker.granted(key, reqs, options.session_id, options.grants)
+
+    async def _settle(self, key: str, reqs: list[Requirement], options: CallOptions,
+                      deadline: _PausableDeadline | None = None, once: set | None = None) -> None:
+        """Make sure the non-optional ``reqs`` are granted, asking when allowed.
+
+        Raises:
+            ToolError: of kind ``permission``, naming what is missing and why it was asked for.
+        """
         refused = self.broker.denied(key, reqs, options.session_id)
         if refused:
             raise ToolError("permission", _listing("refused earlier", refused),
                             missing=[r.to_json() for r in refused])
-        missing = self.broker.missing(key, reqs, options.session_id, options.grants)
+        extra = tuple(options.grants) + tuple(once or ())
+        missing = self.broker.missing(key, reqs, options.session_id, extra)
         if not missing:
             return
         if not options.prompt:
@@ -159,11 +175,16 @@ class ToolGateway:
                             missing=[r.to_json() for r in missing])
         request = PermissionRequest(tool=key, permissions=[r.to_json() for r in missing],
                                     session_id=options.session_id)
+        if deadline is not None:
+            deadline.pause()
         try:
             answer = await self.responder.answer(request)
         except RequestDenied as exc:
             raise ToolError("permission", _listing(f"denied ({exc.reason})", missing),
                             missing=[r.to_json() for r in missing]) from exc
+        finally:
+            if deadline is not None:
+                deadline.resume()
         decision = getattr(answer, "decision", answer)
         self.broker.record(key, missing, decision, options.session_id)
         self.store.audit("person", f"grant.{decision}", key,
@@ -171,15 +192,18 @@ class ToolGateway:
         if decision == "deny":
             raise ToolError("permission", _listing("denied", missing),
                             missing=[r.to_json() for r in missing])
+        if once is not None:
+            once.update((r.kind, r.value) for r in missing)
 
-    async def _run(self, call_id: str, tool: Tool, arguments: Any, options: CallOptions) -> ToolOutcome:
+    async def _run(self, call_id: str, tool: Tool, arguments: Any, options: CallOptions,
+                   granted: list[Requirement]) -> ToolOutcome:
         key = tool.qualified_name
         self.store.start_tool_call(call_id, key, arguments, options.caller, options.session_id)
         self.store.audit(options.caller, "tool.call", key, {"call_id": call_id})
         self.publish(ToolCallStarted(call_id=call_id, tool=key, arguments=arguments,
                                      caller=options.caller, session_id=options.session_id))
         deadline = _PausableDeadline((tool.timeout_ms or self.default_timeout_ms) / 1000)
-        ctx = self._context(call_id, tool, options, deadline)
+        ctx = self._context(call_id, tool, options, deadline, granted)
         task = asyncio.ensure_future(self.runner(tool, arguments, ctx))
         try:
             result = await _await_with_deadline(task, deadline)
@@ -203,7 +227,7 @@ class ToolGateway:
         return self._finish(call_id, key, options, "ok", result=result)
 
     def _context(self, call_id: str, tool: Tool, options: CallOptions,
-                 deadline: _PausableDeadline) -> ToolContext:
+                 deadline: _PausableDeadline, granted: list[Requirement]) -> ToolContext:
         def sink(kind: str, data: dict[str, Any]) -> None:
             if kind == "progress":
                 self.publish(ToolCallProgress(call_id=call_id, **data))
@@ -222,9 +246,22 @@ class ToolGateway:
             finally:
                 deadline.resume()
 
+        once: set[tuple[str, str]] = set()
+
+        async def authorize(kind: str, access: str) -> None:
+            declared = [r for r in self.requirements(tool) if r.kind == kind]
+            if kind == "memories":
+                declared = [r for r in declared if r.value == "write" or access == "read"]
+            if not declared:
+                raise ToolError("permission", f"{tool.qualified_name} did not declare the "
+                                f"{kind}{' ' + access if access else ''} permission in its manifest")
+            await self._settle(tool.qualified_name, [replace(r, optional=False) for r in declared[:1]],
+                               options, deadline, once)
+
         return ToolContext(sink=sink, asker=ask,
                            chat=ChatContext(user_message=options.user_message,
-                                            session_id=options.session_id))
+                                            session_id=options.session_id),
+                           granted=granted, authorize=authorize)
 
     def _refused(self, call_id: str, name: str, arguments: Any, options: CallOptions,
                  exc: ToolError) -> ToolOutcome:

@@ -61,6 +61,18 @@ class Broker:
                 left.append(req)
         return left
 
+    def granted(self, tool: str, reqs: Iterable[Requirement], session_id: str | None,
+                extra: Iterable[tuple[str, str]] = ()) -> list[Requirement]:
+        """The requirements with a standing grant or a grant for this call alone."""
+        extra = set(extra)
+        found = []
+        for req in reqs:
+            if (req.kind, req.value) in extra or (req.kind, "*") in extra:
+                found.append(req)
+            elif any(g["scope"] in ("session", "always") for g in self._matching(tool, req, session_id)):
+                found.append(req)
+        return found
+
     def record(self, tool: str, reqs: Iterable[Requirement], scope: str,
                session_id: str | None) -> None:
         """Keep a decision; ``once`` keeps nothing beyond the call."""

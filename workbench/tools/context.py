@@ -16,6 +16,14 @@ from typing import Any
 
 Sink = Callable[[str, dict[str, Any]], None]
 Asker = Callable[[list[dict[str, Any]]], Awaitable[list[Any]]]
+Authorizer = Callable[[str, str], Awaitable[None]]
+"""``(kind, value)``: returns when the capability is granted, raises ``ToolError`` when not."""
+
+
+async def _refuse(kind: str, value: str) -> None:
+    from workbench.errors import ToolError
+
+    raise ToolError("permission", f"{kind} is not available to this call")
 
 LOG_LEVELS = ("debug", "info", "warn", "error")
 
@@ -83,6 +91,10 @@ class ToolContext:
     asker: Asker
     chat: ChatContext = field(default_factory=ChatContext)
     signal: Signal = field(default_factory=Signal)
+    granted: list[Any] = field(default_factory=list)
+    """The requirements granted for this call (``Requirement``s), which shape its sandbox."""
+    authorize: Authorizer = _refuse
+    """Asks for a capability (memories, llm, tts, stt) at its first use."""
 
     def __post_init__(self) -> None:
         self.display = Display(self.sink)

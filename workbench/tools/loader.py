@@ -38,7 +38,8 @@ def load_extension(registry: ToolRegistry, folder: Path, *, source: str = "exten
             entry=entry, runtime=runtime,
             permissions=spec.permissions.model_dump(by_alias=True, exclude_none=True),
             timeout_ms=spec.timeout_ms, platforms=tuple(spec.platforms),
-            always_available=spec.always_available, triggers=tuple(spec.triggers))
+            always_available=spec.always_available, triggers=tuple(spec.triggers),
+            database=manifest.database)
         registry.add(tool)
         tools.append(tool)
     return tools

@@ -37,6 +37,8 @@ class Tool:
     platforms: tuple[str, ...] = ()
     always_available: bool = False
     triggers: tuple[str, ...] = ()
+    database: bool = False
+    """Whether the extension asked for a private database (``"database": true``)."""
 
     @property
     def qualified_name(self) -> str:

@@ -1,0 +1,114 @@
+"""The real ``workbench`` TUI in a real pseudo-terminal: start, chat, quit.
+
+The program's output is fed into a ``pyte`` screen, and the assertions read the
+visible lines, as a person would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pexpect
+import pyte
+import pytest
+
+ROWS, COLUMNS = 30, 100
+
+pytestmark = pytest.mark.e2e
+
+
+class Terminal:
+    """A child process in a pty, with a ``pyte`` screen that follows its output."""
+
+    def __init__(self, child: pexpect.spawn) -> None:
+        self.child = child
+        self.screen = pyte.Screen(COLUMNS, ROWS)
+        self.stream = pyte.ByteStream(self.screen)
+
+    def pump(self) -> None:
+        """Feed whatever output is waiting into the screen."""
+        while True:
+            try:
+                data = self.child.read_nonblocking(65536, timeout=0.05)
+            except pexpect.TIMEOUT:
+                return
+            except pexpect.EOF:
+                return
+            self.stream.feed(data)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.screen.display)
+
+    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 20.0) -> None:
+        """Read output until ``predicate(visible text)`` holds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.pump()
+            if predicate(self.text):
+                return
+            if time.monotonic() > deadline or not self.child.isalive():
+                raise AssertionError(f"never saw {what}; the screen shows:\n{self.text}")
+
+
+def spawn_workbench(tmp_path: Path, model: str) -> Terminal:
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("TEXTUAL", "WORKBENCH", "XDG_")) and key not in ("COLUMNS", "LINES")}
+    env.update(TERM="xterm-256color", WORKBENCH_HOME=str(tmp_path / "home"))
+    child = pexpect.spawn(sys.executable, ["-m", "workbench", "--model", model],
+                          cwd=str(tmp_path / "work"), env=env, dimensions=(ROWS, COLUMNS),
+                          timeout=20)
+    return Terminal(child)
+
+
+def test_chat_reply_and_quit(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    replies = work / "replies.json"
+    replies.write_text(json.dumps([{"text": "Hello from the scripted model."}]), encoding="utf-8")
+    term = spawn_workbench(tmp_path, f"scripted:{replies}")
+    try:
+        term.wait_for(lambda text: "Message the model" in text and "workbench" in text,
+                      "the first paint")
+        assert "scripted:" in term.screen.display[0]
+
+        term.child.send("hi there")
+        term.wait_for(lambda text: "hi there" in text, "the typed prompt")
+        term.child.send("\r")
+        term.wait_for(lambda text: "Hello from the scripted model." in text, "the reply")
+        lines = term.screen.display
+        prompt_row = next(i for i, line in enumerate(lines) if "hi there" in line)
+        reply_row = next(i for i, line in enumerate(lines) if "Hello from the scripted model." in line)
+        assert prompt_row < reply_row
+        term.wait_for(lambda text: "session " in text.splitlines()[0], "the session id in the header")
+
+        term.child.send("\x11")  # ctrl+q
+        term.child.expect(pexpect.EOF, timeout=20)
+    finally:
+        term.child.close(force=True)
+    assert term.child.exitstatus == 0, term.text
+
+
+@pytest.mark.parametrize(("config", "model", "expected"), [
+    ("theme = [\n", "echo", "config.toml"),
+    ("", "scripted:missing.json", "missing.json"),
+])
+def test_setup_errors_are_reported_before_the_screen_opens(
+        tmp_path: Path, config: str, model: str, expected: str) -> None:
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "config.toml").write_text(config, encoding="utf-8")
+    (tmp_path / "work").mkdir(exist_ok=True)
+    term = spawn_workbench(tmp_path, model)
+    try:
+        term.child.expect(pexpect.EOF, timeout=20)
+    finally:
+        term.child.close(force=True)
+    output = term.child.before.decode(errors="replace")
+    assert output.lstrip().startswith("error: "), output
+    assert expected in output
+    assert term.child.exitstatus == 1

@@ -1,0 +1,281 @@
+"""Pilot tests of the chat screen: prompts, replies, tool cards, permissions, keys."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from textual.widgets import Label, Markdown
+
+from workbench.agent.messages import TextChunk
+from workbench.events import AskUserRequest, RequestDenied
+from workbench.tui.screens.ask_user import ChoiceScreen
+from workbench.tui.screens.permission import PermissionScreen
+from workbench.tui.widgets.message_list import NoticeLine
+from workbench.tui.widgets.message_view import MessageView
+from workbench.tui.widgets.tool_call_card import ToolCallCard
+
+SIZE = (100, 30)
+
+
+def texts(app) -> list[tuple[str, str]]:
+    return [(view.role, view.text) for view in app.chat.query(MessageView)]
+
+
+def notices(app) -> list[str]:
+    return [line.message for line in app.chat.query(NoticeLine)]
+
+
+async def send(pilot, until, text: str) -> None:
+    """Type ``text``, press Enter, and wait for the turn to end."""
+    app = pilot.app
+    await pilot.press(*text, "enter")
+    await until(pilot, lambda: not app.chat.busy and not app.host.busy)
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+class TestPrompt:
+    async def test_reply_appears_in_the_message_list(self, make_app, until) -> None:
+        app = make_app([{"text": "Hello from the **script**."}])
+        async with app.run_test(size=SIZE) as pilot:
+            await send(pilot, until, "hi there")
+            assert texts(app) == [("user", "hi there"), ("assistant", "Hello from the **script**.")]
+            reply = app.chat.query(MessageView).last()
+            assert reply.query_one(Markdown).source == "Hello from the **script**."
+            assert app.chat.query_one("#prompt-input").text == ""
+
+    async def test_header_shows_model_and_session(self, make_app, until) -> None:
+        app = make_app([{"text": "ok"}])
+        async with app.run_test(size=SIZE) as pilot:
+            title = app.chat.query_one("#chat-title", Label)
+            assert "scripted:replies.json" in str(title.render())
+            assert "session" not in str(title.render())
+            await send(pilot, until, "hi")
+            session_id = app.host.sessions()[0]["id"]
+            assert app.chat.session_id == session_id
+            assert f"session {session_id[:8]}" in str(title.render())
+
+    async def test_next_prompt_continues_the_session(self, make_app, until) -> None:
+        app = make_app([{"text": "first"}, {"text": "second"}])
+        async with app.run_test(size=SIZE) as pilot:
+            await send(pilot, until, "one")
+            await send(pilot, until, "two")
+            assert [s["id"] for s in app.host.sessions()] == [app.chat.session_id]
+            stored = [(m["role"], m["content"]) for m in app.host.messages(app.chat.session_id)]
+            assert stored == [("user", "one"), ("assistant", "first"),
+                              ("user", "two"), ("assistant", "second")]
+            assert [t for _, t in texts(app)] == ["one", "first", "two", "second"]
+
+    async def test_empty_prompt_is_not_sent(self, make_app, until) -> None:
+        app = make_app([{"text": "never"}])
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("space", "enter")
+            await pilot.pause()
+            assert app.host.sessions() == []
+            assert texts(app) == []
+
+    async def test_model_error_shows_as_a_notice(self, make_app, until) -> None:
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            await send(pilot, until, "hello")
+            assert any("no reply left" in message for message in notices(app))
+            assert not app.chat.busy
+
+
+class TestToolCalls:
+    async def test_tool_call_shows_a_card_with_its_result(self, make_app, until) -> None:
+        app = make_app([{"tool_calls": [{"name": "word_count", "arguments": {"text": "a b"}}]},
+                        {"text": "That is two words."}])
+        async with app.run_test(size=SIZE) as pilot:
+            await send(pilot, until, "count a b")
+            card = app.chat.query_one(ToolCallCard)
+            assert card.tool == "builtin.word_count"
+            assert str(card.border_title) == "builtin.word_count"
+            arguments = card.query_one(".tool-call-card--arguments")
+            assert str(arguments.render()) == 'text="a b"'
+            assert card.ok is True
+            assert card.has_class("-ok")
+            assert card.outcome == "✓ words=2 lines=1 characters=3"
+            assert texts(app)[-1] == ("assistant", "That is two words.")
+
+    async def test_denied_permission_fails_in_the_card(self, make_app, until, workdir: Path) -> None:
+        secret = workdir / "notes.txt"
+        secret.write_text("the secret words", encoding="utf-8")
+        app = make_app([{"tool_calls": [{"name": "read_file", "arguments": {"path": str(secret)}}]},
+                        {"text": "I could not read it."}])
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"read it", "enter")
+            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            modal = app.screen
+            assert modal.request.tool == "builtin.read_file"
+            assert [p["kind"] for p in modal.request.permissions] == ["read"]
+            await pilot.press("d")
+            await until(pilot, lambda: not app.chat.busy)
+            await pilot.pause()
+            assert app.screen is app.chat
+            card = app.chat.query_one(ToolCallCard)
+            assert card.tool == "builtin.read_file"
+            assert card.ok is False
+            assert card.has_class("-error")
+            assert card.outcome.startswith("✗ permission denied")
+            assert "the secret words" not in card.outcome
+            assert texts(app)[-1] == ("assistant", "I could not read it.")
+
+    async def test_granted_once_runs_the_tool(self, make_app, until, workdir: Path) -> None:
+        notes = workdir / "notes.txt"
+        notes.write_text("the secret words", encoding="utf-8")
+        app = make_app([{"tool_calls": [{"name": "read_file", "arguments": {"path": str(notes)}}]},
+                        {"text": "It says: the secret words."}])
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"read it", "enter")
+            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await pilot.press("o")
+            await until(pilot, lambda: not app.chat.busy)
+            await pilot.pause()
+            card = app.chat.query_one(ToolCallCard)
+            assert card.ok is True
+            assert "the secret words" in card.outcome
+
+
+class StallingModel:
+    """A model that says one word and then waits for ever (until cancelled)."""
+
+    name = "stalling"
+
+    async def stream(self, messages, tools):
+        yield TextChunk("Thinking")
+        await asyncio.Event().wait()
+
+
+class TestKeys:
+    async def test_escape_cancels_the_running_turn(self, make_app, until) -> None:
+        app = make_app([])
+        app.host.provider = StallingModel
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"think", "enter")
+            await until(pilot, lambda: ("assistant", "Thinking") in texts(app))
+            assert app.chat.busy and app.host.busy
+            assert app.chat.check_action("cancel_turn", ()) is True
+            await pilot.press("escape")
+            await until(pilot, lambda: not app.chat.busy)
+            await pilot.pause()
+            assert "Cancelled." in notices(app)
+            assert not app.host.busy
+            assert app.chat.check_action("cancel_turn", ()) is False
+
+    async def test_ctrl_q_quits(self, make_app) -> None:
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            assert app.return_code is None
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            assert app.return_code == 0
+        assert app.return_code == 0
+
+    async def test_ctrl_q_quits_from_the_permission_prompt(self, make_app, until, workdir) -> None:
+        app = make_app([{"tool_calls": [{"name": "read_file", "arguments": {"path": str(workdir)}}]}])
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"read", "enter")
+            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            assert app.return_code == 0
+        assert app.return_code == 0
+        assert not app.host.busy
+
+
+class TestStartup:
+    async def test_untrusted_project_config_is_announced(self, make_app, workdir: Path) -> None:
+        (workdir / ".workbench").mkdir()
+        (workdir / ".workbench" / "config.toml").write_text('theme = "workbench-light"\n')
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert any("is not trusted" in message for message in notices(app))
+            assert app.theme == "workbench-dark"
+
+    async def test_configured_theme_is_used(self, make_app, workdir: Path) -> None:
+        home = Path(workdir.parent / "home")
+        home.mkdir(exist_ok=True)
+        (home / "config.toml").write_text('theme = "workbench-light"\n')
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert app.theme == "workbench-light"
+            assert notices(app) == []
+
+    async def test_unknown_theme_falls_back_with_a_notice(self, make_app, workdir: Path) -> None:
+        home = Path(workdir.parent / "home")
+        home.mkdir(exist_ok=True)
+        (home / "config.toml").write_text('theme = "no-such-theme"\n')
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert app.theme == "workbench-dark"
+            [message] = notices(app)
+            assert "unknown theme 'no-such-theme'" in message
+            assert "using workbench-dark" in message
+
+
+class TestAskUser:
+    QUESTION = {"question": "Which colour?",
+                "options": [{"label": "Red", "value": "red"}, {"label": "Blue", "value": "blue"}]}
+
+    async def test_choice_question_is_answered_from_the_modal(self, make_app, until) -> None:
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            request = AskUserRequest(tool="demo.pick", call_id="c1", questions=[self.QUESTION])
+            answer = asyncio.ensure_future(app.responder.answer(request))
+            await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+            await pilot.press("down", "enter")
+            await until(pilot, answer.done)
+            assert answer.result() == ["blue"]
+            assert app.screen is app.chat
+
+    async def test_escape_refuses_the_form(self, make_app, until) -> None:
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            request = AskUserRequest(tool="demo.pick", call_id="c1", questions=[self.QUESTION])
+            answer = asyncio.ensure_future(app.responder.answer(request))
+            await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+            await pilot.press("escape")
+            await until(pilot, answer.done)
+            with pytest.raises(RequestDenied, match="without answering"):
+                answer.result()
+
+    async def test_other_question_kinds_are_refused(self, make_app) -> None:
+        app = make_app([])
+        async with app.run_test(size=SIZE):
+            request = AskUserRequest(tool="demo.pick", call_id="c1", questions=[
+                self.QUESTION, {"kind": "diff", "question": "Apply?", "before": "a", "after": "b"}])
+            with pytest.raises(RequestDenied, match="only choice questions, not diff"):
+                await app.responder.answer(request)
+            assert app.screen is app.chat
+
+    async def test_several_choices_are_sent_together(self, make_app, until) -> None:
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            question = dict(self.QUESTION, multiselect=True)
+            request = AskUserRequest(tool="demo.pick", call_id="c1", questions=[question])
+            answer = asyncio.ensure_future(app.responder.answer(request))
+            await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+            await pilot.press("space", "down", "space", "ctrl+s")
+            await until(pilot, answer.done)
+            assert answer.result() == [["red", "blue"]]
+
+    async def test_freeform_answer_and_several_questions(self, make_app, until) -> None:
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            request = AskUserRequest(tool="demo.pick", call_id="c1", questions=[
+                {"question": "Your name?"}, self.QUESTION])
+            answer = asyncio.ensure_future(app.responder.answer(request))
+            await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+            assert app.screen.position == (1, 2)
+            await pilot.press(*"Ada", "enter")
+            await until(pilot, lambda: isinstance(app.screen, ChoiceScreen)
+                        and app.screen.position == (2, 2))
+            await pilot.press("enter")
+            await until(pilot, answer.done)
+            assert answer.result() == ["Ada", "red"]

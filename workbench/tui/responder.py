@@ -1,0 +1,84 @@
+"""Answer the core's requests with modal screens.
+
+``TuiResponder`` implements the core's ``Responder`` protocol: it pushes a modal on
+the running app and awaits a future the modal's dismissal resolves. The core never
+sees a Textual type; it gets a ``PermissionAnswer``, a list of answers, or
+``RequestDenied``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from textual.app import App
+from textual.screen import Screen
+
+from workbench.events import AskUserRequest, PermissionAnswer, PermissionRequest, Request, RequestDenied
+from workbench.tui.screens.ask_user import ChoiceAnswer, ChoiceScreen
+from workbench.tui.screens.permission import PermissionScreen
+
+
+class TuiResponder:
+    """Answers requests by asking the person in the TUI.
+
+    Permission requests: Once, Session and Always grant; Deny (or Escape) refuses
+    with ``RequestDenied``, so the tool fails now and is asked about again next time,
+    as in the headless front-end. Ask-user forms: ``choice`` questions are shown one
+    screen each; any other kind is refused with a message saying so.
+
+    Args:
+        app: The app that shows the modals; ``bind`` sets it when the responder is
+            made before the app (the host is opened first).
+    """
+
+    def __init__(self, app: App | None = None) -> None:
+        self.app = app
+
+    def bind(self, app: App) -> None:
+        """Show this responder's modals on ``app``."""
+        self.app = app
+
+    async def answer(self, request: Request) -> Any:
+        if isinstance(request, PermissionRequest):
+            decision = await self._show(PermissionScreen(request))
+            if decision in (None, "deny"):
+                raise RequestDenied("you chose Deny")
+            return PermissionAnswer(decision)
+        if isinstance(request, AskUserRequest):
+            return await self._form(request)
+        raise RequestDenied(f"the TUI cannot answer a {request.kind} request yet")
+
+    async def _form(self, request: AskUserRequest) -> list[Any]:
+        kinds = {str(question.get("kind", "choice")) for question in request.questions}
+        unsupported = sorted(kinds - {"choice"})
+        if unsupported:
+            raise RequestDenied(f"the TUI can answer only choice questions, not {', '.join(unsupported)}")
+        answers = []
+        total = len(request.questions)
+        for index, question in enumerate(request.questions, start=1):
+            chosen = await self._show(ChoiceScreen(request.tool, question, (index, total)))
+            if not isinstance(chosen, ChoiceAnswer):
+                raise RequestDenied("you closed the form without answering")
+            answers.append(chosen.value)
+        return answers
+
+    async def _show(self, screen: Screen) -> Any:
+        """Push ``screen`` and wait until it is dismissed; returns its result."""
+        app = self.app
+        if app is None or not app.is_running:
+            raise RequestDenied("the workbench window is not open")
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+        def resolve(result: Any) -> None:
+            if not future.done():
+                future.set_result(result)
+
+        app.push_screen(screen, callback=resolve)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            # The turn was cancelled while the modal was open: take the modal away.
+            if screen.is_active:
+                screen.dismiss(None)
+            raise

@@ -1,0 +1,1 @@
+"""Screens of the TUI, each with its ``.tcss`` file beside it."""

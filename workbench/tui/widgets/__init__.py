@@ -1,0 +1,1 @@
+"""Widgets of the TUI; they post messages up and never reach into their parents."""
