@@ -16,8 +16,10 @@ XDG_VARIABLES = ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STAT
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Point the home and XDG folders into ``tmp_path`` and start in ``tmp_path/work``."""
+    """Point HOME, the workbench home and XDG folders into ``tmp_path``; start in ``tmp_path/work``."""
     monkeypatch.setenv("WORKBENCH_HOME", str(tmp_path / "home"))
+    # The user's home ($home in permission templates) is the test's folder too.
+    monkeypatch.setenv("HOME", str(tmp_path))
     for name in XDG_VARIABLES:
         monkeypatch.setenv(name, str(tmp_path / "xdg" / name.lower()))
     monkeypatch.delenv("XDG_CONFIG_DIRS", raising=False)

@@ -176,6 +176,19 @@ class AskUserRequest(Request):
     questions: list[dict[str, Any]]
 
 
+@_event("schedule_proposal")
+@dataclass(frozen=True)
+class ScheduleProposalRequest(Request):
+    """A tool proposes a scheduled prompt; the person reviews (and may edit) the draft.
+
+    The answer is ``{"accepted": bool, "draft": {...}}``; the draft saved is the
+    answered one.
+    """
+
+    tool: str
+    draft: dict[str, Any]
+
+
 class RequestDenied(Exception):
     """Raised by a responder that will not (or cannot) answer a request."""
 

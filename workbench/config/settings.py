@@ -63,6 +63,13 @@ def _approval_policy(value: str) -> str | None:
     return "must be 'deny', 'allowlisted' or 'delegate:COMMAND'"
 
 
+def _http_url(value: str) -> str | None:
+    scheme, sep, rest = value.partition("://")
+    if sep and scheme in ("http", "https") and rest.strip("/"):
+        return None
+    return "must be an http:// or https:// URL"
+
+
 def _no_empty_items(value: list[str]) -> str | None:
     return "must not contain empty names" if any(not item.strip() for item in value) else None
 
@@ -78,6 +85,9 @@ SETTINGS: dict[str, Setting] = {
                 "The largest tool result kept, in bytes.", _positive),
         Setting("extensions.enabled", bool, True,
                 "Load extensions; when off, extension diagnostics still run."),
+        Setting("extensions.registry", str, "https://registry.npmjs.org",
+                "The npm registry extensions are searched for and installed from.",
+                _http_url),
         Setting("headless.approvals", str, "deny",
                 "How headless runs answer permission requests: "
                 "deny, allowlisted or delegate:COMMAND.", _approval_policy),
@@ -86,6 +96,15 @@ SETTINGS: dict[str, Setting] = {
                 _no_empty_items),
         Setting("headless.delegate_timeout_s", float, 30.0,
                 "How long a delegate command may take to answer, in seconds.", _positive),
+        Setting("sandbox.memory_mb", int, 1024,
+                "The memory one tool worker may use, in MiB.", _positive),
+        Setting("sandbox.keep_warm", bool, True,
+                "Start each tool's next worker ahead of its call (never shared between calls)."),
+        Setting("sandbox.unsandboxed_tools", list, [],
+                "Tools you allow to run WITHOUT the sandbox where this machine cannot provide "
+                "one (EXTENSION.TOOL); empty means such tools are refused.", _no_empty_items),
+        Setting("speech.tts", bool, False, "Text-to-Speech for tools (needs espeak-ng)."),
+        Setting("speech.stt", bool, False, "Speech-to-Text for tools (needs pocketsphinx)."),
     )
 }
 """Every known setting by its dotted key, in the order ``config list`` shows them."""

@@ -152,8 +152,9 @@ class ToolGateway:
         except ValueError as exc:
             raise ToolError("permission", str(exc)) from exc
         key = tool.qualified_name
-        await self._settle(key, reqs, options)
-        return self.broker.granted(key, reqs, options.session_id, options.grants)
+        once: set[tuple[str, str]] = set()
+        await self._settle(key, reqs, options, once=once)
+        return self.broker.granted(key, reqs, options.session_id, tuple(options.grants) + tuple(once))
 
     async def _settle(self, key: str, reqs: list[Requirement], options: CallOptions,
                       deadline: _PausableDeadline | None = None, once: set | None = None) -> None:
@@ -204,7 +205,8 @@ class ToolGateway:
                                      caller=options.caller, session_id=options.session_id))
         deadline = _PausableDeadline((tool.timeout_ms or self.default_timeout_ms) / 1000)
         ctx = self._context(call_id, tool, options, deadline, granted)
-        task = asyncio.ensure_future(self.runner(tool, arguments, ctx))
+        task = asyncio.ensure_future(self.runner(tool, arguments, ctx,
+                                                 timeout_ms=tool.timeout_ms or self.default_timeout_ms))
         try:
             result = await _await_with_deadline(task, deadline)
             size = len(json.dumps(result, default=str).encode())
@@ -236,15 +238,19 @@ class ToolGateway:
             elif kind == "display":
                 self.publish(DisplayBubble(call_id=call_id, **data))
 
-        async def ask(questions: list[dict[str, Any]]) -> list[Any]:
+        async def request(what: Any) -> Any:
             deadline.pause()
             try:
-                return await self.responder.answer(
-                    AskUserRequest(tool=tool.qualified_name, call_id=call_id, questions=questions))
-            except RequestDenied as exc:
-                raise ToolError("cancelled", f"the form was not answered: {exc.reason}") from exc
+                return await self.responder.answer(what)
             finally:
                 deadline.resume()
+
+        async def ask(questions: list[dict[str, Any]]) -> list[Any]:
+            try:
+                return await request(AskUserRequest(tool=tool.qualified_name, call_id=call_id,
+                                                    questions=questions))
+            except RequestDenied as exc:
+                raise ToolError("cancelled", f"the form was not answered: {exc.reason}") from exc
 
         once: set[tuple[str, str]] = set()
 
@@ -261,7 +267,7 @@ class ToolGateway:
         return ToolContext(sink=sink, asker=ask,
                            chat=ChatContext(user_message=options.user_message,
                                             session_id=options.session_id),
-                           granted=granted, authorize=authorize)
+                           granted=granted, authorize=authorize, requester=request)
 
     def _refused(self, call_id: str, name: str, arguments: Any, options: CallOptions,
                  exc: ToolError) -> ToolOutcome:

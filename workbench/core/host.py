@@ -26,7 +26,11 @@ from workbench.events import Notice, SessionStarted
 from workbench.permissions.broker import Broker
 from workbench.permissions.requirements import TemplateRoots
 from workbench.store import Store
-from workbench.tools.inprocess import run_inprocess
+from workbench.capabilities.database import ExtensionDatabases
+from workbench.capabilities.memories import Memories
+from workbench.core.runner import Dispatcher, SandboxRunner
+from workbench.core.services import HostServices
+from workbench.sandbox.policy import Limits
 from workbench.tools.loader import BUILTIN_DIR, load_extension
 from workbench.tools.registry import ToolRegistry
 
@@ -49,9 +53,20 @@ class Host:
         self.cwd = cwd
         self.bus = EventBus()
         self.broker = Broker(store)
+        self.memories = Memories(store)
+        self.databases = ExtensionDatabases(home.root / "databases")
+        self.services = HostServices(store=store, config=config, databases=self.databases,
+                                     memories=self.memories, provider=self.provider,
+                                     responder=lambda: self.responder)
+        self.sandbox = SandboxRunner(
+            services=self.services, cwd=cwd, deno_cache=home.cache_dir / "deno",
+            limits=Limits(memory_mb=int(config.get("sandbox.memory_mb")),
+                          output_bytes=int(config.get("tools.max_output_bytes"))),
+            keep_warm=bool(config.get("sandbox.keep_warm")))
         self.gateway = ToolGateway(
             registry=registry, store=store, broker=self.broker, publish=self.bus.publish,
-            responder=responder, runner=run_inprocess, roots=TemplateRoots.for_host(home.root),
+            responder=responder, runner=Dispatcher(self.sandbox, self._unsandboxed_tools),
+            roots=TemplateRoots.for_host(home.root),
             default_timeout_ms=int(config.get("tools.timeout_ms")),
             max_output_bytes=int(config.get("tools.max_output_bytes")))
         self._provider: ModelProvider | None = None
@@ -74,9 +89,11 @@ class Host:
         store = Store.open(home.db_path)
         registry = ToolRegistry()
         load_extension(registry, BUILTIN_DIR, source="builtin")
-        return cls(home=home, config=config, store=store, registry=registry,
+        host = cls(home=home, config=config, store=store, registry=registry,
                    responder=responder or DenyAll(), model=model or str(config.get("model")),
                    cwd=cwd)
+        host.sandbox.start()
+        return host
 
     def __enter__(self) -> Host:
         return self
@@ -85,7 +102,16 @@ class Host:
         self.close()
 
     def close(self) -> None:
+        self.sandbox.close()
+        self.databases.close()
         self.store.close()
+
+    def _unsandboxed_tools(self) -> set[str]:
+        """Tools the person allowed to run without a sandbox — from their own (global)
+        config only: a project's config cannot opt a tool out of the sandbox."""
+        if not str(self.config.origin("sandbox.unsandboxed_tools")).startswith(("global", "default")):
+            return set()
+        return set(self.config.get("sandbox.unsandboxed_tools"))
 
     # --- requests ----------------------------------------------------------
 

@@ -73,6 +73,10 @@ class ZygoteClient:
     def ping(self) -> int:
         return int(self._request({"op": "ping"})[0]["pid"])
 
+    def probe(self) -> dict:
+        """What the sandbox can enforce here, tried inside the zygote (see ``doctor``)."""
+        return self._request({"op": "probe"})[0]["report"]
+
     def spawn(self, policy: Policy) -> Spawned:
         reply, fds = self._request({"op": "spawn", "policy": policy.to_json()})
         bridge = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, fileno=fds[0])

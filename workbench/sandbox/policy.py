@@ -83,6 +83,18 @@ class Policy:
         return cls(**data)
 
 
+def dynamic_loaders() -> list[str]:
+    """The ELF interpreters on this system (resolved): executing any dynamically linked
+    program needs the right to execute its loader, and nothing more of ``/lib``."""
+    import glob
+
+    found = set()
+    for pattern in ("/lib64/ld-linux*.so*", "/lib/ld-linux*.so*", "/lib/*-linux-gnu*/ld-linux*.so*",
+                    "/usr/lib/*-linux-gnu*/ld-linux*.so*", "/lib/ld-musl*.so*"):
+        found.update(os.path.realpath(p) for p in glob.glob(pattern))
+    return sorted(found)
+
+
 def python_runtime_paths() -> list[str]:
     """What a Python worker must read to import the standard library and its packages."""
     import workbench

@@ -23,7 +23,7 @@ import struct
 
 from workbench.sandbox import landlock, seccomp
 from workbench.sandbox._libc import (PR_CAPBSET_DROP, PR_SET_PDEATHSIG, check, libc, prctl)
-from workbench.sandbox.policy import PROXY_PORT, SYSTEM_READ, Policy
+from workbench.sandbox.policy import PROXY_PORT, SYSTEM_READ, Policy, dynamic_loaders
 
 SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
@@ -74,6 +74,8 @@ def restrict_paths(policy: Policy) -> None:
     rules = landlock.Ruleset()
     for path in SYSTEM_READ:
         rules.allow(path, landlock.READ)
+    for path in dynamic_loaders():
+        rules.allow(path, landlock.READ_EXEC)
     for path in policy.runtime_read:
         rules.allow(path, landlock.READ)
     for path in policy.runtime_execute:

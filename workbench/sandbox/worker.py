@@ -251,13 +251,17 @@ def serve(sock: socket.socket, entry: str, function_name: str) -> int:
     ctx = Context(channel, params.get("chat") or {})
     try:
         value = _run(function, params.get("arguments") or {}, ctx)
-        channel.send(protocol.result(call["id"], value))
     except BaseException as exc:
         kind, message = _failure(exc)
         if kind == "tool":
             traceback.print_exc()
-        try:
-            channel.send(protocol.error(call["id"], kind, message))
-        except (TypeError, ValueError) as bad:
-            channel.send(protocol.error(call["id"], "tool", f"the result is not JSON: {bad}"))
+        channel.send(protocol.error(call["id"], kind, message))
+        return 0
+    try:
+        answer = protocol.encode(protocol.result(call["id"], value))
+    except (TypeError, ValueError) as bad:
+        channel.send(protocol.error(call["id"], "tool", f"the result is not JSON: {bad}"))
+        return 0
+    with channel.lock:
+        channel.sock.sendall(answer)
     return 0

@@ -176,6 +176,11 @@ class Worker:
 
     async def _ended(self) -> str:
         status = await asyncio.to_thread(_read_status, self.spawned.status_fd)
+        if self._output_closed is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._output_closed), 1.0)
+            except asyncio.TimeoutError:
+                pass
         return describe_status(status) + self._tail()
 
     def _send(self, message: dict[str, Any]) -> None:
@@ -246,18 +251,21 @@ class Worker:
             return
         self.finished = True
         self.client.kill(self.pid)
-        if self.writer is not None:
-            self.writer.close()
-        else:
-            self.spawned.bridge.close()
-        if self._output_transport is not None:
-            self._output_transport.close()
-        if self.proxy is not None:
-            self.proxy.close()
-        try:
-            os.close(self.spawned.status_fd)
-        except OSError:
-            pass
+        closers = [self.writer.close if self.writer is not None else None,
+                   self._output_transport.close if self._output_transport is not None else None,
+                   self.proxy.close if self.proxy is not None else None]
+        for close in closers:
+            if close is not None:
+                try:
+                    close()
+                except RuntimeError:  # the event loop is already closed
+                    pass
+        self.spawned.bridge.close()
+        for fd in (self.spawned.status_fd,):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def _read_status(fd: int, timeout: float = 2.0) -> int | None:

@@ -182,6 +182,10 @@ class Zygote:
                     reply, out = self.spawn(Policy.from_json(message["policy"]))
                 elif message["op"] == "kill":
                     reply, out = self.kill(int(message["pid"])), []
+                elif message["op"] == "probe":
+                    from workbench.sandbox.doctor import probe
+
+                    reply, out = {"ok": True, "report": probe().to_json()}, []
                 elif message["op"] == "ping":
                     reply, out = {"ok": True, "pid": os.getpid()}, []
                 else:

@@ -95,6 +95,8 @@ class ToolContext:
     """The requirements granted for this call (``Requirement``s), which shape its sandbox."""
     authorize: Authorizer = _refuse
     """Asks for a capability (memories, llm, tts, stt) at its first use."""
+    requester: Callable[[Any], Awaitable[Any]] | None = None
+    """Raises any other request (e.g. a schedule proposal) with the call's timeout paused."""
 
     def __post_init__(self) -> None:
         self.display = Display(self.sink)
@@ -113,6 +115,14 @@ class ToolContext:
 
     def get_chat_context(self) -> dict[str, Any]:
         return self.chat.to_json()
+
+    async def ask(self, request: Any) -> Any:
+        """Raise ``request`` to the front-end, the call's time limit paused meanwhile."""
+        if self.requester is None:
+            from workbench.events import RequestDenied
+
+            raise RequestDenied("no one can answer requests for this call")
+        return await self.requester(request)
 
     async def ask_user(self, questions: list[dict[str, Any]]) -> list[Any]:
         """Show the person a form and return one answer per question, in order."""

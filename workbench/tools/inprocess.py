@@ -44,7 +44,7 @@ def _import_entry(entry: Path) -> ModuleType:
     return module
 
 
-async def run_inprocess(tool: Tool, arguments: dict[str, Any], ctx: ToolContext) -> Any:
+async def run_inprocess(tool: Tool, arguments: dict[str, Any], ctx: ToolContext, **_: Any) -> Any:
     """Call ``tool`` with ``arguments`` and ``ctx`` and return what it returns.
 
     Raises:

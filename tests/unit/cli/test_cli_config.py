@@ -104,7 +104,9 @@ def test_wrong_type_in_file_exits_1_naming_key(run, home: Home) -> None:
 def test_list_text_and_json(run, home: Home) -> None:
     home.config_file.write_text('theme = "light"\n')
     text = run("config", "list").stdout.splitlines()
-    assert len(text) == 8
+    from workbench.config.settings import SETTINGS
+
+    assert len(text) == len(SETTINGS)
     assert text[1].split() == ["theme", "light", "global:", str(home.config_file)]
     rows = json.loads(run("config", "list", "--json").stdout)
     assert [r["key"] for r in rows][:2] == ["model", "theme"]

@@ -1,0 +1,107 @@
+"""Each extension's private SQLite database, reached by its tools through ``ctx.db``.
+
+The host runs the statements on the tool's behalf, so the file never enters the
+sandbox. An authorizer refuses what would reach beyond the one file: ``ATTACH``,
+``DETACH`` and ``VACUUM INTO``; loading SQLite extensions stays off.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import ToolError
+
+MAX_ROWS = 10_000
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._@-]+")
+
+
+def _authorizer(action: int, arg1, arg2, db_name, trigger) -> int:
+    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def _check_params(params: Any) -> list[Any]:
+    if params is None:
+        return []
+    if not isinstance(params, list):
+        raise ToolError("invalid_arguments", "db params must be a list")
+    for value in params:
+        if not (value is None or isinstance(value, (str, int, float, bool))):
+            raise ToolError("invalid_arguments",
+                            "db params must be strings, numbers, booleans or null")
+    return params
+
+
+class ExtensionDatabases:
+    """Opens (on first use) and serves the private database of each extension."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._connections: dict[str, sqlite3.Connection] = {}
+        self._lock = threading.Lock()
+
+    def path(self, extension: str) -> Path:
+        """Where ``extension``'s database lives."""
+        return self.folder / f"{_SAFE_NAME.sub('_', extension)}.db"
+
+    def _connect(self, extension: str) -> sqlite3.Connection:
+        with self._lock:
+            if extension not in self._connections:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path(extension), check_same_thread=False,
+                                       isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA foreign_keys=ON")
+                conn.set_authorizer(_authorizer)
+                conn.row_factory = sqlite3.Row
+                self._connections[extension] = conn
+            return self._connections[extension]
+
+    def query(self, extension: str, sql: str, params: Any = None) -> list[dict[str, Any]]:
+        """Rows of a statement as objects keyed by column name."""
+        conn = self._connect(extension)
+        if re.match(r"\s*vacuum\b", sql, re.IGNORECASE) and re.search(r"\binto\b", sql, re.IGNORECASE):
+            raise ToolError("permission", "VACUUM INTO would write outside the private database")
+        try:
+            with self._lock:
+                cursor = conn.execute(sql, _check_params(params))
+                rows = cursor.fetchmany(MAX_ROWS + 1)
+        except sqlite3.Error as exc:
+            raise ToolError("tool", f"database error: {exc}") from exc
+        if len(rows) > MAX_ROWS:
+            raise ToolError("output_too_large", f"the query returned more than {MAX_ROWS} rows")
+        return [dict(row) for row in rows]
+
+    def execute(self, extension: str, sql: str, params: Any = None) -> dict[str, int]:
+        """Run a statement; ``{changes, lastInsertRowId}``."""
+        conn = self._connect(extension)
+        if re.match(r"\s*vacuum\b", sql, re.IGNORECASE) and re.search(r"\binto\b", sql, re.IGNORECASE):
+            raise ToolError("permission", "VACUUM INTO would write outside the private database")
+        try:
+            with self._lock:
+                cursor = conn.execute(sql, _check_params(params))
+                return {"changes": cursor.rowcount if cursor.rowcount >= 0 else 0,
+                        "lastInsertRowId": cursor.lastrowid or 0}
+        except sqlite3.Error as exc:
+            raise ToolError("tool", f"database error: {exc}") from exc
+
+    def drop(self, extension: str) -> None:
+        """Delete ``extension``'s database (at uninstall)."""
+        with self._lock:
+            conn = self._connections.pop(extension, None)
+            if conn is not None:
+                conn.close()
+        base = self.path(extension)
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{base}{suffix}").unlink(missing_ok=True)
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._connections.values():
+                conn.close()
+            self._connections.clear()

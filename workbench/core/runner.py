@@ -1,0 +1,182 @@
+"""Running a tool call in a sandboxed worker, and keeping the next worker warm.
+
+The gateway hands a call here once it is authorized. Its policy comes from the
+grants alone; a worker started ahead for the same tool and the same policy is used
+when there is one (and another is started for the next call), otherwise one is
+started now. A worker is never used for two calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections import OrderedDict
+from pathlib import Path
+from collections.abc import Callable
+from typing import Any
+
+from workbench.core.ctx_handler import CallHandler
+from workbench.errors import ToolError
+from workbench.permissions.policy import PolicyError, build_policy
+from workbench.sandbox.client import SandboxUnavailable, ZygoteClient
+from workbench.sandbox.policy import Limits, Policy
+from workbench.sandbox.worker_host import Worker
+from workbench.tools.context import ToolContext
+from workbench.tools.inprocess import run_inprocess
+from workbench.tools.registry import Tool
+
+log = logging.getLogger(__name__)
+
+MAX_WARM = 8
+
+
+class SandboxRunner:
+    """Runs calls in workers forked by one zygote.
+
+    Args:
+        services: What ctx requests reach on the host (database, model, speech…).
+        cwd: The working directory tools start in.
+        deno_cache: Where each extension's Deno cache lives.
+        limits: Resource limits for every worker (time is set per call).
+        keep_warm: Whether to start each tool's next worker ahead of its call.
+    """
+
+    def __init__(self, *, services, cwd: Path, deno_cache: Path, limits: Limits,
+                 keep_warm: bool = True) -> None:
+        self.services = services
+        self.cwd = cwd
+        self.deno_cache = deno_cache
+        self.limits = limits
+        self.keep_warm = keep_warm
+        self._zygote: ZygoteClient | None = None
+        self._warm: OrderedDict[str, asyncio.Task[Worker]] = OrderedDict()
+        self._report: dict | None = None
+
+    def start(self) -> None:
+        """Exec the zygote now, so the first call does not wait for it."""
+        if self._zygote is None:
+            self._zygote = ZygoteClient()
+
+    @property
+    def zygote(self) -> ZygoteClient:
+        self.start()
+        assert self._zygote is not None
+        return self._zygote
+
+    async def report(self) -> dict:
+        """What the sandbox enforces here (probed once, inside the zygote)."""
+        if self._report is None:
+            try:
+                self._report = await asyncio.to_thread(self.zygote.probe)
+            except SandboxUnavailable as exc:
+                self._report = {"ready": False, "checks": [
+                    {"name": "zygote", "ok": False, "detail": str(exc), "required": True}]}
+        return self._report
+
+    async def ready(self) -> tuple[bool, str]:
+        """Whether every required layer works, and if not, what is missing."""
+        report = await self.report()
+        missing = [f"{c['name']}: {c['detail']}" for c in report["checks"]
+                   if c["required"] and not c["ok"]]
+        return not missing, "; ".join(missing)
+
+    def policy(self, tool: Tool, granted: list, timeout_ms: int) -> Policy:
+        if tool.entry is None or tool.runtime is None:
+            raise ToolError("unavailable", f"{tool.qualified_name} has no entry module")
+        limits = Limits(**{**self.limits.__dict__,
+                           "cpu_seconds": max(1, int(timeout_ms / 1000) + 5)})
+        try:
+            return build_policy(runtime=tool.runtime, entry=tool.entry, function=tool.function,
+                                extension_dir=tool.folder, granted=granted, cwd=self.cwd,
+                                limits=limits, deno_dir=self.deno_cache / tool.extension)
+        except PolicyError as exc:
+            raise ToolError("unavailable", str(exc)) from exc
+
+    @staticmethod
+    def _key(tool: Tool, policy: Policy) -> str:
+        blob = json.dumps(policy.to_json(), sort_keys=True).encode()
+        return f"{tool.qualified_name}:{hashlib.sha256(blob).hexdigest()[:16]}"
+
+    async def __call__(self, tool: Tool, arguments: Any, ctx: ToolContext, *,
+                       timeout_ms: int = 300_000) -> Any:
+        ready, missing = await self.ready()
+        if not ready:
+            raise ToolError("unavailable", "this machine cannot sandbox tools "
+                            f"({missing}); see `workbench doctor`")
+        policy = self.policy(tool, ctx.granted, timeout_ms)
+        key = self._key(tool, policy)
+        try:
+            worker = await self._take(key) or await Worker.start(self.zygote, policy)
+        except SandboxUnavailable as exc:
+            raise ToolError("unavailable", f"the sandbox is not available: {exc}") from exc
+        if self.keep_warm:
+            self._prepare(key, policy)
+        handler = CallHandler(tool, ctx, self.services)
+        return await worker.call(arguments, ctx.chat.to_json(), handler)
+
+    async def _take(self, key: str) -> Worker | None:
+        task = self._warm.pop(key, None)
+        if task is None:
+            return None
+        try:
+            worker = await task
+        except (ToolError, SandboxUnavailable, OSError) as exc:
+            log.debug("warm worker for %s failed to start: %s", key, exc)
+            return None
+        return None if worker.finished else worker
+
+    def _prepare(self, key: str, policy: Policy) -> None:
+        """Start the next worker for this tool and policy in the background."""
+        if key in self._warm:
+            return
+        self._warm[key] = asyncio.ensure_future(Worker.start(self.zygote, policy))
+        while len(self._warm) > MAX_WARM:
+            _, oldest = self._warm.popitem(last=False)
+            _discard(oldest)
+
+    def forget(self, tool_name: str | None = None) -> None:
+        """Drop warm workers (of one tool, or all), e.g. when its grants change."""
+        for key in list(self._warm):
+            if tool_name is None or key.startswith(f"{tool_name}:"):
+                _discard(self._warm.pop(key))
+
+    def close(self) -> None:
+        self.forget()
+        if self._zygote is not None:
+            self._zygote.close()
+            self._zygote = None
+
+
+def _discard(task: asyncio.Task[Worker]) -> None:
+    if task.done():
+        if not task.cancelled() and task.exception() is None:
+            task.result().kill()
+    else:
+        task.add_done_callback(lambda t: t.result().kill()
+                               if not t.cancelled() and t.exception() is None else None)
+
+
+class Dispatcher:
+    """Sends each call to the sandbox, or — only where this machine cannot sandbox and
+    the person listed the tool in ``sandbox.unsandboxed_tools`` — runs it in-process.
+
+    A model or a tool's arguments cannot reach that list: it is the person's setting.
+    """
+
+    def __init__(self, sandbox: SandboxRunner, unsandboxed: Callable[[], set[str]]) -> None:
+        self.sandbox = sandbox
+        self.unsandboxed = unsandboxed
+
+    async def __call__(self, tool: Tool, arguments: Any, ctx: ToolContext, *,
+                       timeout_ms: int = 300_000) -> Any:
+        ready, missing = await self.sandbox.ready()
+        if ready:
+            return await self.sandbox(tool, arguments, ctx, timeout_ms=timeout_ms)
+        if tool.qualified_name in self.unsandboxed():
+            ctx.log("warn", f"running {tool.qualified_name} WITHOUT a sandbox, as you allowed "
+                    f"(this machine lacks: {missing})")
+            return await run_inprocess(tool, arguments, ctx)
+        raise ToolError("unavailable", f"this machine cannot sandbox tools ({missing}); "
+                        "see `workbench doctor`")

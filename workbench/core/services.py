@@ -1,0 +1,86 @@
+"""The host's side of the capabilities a tool reaches through ``ctx``.
+
+One object per Host: the private databases, one-shot completions from the
+session's model, speech, the user's memories, and scheduled-prompt proposals
+(which a person reviews before anything is saved).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from workbench.agent.messages import ChatMessage, TextChunk
+from workbench.capabilities import speech
+from workbench.capabilities.database import ExtensionDatabases
+from workbench.capabilities.memories import Memories
+from workbench.capabilities.schedules import check_draft
+from workbench.errors import ToolError, WorkbenchError
+from workbench.events import RequestDenied, ScheduleProposalRequest
+from workbench.tools.context import ToolContext
+from workbench.tools.registry import Tool
+
+MAX_PROMPT = 200_000
+
+
+class HostServices:
+    """See the module docstring; built by the Host and handed to the runner."""
+
+    def __init__(self, *, store, config, databases: ExtensionDatabases, memories: Memories,
+                 provider: Callable[[], Any], responder: Callable[[], Any]) -> None:
+        self.store = store
+        self.config = config
+        self.databases = databases
+        self.memory_store = memories
+        self._provider = provider
+        self._responder = responder
+
+    async def complete(self, request: dict[str, Any]) -> dict[str, str]:
+        """One completion from the session's model: ``{prompt, systemPrompt?, maxTokens?}``."""
+        prompt = request.get("prompt")
+        if not isinstance(prompt, str) or not prompt:
+            raise ToolError("invalid_arguments", "llm.complete needs a prompt")
+        system = request.get("systemPrompt")
+        if len(prompt) + len(system or "") > MAX_PROMPT:
+            raise ToolError("invalid_arguments", f"the prompt is longer than {MAX_PROMPT} characters")
+        messages = ([ChatMessage("system", system)] if isinstance(system, str) and system else [])
+        messages.append(ChatMessage("user", prompt))
+        limit = request.get("maxTokens")
+        parts: list[str] = []
+        try:
+            async for chunk in self._provider().stream(messages, []):
+                if isinstance(chunk, TextChunk):
+                    parts.append(chunk.text)
+        except WorkbenchError as exc:
+            raise ToolError("unavailable", f"the model could not answer: {exc}") from exc
+        text = "".join(parts)
+        if isinstance(limit, int) and limit > 0:
+            text = " ".join(text.split(" ")[: limit])
+        return {"text": text}
+
+    async def speak(self, text: str) -> dict[str, Any]:
+        enabled = bool(self.config.get("speech.tts"))
+        return await asyncio.to_thread(speech.speak, text, enabled=enabled)
+
+    async def transcribe(self, request: dict[str, Any]) -> dict[str, Any]:
+        enabled = bool(self.config.get("speech.stt"))
+        return await asyncio.to_thread(speech.transcribe, request, enabled=enabled)
+
+    async def memories(self, tool: Tool, member: str, params: dict[str, Any]) -> Any:
+        return self.memory_store.call(member, params, actor=tool.qualified_name)
+
+    async def schedule_prompt(self, tool: Tool, draft: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        """Show the draft to a person; save what they accept (possibly edited)."""
+        draft = check_draft(draft)
+        request = ScheduleProposalRequest(tool=tool.qualified_name, draft=draft)
+        try:
+            answer = await ctx.ask(request)
+        except RequestDenied:
+            return {"accepted": False}
+        if not isinstance(answer, dict) or not answer.get("accepted"):
+            return {"accepted": False}
+        saved = check_draft(answer.get("draft") or draft)
+        self.store.add_scheduled_prompt(saved, source=tool.qualified_name)
+        self.store.audit("person", "schedule.accepted", tool.qualified_name, {"title": saved["title"]})
+        return {"accepted": True, "draft": saved}

@@ -1,0 +1,80 @@
+"""From a tool and what was granted to it, the sandbox policy its worker runs under.
+
+Only granted requirements reach the policy: an optional entry nobody granted, a
+tool argument or a model's request cannot widen it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from workbench.permissions.requirements import Requirement
+from workbench.sandbox import deno
+from workbench.sandbox.policy import Limits, NetEndpoint, Policy, python_runtime_paths, resolve_binary
+
+
+class PolicyError(ValueError):
+    """A grant cannot be turned into a policy (e.g. a ``run`` binary that does not exist)."""
+
+
+def _net(value: str) -> NetEndpoint:
+    host, _, ports = value.rpartition(":")
+    if not host:
+        return NetEndpoint(value, [])
+    return NetEndpoint(host, [int(p) for p in ports.split(",") if p])
+
+
+def build_policy(*, runtime: str, entry: Path, function: str, extension_dir: Path,
+                 granted: Iterable[Requirement], cwd: Path, limits: Limits, deno_dir: Path,
+                 env: Mapping[str, str] | None = None) -> Policy:
+    """The policy for one call of a tool.
+
+    Args:
+        runtime: ``python`` or ``deno``.
+        entry: The entry module.
+        function: The function to call.
+        extension_dir: The extension's folder (readable by its tools).
+        granted: The requirements granted for this call, templates expanded.
+        cwd: The working directory the tool starts in.
+        limits: Resource limits.
+        deno_dir: Deno's cache folder for this extension.
+        env: The host environment granted ``env`` keys are read from.
+
+    Raises:
+        PolicyError: A granted binary cannot be found.
+    """
+    env = os.environ if env is None else env
+    policy = Policy(runtime=runtime, entry=str(entry), function=function,
+                    extension_dir=str(extension_dir), cwd=str(cwd), limits=limits)
+    for req in granted:
+        if req.kind == "read":
+            policy.read.append(req.value)
+        elif req.kind == "write":
+            policy.write.append(req.value)
+        elif req.kind == "run":
+            binary = resolve_binary(req.value, env.get("PATH"))
+            if binary is None:
+                raise PolicyError(f"the granted binary {req.value!r} was not found")
+            policy.execute.append(binary)
+        elif req.kind == "env":
+            if req.value in env:
+                policy.env[req.value] = env[req.value]
+        elif req.kind == "net":
+            policy.net.append(_net(req.value))
+        elif req.kind == "ffi":
+            policy.ffi = True
+        elif req.kind == "sys":
+            policy.sys.append(req.value)
+    if runtime == "python":
+        policy.runtime_read = python_runtime_paths()
+    elif runtime == "deno":
+        binary = deno.deno_binary()
+        if binary is None:
+            raise PolicyError("Deno is not installed (the `deno` package provides it)")
+        deno_dir.mkdir(parents=True, exist_ok=True)
+        deno.configure(policy, binary=binary, deno_dir=str(deno_dir))
+    else:
+        raise PolicyError(f"unknown runtime {runtime!r}")
+    return policy

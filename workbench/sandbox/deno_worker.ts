@@ -1,0 +1,152 @@
+// The Deno side of a worker: import the tool, wait for its one call, run it, exit.
+// Speaks the worker protocol (JSON-RPC 2.0, one message per line) on stdin and
+// stdout; everything the tool prints goes to stderr, which the host captures.
+
+const [entryUrl, functionName] = Deno.args;
+const encoder = new TextEncoder();
+
+function writeAll(stream: { writeSync(p: Uint8Array): number }, data: Uint8Array): void {
+  let offset = 0;
+  while (offset < data.length) offset += stream.writeSync(data.subarray(offset));
+}
+
+function send(message: unknown): void {
+  writeAll(Deno.stdout, encoder.encode(JSON.stringify(message) + "\n"));
+}
+
+function printer(..._args: unknown[]): void {
+  const text = _args.map((a) => typeof a === "string" ? a : Deno.inspect(a)).join(" ");
+  writeAll(Deno.stderr, encoder.encode(text + "\n"));
+}
+for (const level of ["log", "info", "debug", "warn", "error", "trace"] as const) {
+  (console as unknown as Record<string, unknown>)[level] = printer;
+}
+
+const notify = (method: string, params: unknown) => send({ jsonrpc: "2.0", method, params });
+const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+let nextId = 100;
+
+class CtxError extends Error {
+  constructor(public kind: string, message: string) {
+    super(message);
+    this.name = kind === "permission" ? "PermissionDenied" : "CtxError";
+  }
+}
+
+function ask(method: string, params: unknown): Promise<any> {
+  const id = ++nextId;
+  send({ jsonrpc: "2.0", id, method, params });
+  return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+}
+
+const controller = new AbortController();
+let chat: Record<string, unknown> = {};
+
+const ctx = {
+  setProgress(progress: number, label?: string, description?: string) {
+    notify("ctx/progress", { progress, label: label ?? null, description: description ?? null });
+  },
+  log(level: string, message: string) {
+    if (!["debug", "info", "warn", "error"].includes(level)) {
+      throw new TypeError(`log level must be debug, info, warn or error, not ${level}`);
+    }
+    notify("ctx/log", { level, message: String(message) });
+  },
+  signal: controller.signal,
+  getChatContext: () => ({ ...chat }),
+  askUser: (questions: unknown[]) => ask("ctx/askUser", { questions }),
+  display: {
+    markdown: (text: string) => notify("ctx/display", { display: "markdown", payload: { text: String(text) } }),
+    image: (dataB64: string, mime: string, alt?: string) =>
+      notify("ctx/display", { display: "image", payload: { dataB64, mime, alt: alt ?? null } }),
+    table: (columns: string[], rows: unknown[][]) =>
+      notify("ctx/display", {
+        display: "table",
+        payload: { columns: columns.map(String), rows: rows.map((r) => r.map(String)) },
+      }),
+    diff: (before: string, after: string, title?: string) =>
+      notify("ctx/display", { display: "diff", payload: { before, after, title: title ?? null } }),
+  },
+  memories: {
+    list: () => ask("ctx/memories.list", {}),
+    get: (title: string) => ask("ctx/memories.get", { title }),
+    getFile: (title: string, name: string) => ask("ctx/memories.get_file", { title, name }),
+    write: (title: string, content: string) => ask("ctx/memories.write", { title, content }),
+    edit: (title: string, find: string, replace: string) => ask("ctx/memories.edit", { title, find, replace }),
+  },
+  db: {
+    query: (sql: string, params?: unknown[]) => ask("ctx/db.query", { sql, params: params ?? [] }),
+    execute: (sql: string, params?: unknown[]) => ask("ctx/db.execute", { sql, params: params ?? [] }),
+  },
+  llm: { complete: (request: unknown) => ask("ctx/llm.complete", { request }) },
+  tts: { speak: (text: string) => ask("ctx/tts.speak", { text }) },
+  stt: { transcribe: (request: unknown) => ask("ctx/stt.transcribe", { request }) },
+  schedulePrompt: (draft: unknown) => ask("ctx/schedulePrompt", { draft }),
+};
+
+function failure(error: unknown): { kind: string; message: string } {
+  if (error instanceof CtxError) return { kind: error.kind, message: error.message };
+  if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
+    return { kind: "permission", message: `${(error as Error).message}` };
+  }
+  if (error instanceof Error) {
+    if (error.name === "AbortError") return { kind: "cancelled", message: "the call was cancelled" };
+    return { kind: "tool", message: `${error.name}: ${error.message}` };
+  }
+  return { kind: "tool", message: String(error) };
+}
+
+async function run(id: number, params: { arguments: unknown; chat: Record<string, unknown> }, fn: Function) {
+  chat = params.chat ?? {};
+  try {
+    const value = await fn(params.arguments ?? {}, ctx);
+    send({ jsonrpc: "2.0", id, result: value === undefined ? null : value });
+  } catch (error) {
+    const { kind, message } = failure(error);
+    if (kind === "tool" && error instanceof Error && error.stack) printer(error.stack);
+    send({ jsonrpc: "2.0", id, error: { code: 1, message, data: { kind } } });
+  }
+  Deno.exit(0);
+}
+
+let tool: Function;
+try {
+  const module = await import(entryUrl);
+  tool = module[functionName];
+  if (typeof tool !== "function") throw new Error(`the entry module has no function ${functionName}`);
+} catch (error) {
+  notify("worker/ready", { error: `importing the tool failed: ${failure(error).message}` });
+  Deno.exit(1);
+}
+notify("worker/ready", {});
+
+const decoder = new TextDecoder();
+let running = false;
+let buffer = "";
+for await (const chunk of Deno.stdin.readable) {
+  buffer += decoder.decode(chunk, { stream: true });
+  let newline;
+  while ((newline = buffer.indexOf("\n")) >= 0) {
+    const line = buffer.slice(0, newline);
+    buffer = buffer.slice(newline + 1);
+    if (!line.trim()) continue;
+    const message = JSON.parse(line);
+    if (message.method === "tool/call") {
+      running = true;
+      run(message.id, message.params, tool!);
+    } else if (message.method === "tool/cancel") {
+      controller.abort();
+    } else if (message.id !== undefined && pending.has(message.id)) {
+      const waiter = pending.get(message.id)!;
+      pending.delete(message.id);
+      if (message.error) {
+        waiter.reject(new CtxError(message.error.data?.kind ?? "tool", message.error.message));
+      } else {
+        waiter.resolve(message.result);
+      }
+    }
+  }
+}
+// The host closed its end: stop the call if one runs (the host kills us anyway).
+controller.abort();
+if (!running) Deno.exit(0);
