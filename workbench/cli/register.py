@@ -12,7 +12,10 @@ import typer
 def all_subcommands(app: typer.Typer) -> None:
     """Register every area's commands on ``app``."""
     # Areas register themselves in the order they appear in ``workbench --help``.
+    from workbench.cli.call import call_command
     from workbench.cli.config import config_app, trust_command
+    from workbench.cli.doctor import doctor_command
+    from workbench.cli.grants import grants_app
     from workbench.cli.ext import ext_app
     from workbench.cli.run import run_command
     from workbench.cli.sessions import sessions_app
@@ -22,3 +25,6 @@ def all_subcommands(app: typer.Typer) -> None:
     app.add_typer(ext_app, name="ext")
     app.add_typer(config_app, name="config")
     app.command("trust")(trust_command)
+    app.command("call")(call_command)
+    app.add_typer(grants_app, name="grants")
+    app.command("doctor")(doctor_command)

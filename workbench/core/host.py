@@ -209,3 +209,58 @@ class Host:
     async def call_tool(self, name: str, arguments: Any, options: CallOptions = CallOptions()) -> ToolOutcome:
         """Call a tool directly (a person, a schedule or another agent), through the gateway."""
         return await self.gateway.call(name, arguments, options)
+
+    def resolve_grant_flags(self, name: str, flags: list[str], grant_all: bool = False) -> tuple[tuple[str, str], ...]:
+        """Turn ``--grant KIND[:VALUE]`` flags into per-call grants for tool ``name``.
+
+        A value may use the manifest's templates (``$home/notes``); ``KIND`` alone
+        grants every entry of that kind the tool declares.
+
+        Raises:
+            WorkbenchError: (usage) a flag names a kind the tool does not declare.
+        """
+        from workbench.errors import ExitCode
+        from workbench.permissions.requirements import expand_path
+
+        tool = self.registry.resolve(name)
+        declared = self.gateway.requirements(tool)
+        if grant_all:
+            return tuple((r.kind, r.value) for r in declared)
+        pairs = []
+        for flag in flags:
+            kind, sep, value = flag.partition(":")
+            matching = [r for r in declared if r.kind == kind]
+            if not matching:
+                kinds = ", ".join(sorted({r.kind for r in declared})) or "none"
+                raise WorkbenchError(f"--grant {flag}: {tool.qualified_name} declares no {kind!r} "
+                                     f"permission (it declares: {kinds})", exit_code=ExitCode.USAGE)
+            if not sep:
+                pairs.extend((r.kind, r.value) for r in matching)
+                continue
+            if kind in ("read", "write"):
+                value = expand_path(value, roots=self.gateway.roots, extension_dir=tool.folder)
+            pairs.append((kind, value))
+        return tuple(pairs)
+
+    def explain_grants(self, name: str) -> list[dict[str, Any]]:
+        """For each permission ``name`` declares: granted or not, by which grant, when."""
+        tool = self.registry.resolve(name)
+        grants = self.store.list_grants(tool.qualified_name)
+        rows = []
+        for req in self.gateway.requirements(tool):
+            matches = [g for g in grants if g["kind"] == req.kind and g["value"] == req.value]
+            lasting = [g for g in matches if g["scope"] in ("always", "deny")]
+            sessions = [g for g in matches if g["scope"] == "session"]
+            grant = (lasting or sessions or [None])[-1]
+            state = "denied" if grant and grant["scope"] == "deny" else "granted" if grant else "not granted"
+            rows.append({**req.to_json(), "tool": tool.qualified_name, "state": state, "grant": grant})
+        return rows
+
+    def revoke_grants(self, name: str, kind: str | None = None, value: str | None = None) -> int:
+        """Remove a tool's grants (all, of one kind, or one value); returns how many."""
+        tool = self.registry.resolve(name)
+        removed = self.store.revoke_grants(tool.qualified_name, kind, value)
+        self.sandbox.forget(tool.qualified_name)
+        self.store.audit("person", "grant.revoke", tool.qualified_name,
+                         {"kind": kind, "value": value, "removed": removed})
+        return removed

@@ -223,6 +223,8 @@ def _failure(exc: BaseException) -> tuple[str, str]:
         return exc.kind, str(exc)
     if isinstance(exc, asyncio.CancelledError):
         return "cancelled", "the call was cancelled"
+    if isinstance(exc, PermissionError):
+        return "permission", f"{exc} (not granted to this tool)"
     if isinstance(exc, RecursionError):
         return "tool", "RecursionError: maximum recursion depth exceeded"
     if isinstance(exc, MemoryError):

@@ -1,0 +1,48 @@
+"""``workbench call``: one tool call from a script, with grants given on the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import typer
+
+from workbench.cli.errors import reported
+from workbench.errors import ExitCode, WorkbenchError
+
+KIND_EXIT = {"permission": ExitCode.PERMISSION_DENIED, "cancelled": ExitCode.CANCELLED,
+             "invalid_arguments": ExitCode.USAGE, "not_found": ExitCode.USAGE}
+
+
+def call_command(
+    tool: str = typer.Argument(..., help="A tool's name, or EXTENSION.TOOL for a shadowed one."),
+    args: str = typer.Option("{}", "--args", "-a", help="The arguments as a JSON object."),
+    grant: list[str] = typer.Option([], "--grant", "-g", metavar="KIND[:VALUE]",
+                                    help="Grant a declared permission for this call (repeatable)."),
+    grant_all: bool = typer.Option(False, "--grant-all", help="Grant every permission the tool declares."),
+    as_json: bool = typer.Option(False, "--json", help="Print {ok, result} or {ok, error} as JSON."),
+) -> None:
+    """Call TOOL once; never prompts: a missing permission is an error (exit 3)."""
+    from workbench.core.gateway import CallOptions
+    from workbench.core.host import Host
+
+    with reported():
+        try:
+            arguments = json.loads(args)
+        except json.JSONDecodeError as exc:
+            raise WorkbenchError(f"--args is not valid JSON: {exc.msg} (column {exc.colno})",
+                                 exit_code=ExitCode.USAGE) from None
+        with Host.open() as host:
+            grants = host.resolve_grant_flags(tool, grant, grant_all) if (grant or grant_all) else ()
+            options = CallOptions(caller="person", grants=grants, prompt=False)
+            outcome = asyncio.run(host.call_tool(tool, arguments, options))
+    if as_json:
+        typer.echo(json.dumps(outcome.to_json(), ensure_ascii=False, default=str))
+    elif outcome.ok:
+        result = outcome.result
+        typer.echo(result if isinstance(result, str) else json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        sys.stderr.write(f"error ({outcome.error['kind']}): {outcome.error['message']}\n")
+    if not outcome.ok:
+        raise typer.Exit(int(KIND_EXIT.get(outcome.error["kind"], ExitCode.ERROR)))

@@ -1,0 +1,23 @@
+"""``workbench doctor``: what the sandbox can enforce on this machine, and why not."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+
+def doctor_command(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Try every sandbox layer and report which work; exit 1 when tools cannot run here."""
+    from workbench.sandbox.doctor import probe
+
+    report = probe()
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        for check in report.checks:
+            mark = "ok  " if check.ok else ("FAIL" if check.required else "warn")
+            typer.echo(f"{mark}  {check.name:<17} {check.detail}")
+        typer.echo("Tools run sandboxed here." if report.ready else
+                   "Tools are refused here unless you list them in sandbox.unsandboxed_tools.")
+    raise typer.Exit(0 if report.ready else 1)

@@ -1,0 +1,73 @@
+"""``workbench grants``: what each tool may reach, why, and taking it back."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import typer
+
+from workbench.cli.errors import reported
+
+grants_app = typer.Typer(help="List, explain and revoke what tools were granted.", no_args_is_help=True)
+
+
+def _when(ms: int | None) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M") if ms else "-"
+
+
+@grants_app.command("list")
+def list_grants(
+    tool: str | None = typer.Option(None, "--tool", "-t", help="Only this tool (EXTENSION.TOOL)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Every standing grant and denial."""
+    from workbench.core.host import Host
+
+    with reported(), Host.open() as host:
+        rows = host.store.list_grants(host.registry.resolve(tool).qualified_name if tool else None)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        typer.echo("No grants yet.")
+    for row in rows:
+        typer.echo(f"{row['id']:>4}  {row['tool']:<28} {row['scope']:<8} {row['kind']:<9} "
+                   f"{row['value']}  ({_when(row.get('created_at'))})")
+
+
+@grants_app.command("explain")
+def explain(
+    tool: str = typer.Argument(..., help="A tool's name or EXTENSION.TOOL."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """For each permission TOOL declares: granted or not, by which grant, when, in which scope."""
+    from workbench.core.host import Host
+
+    with reported(), Host.open() as host:
+        rows = host.explain_grants(tool)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        typer.echo(f"{tool} declares no permissions: it can reach nothing but its own folder.")
+    for row in rows:
+        grant = row["grant"]
+        how = f"by grant {grant['id']} ({grant['scope']}, {_when(grant['created_at'])})" if grant else ""
+        optional = " (optional)" if row["optional"] else ""
+        typer.echo(f"{row['state']:<12} {row['kind']} {row['value']}{optional} {how}".rstrip())
+        typer.echo(f"             why: {row['reason']}")
+
+
+@grants_app.command("revoke")
+def revoke(
+    tool: str = typer.Argument(..., help="A tool's name or EXTENSION.TOOL."),
+    kind: str | None = typer.Argument(None, help="Only grants of this kind."),
+    value: str | None = typer.Argument(None, help="Only the grant with this value."),
+) -> None:
+    """Take back a tool's grants (and denials): all of them, of one kind, or one."""
+    from workbench.core.host import Host
+
+    with reported(), Host.open() as host:
+        removed = host.revoke_grants(tool, kind, value)
+    typer.echo(f"Revoked {removed} grant{'s' if removed != 1 else ''}.")
