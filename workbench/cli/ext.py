@@ -1,17 +1,28 @@
-"""`workbench ext …`: install, inspect and validate extensions.
+"""`workbench ext …`: install, update, remove, list, search, trust and validate extensions.
 
-The manifest package is imported inside each command, so that loading this module
-(which every `workbench` invocation does) costs no more than typer.
+The manifest and ext packages are imported inside each command, so that loading this
+module (which every `workbench` invocation does) costs no more than typer. Questions
+are asked only on a terminal; without one, a command that needs a yes refuses with
+exit code 2 unless `--yes` is given, so a script never hangs. A "no" exits 4.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from workbench.errors import ExitCode
+from workbench.cli.errors import reported
+from workbench.errors import ExitCode, WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.ext.manager import ExtensionManager
+    from workbench.ext.plan import InstallPlan
 
 ext_app = typer.Typer(help="Install, inspect and validate extensions.", no_args_is_help=True)
 
@@ -48,3 +59,203 @@ def validate(
         verdict = "valid" if report.valid else "invalid"
         typer.echo(f"{shown}: {verdict} ({counts})")
     raise typer.Exit(ExitCode.OK if report.valid else ExitCode.ERROR)
+
+
+@contextlib.contextmanager
+def _manager(*, builtin: bool = True) -> Iterator[ExtensionManager]:
+    """Open the home, its store and an ``ExtensionManager``; report start-up repairs.
+
+    The built-in extension is installed (or restored) first unless ``builtin`` is
+    False; a failure to do so is a notice, not the end of the command.
+    """
+    from workbench.capabilities.database import ExtensionDatabases
+    from workbench.config import Config, Home
+    from workbench.ext.manager import ExtensionManager
+    from workbench.store import Store
+
+    home = Home.resolve().ensure()
+    config = Config.load(home)
+    for notice in config.notices:
+        typer.echo(f"notice: {notice}", err=True)
+    store = Store.open(home.db_path)
+    # The host keeps private databases in <home>/databases (workbench/core/host.py).
+    databases = ExtensionDatabases(home.root / "databases")
+    try:
+        manager = ExtensionManager(home, store,
+                                   registry_url=str(config.get("extensions.registry")),
+                                   on_removed=databases.drop)
+        for repair in manager.repairs:
+            typer.echo(f"notice: {repair.message}", err=True)
+        if builtin:
+            try:
+                manager.ensure_builtin()
+            except WorkbenchError as exc:
+                typer.echo(f"notice: the built-in extension was not installed: {exc}", err=True)
+        yield manager
+    finally:
+        databases.close()
+        store.close()
+
+
+def _confirm(question: str, *, yes: bool, what: str) -> bool:
+    """Ask y/N on a terminal; refuse (exit 2) without one unless ``--yes`` was given."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        raise WorkbenchError(f"{what} needs a confirmation and there is no terminal to ask "
+                             "on; pass --yes to accept", exit_code=ExitCode.USAGE)
+    return typer.confirm(question, default=False, err=True)
+
+
+def _approver(*, yes: bool, as_json: bool, question: str) -> Callable[[InstallPlan], bool]:
+    def approve(plan: InstallPlan) -> bool:
+        if not as_json:
+            for line in plan.describe():
+                typer.echo(line)
+        return _confirm(question.format(name=plan.name), yes=yes,
+                        what=f"{plan.action.capitalize()} {plan.name}")
+
+    return approve
+
+
+@contextlib.contextmanager
+def _declined() -> Iterator[None]:
+    """A ``no`` from the person is not an error: say so and exit 4."""
+    from workbench.ext.errors import InstallDeclined
+
+    try:
+        yield
+    except InstallDeclined as exc:
+        typer.echo(f"cancelled: {exc.message}", err=True)
+        raise typer.Exit(int(exc.exit_code)) from None
+
+
+def _echo_json(data: object) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@ext_app.command("install")
+def install(
+    source: str = typer.Argument(..., metavar="SOURCE",
+                                 help="A folder, a .tgz/.tar.gz/.zip file, or npm:NAME[@VERSION]."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Accept without asking (for scripts)."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was installed as JSON."),
+) -> None:
+    """Install an extension after showing what it brings and asking.
+
+    Shows its tools, each permission with its reason, hooks, knowledge and skills,
+    then asks y/N. Without a terminal, --yes is required (exit 2 otherwise).
+    """
+    with reported(), _declined(), _manager() as manager:
+        approve = _approver(yes=yes, as_json=as_json, question="Install {name}?")
+        plans: list[InstallPlan] = []
+
+        def remember(plan: InstallPlan) -> bool:
+            plans.append(plan)
+            return approve(plan)
+
+        installed = manager.install(source, approve=remember)
+    if as_json:
+        _echo_json({"extension": installed.to_json(), "plan": plans[0].to_json()})
+    else:
+        typer.echo(f"Installed {installed.name} {installed.version} in {installed.path}")
+
+
+@ext_app.command("update")
+def update(
+    name: str = typer.Argument(..., metavar="NAME", help="The installed extension."),
+    source: str | None = typer.Option(None, "--source",
+                                      help="Fetch from here instead of the recorded source."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Accept without asking (for scripts)."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was updated as JSON."),
+) -> None:
+    """Install a new version of an extension, showing how its permissions changed."""
+    with reported(), _declined(), _manager() as manager:
+        approve = _approver(yes=yes, as_json=as_json, question="Update {name}?")
+        plans: list[InstallPlan] = []
+
+        def remember(plan: InstallPlan) -> bool:
+            plans.append(plan)
+            return approve(plan)
+
+        updated = manager.update(name, source=source, approve=remember)
+    if as_json:
+        _echo_json({"extension": updated.to_json(), "plan": plans[0].to_json()})
+    else:
+        typer.echo(f"Updated {updated.name} to {updated.version}")
+
+
+@ext_app.command("remove")
+def remove(
+    name: str = typer.Argument(..., metavar="NAME", help="The installed extension."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Remove without asking."),
+) -> None:
+    """Uninstall an extension with its private database and the memories it shipped."""
+    with reported(), _declined(), _manager() as manager:
+        found = manager.get(name)
+        if found.builtin:
+            manager.remove(name)  # refuses, with the reason
+        if not _confirm(f"Remove {name} with its private data?", yes=yes, what=f"Remove {name}"):
+            from workbench.ext.errors import InstallDeclined
+
+            raise InstallDeclined(f"{name} was not removed")
+        manager.remove(name)
+    typer.echo(f"Removed {name}")
+
+
+@ext_app.command("list")
+def list_extensions(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """The installed extensions with their version and state (ok, held, broken)."""
+    with reported(), _manager() as manager:
+        found = manager.list()
+    if as_json:
+        _echo_json([extension.to_json() for extension in found])
+        return
+    if not found:
+        typer.echo("No extensions installed.")
+        return
+    width = max(len(extension.name) for extension in found)
+    for extension in found:
+        typer.echo(f"{extension.name:<{width}}  {extension.version or '-':<10}  "
+                   f"{extension.state:<6}  {extension.display_name}")
+        if extension.reason:
+            typer.echo(f"{'':<{width}}  {extension.reason}")
+
+
+@ext_app.command("search")
+def search(
+    words: list[str] = typer.Argument(None, metavar="[WORDS]...", help="Words to look for."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    limit: int = typer.Option(20, "--limit", "-n", min=1, max=250, help="At most this many."),
+) -> None:
+    """Find extensions on the npm registry (the keywords loca-extension and workbench-extension)."""
+    with reported(), _manager(builtin=False) as manager:
+        results = manager.search(words or [], limit=limit)
+    if as_json:
+        _echo_json([result.to_json() for result in results])
+        return
+    if not results:
+        typer.echo("No extensions found.")
+        return
+    width = max(len(result.name) for result in results)
+    for result in results:
+        typer.echo(f"{result.name:<{width}}  {result.version:<10}  {result.description}")
+    typer.echo("\nInstall one with `workbench ext install npm:NAME`.")
+
+
+@ext_app.command("trust")
+def trust(
+    name: str = typer.Argument(..., metavar="NAME", help="The installed extension."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Trust without asking."),
+    as_json: bool = typer.Option(False, "--json", help="Print what is now approved as JSON."),
+) -> None:
+    """Approve an extension's current files, so a held extension runs again."""
+    with reported(), _declined(), _manager() as manager:
+        plan = manager.trust(name, approve=_approver(yes=yes, as_json=as_json,
+                                                     question="Trust {name} as it is now?"))
+    if as_json:
+        _echo_json(plan.to_json())
+    else:
+        typer.echo(f"Trusted {plan.name} ({plan.digest})")

@@ -113,6 +113,14 @@ def probe() -> Report:
     report.checks.append(Check("seccomp", ok, detail))
     ok, detail = _in_child(_namespaces)
     report.checks.append(Check("namespaces", ok, detail))
+    from workbench.sandbox.cgroup import pids_root
+
+    root = pids_root()
+    report.checks.append(Check("process-limit", root is not None or os.getuid() != 0,
+                               f"a pids cgroup per worker under {root}" if root else
+                               "RLIMIT_NPROC only (counts all of your processes)" if os.getuid() != 0
+                               else "no writable pids cgroup, and root is exempt from RLIMIT_NPROC: "
+                               "tools granted `run` are not bounded in processes", required=False))
     binary = deno_binary()
     report.checks.append(Check("deno", binary is not None,
                                binary or "not found: TypeScript and JavaScript tools cannot run",

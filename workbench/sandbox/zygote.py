@@ -20,8 +20,9 @@ import signal
 import socket
 import struct
 import sys
+import time
 
-from workbench.sandbox import process, protocol, worker  # noqa: F401  (imported before any fork)
+from workbench.sandbox import cgroup, process, protocol, worker  # noqa: F401  (imported before any fork)
 from workbench.sandbox._libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWUSER,
                                      CLONE_NEWUTS, PR_SET_PDEATHSIG, prctl, unshare)
 from workbench.sandbox.policy import Policy
@@ -99,6 +100,8 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int) -> int:
 def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd: int) -> None:
     """The supervisor child: enter namespaces, fork the worker, report how it ended."""
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if policy.allow_processes:
+        cgroup.limit_processes(f"{os.getppid()}-{os.getpid()}", policy.limits.processes + 2)
     flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
     uid, gid = os.getuid(), os.getgid()
     if uid != 0:
@@ -130,6 +133,8 @@ class Zygote:
     def __init__(self, control: socket.socket) -> None:
         self.control = control
         self.live: set[int] = set()
+        self.groups: set[int] = set()
+        """Ended supervisors whose process cgroup may still need removing."""
 
     def reap(self) -> None:
         while self.live:
@@ -137,10 +142,50 @@ class Zygote:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 self.live.clear()
-                return
+                break
             if pid == 0:
-                return
+                break
             self.live.discard(pid)
+            self.groups.add(pid)
+        self._remove_groups()
+
+    def _remove_groups(self) -> None:
+        """Remove the process cgroups of ended workers (those that are empty by now)."""
+        root = cgroup.pids_root() if self.groups else None
+        for pid in list(self.groups):
+            if root is None or cgroup.remove(root / f"{os.getpid()}-{pid}"):
+                self.groups.discard(pid)
+
+    def shutdown(self) -> None:
+        """Kill every worker, wait for them, and remove their cgroups."""
+        for pid in list(self.live):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in list(self.live):
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            self.live.discard(pid)
+            self.groups.add(pid)
+        for _ in range(20):
+            self._remove_groups()
+            if not self.groups:
+                return
+            time.sleep(0.01)
+
+    @staticmethod
+    def remove_stale_groups() -> None:
+        """Remove cgroups left by zygotes that died without cleaning up."""
+        root = cgroup.pids_root()
+        if root is None or not root.exists():
+            return
+        for group in root.iterdir():
+            owner = group.name.partition("-")[0]
+            if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+                cgroup.remove(group)
 
     def spawn(self, policy: Policy) -> tuple[dict, list[int]]:
         host_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -175,6 +220,7 @@ class Zygote:
             for fd in fds:
                 os.close(fd)
             if message is None:
+                self.shutdown()
                 return
             self.reap()
             try:
@@ -206,6 +252,7 @@ def main() -> None:
         os._exit(0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     control = socket.socket(fileno=control_fd)
+    Zygote.remove_stale_groups()
     Zygote(control).serve()
 
 

@@ -116,6 +116,37 @@ def m001_initial(db: Database) -> None:
         db.execute(statement)
 
 
+M002_STATEMENTS = (
+    # The files of each installed extension as last approved: what a later
+    # fingerprint is compared with to name the files that changed.
+    """
+    CREATE TABLE extension_files (
+        extension TEXT NOT NULL REFERENCES extensions (name) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        PRIMARY KEY (extension, path)
+    ) WITHOUT ROWID
+    """,
+    # What the person approved for an extension (its tools' permissions, hooks,
+    # database), bound to the digest of the files it was approved for.
+    """
+    CREATE TABLE extension_consents (
+        extension TEXT PRIMARY KEY REFERENCES extensions (name) ON DELETE CASCADE,
+        digest TEXT NOT NULL,
+        approved TEXT NOT NULL,
+        approved_at INTEGER NOT NULL
+    )
+    """,
+)
+
+
+def m002_extension_consent(db: Database) -> None:
+    """Installed extensions' files and the consent bound to their digest."""
+    for statement in M002_STATEMENTS:
+        db.execute(statement)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -133,6 +164,7 @@ class Migration:
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "m001_initial", m001_initial),
+    Migration(2, "m002_extension_consent", m002_extension_consent),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 

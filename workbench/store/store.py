@@ -7,14 +7,17 @@ this module only puts them together. Nothing outside the store package writes SQ
 from __future__ import annotations
 
 from workbench.store.audit import AuditMixin
+from workbench.store.consents import ConsentsMixin
 from workbench.store.extensions import ExtensionsMixin
 from workbench.store.grants import GrantsMixin
 from workbench.store.sessions import SessionsMixin
 from workbench.store.toolcalls import ToolCallsMixin
 
 
-class Store(SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsMixin, AuditMixin):
-    """The workbench database: sessions, messages, tool calls, grants, extensions, audit.
+class Store(SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsMixin, ConsentsMixin,
+            AuditMixin):
+    """The workbench database: sessions, messages, tool calls, grants, extensions (with
+    their files and consents), audit.
 
     Open it with ``Store.open(home.db_path)`` and close it when done (or use it as
     a context manager). Group writes that belong together in ``transaction()``.

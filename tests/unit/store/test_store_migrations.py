@@ -12,7 +12,7 @@ from sqlite_utils import Database
 
 from workbench.config.home import Home
 from workbench.errors import ExitCode, StoreCorruptError, StoreError, StoreTooNewError
-from workbench.store import LATEST_VERSION, Store
+from workbench.store import LATEST_VERSION, MIGRATIONS, Store
 from workbench.store.migrations import Migration, m001_initial, migrate
 
 
@@ -25,7 +25,7 @@ def test_open_creates_file_and_parent(tmp_path: Path) -> None:
     with Store.open(path) as store:
         assert path.is_file()
         assert store.path == path
-        assert store.schema_version == LATEST_VERSION == 1
+        assert store.schema_version == LATEST_VERSION == len(MIGRATIONS)
 
 
 def test_open_at_the_home_db_path(home: Home) -> None:
@@ -46,11 +46,12 @@ def test_migrations_recorded_in_table_and_user_version(tmp_path: Path) -> None:
     Store.open(path).close()
     db = Database(path)
     rows = list(db.query("SELECT number, name, applied_at FROM _migrations"))
-    assert [(r["number"], r["name"]) for r in rows] == [(1, "m001_initial")]
+    assert [(r["number"], r["name"]) for r in rows] == [
+        (1, "m001_initial"), (2, "m002_extension_consent")]
     assert rows[0]["applied_at"] > 1_600_000_000_000
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
-    assert {"sessions", "messages", "tool_calls", "grants", "extensions",
-            "audit_log"} <= set(db.table_names())
+    assert db.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION
+    assert {"sessions", "messages", "tool_calls", "grants", "extensions", "audit_log",
+            "extension_files", "extension_consents"} <= set(db.table_names())
     db.close()
 
 
@@ -60,7 +61,7 @@ def test_reopening_applies_nothing_again(tmp_path: Path) -> None:
         store.create_session(title="kept")
     with Store.open(path) as store:
         assert [s["title"] for s in store.list_sessions()] == ["kept"]
-        assert len(store.applied_migrations()) == 1
+        assert len(store.applied_migrations()) == len(MIGRATIONS)
 
 
 def test_failed_migration_rolls_back_whole_step(tmp_path: Path) -> None:

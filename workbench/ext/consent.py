@@ -1,0 +1,292 @@
+"""What a person approves when they install an extension, and how two approvals differ.
+
+The approval (the *consent*) is plain JSON: the extension's hooks, whether it gets a
+private database, and each tool's declared permissions exactly as the manifest has
+them (with their reasons). It is recorded bound to the digest of the files it was
+given for. :func:`diff_consent` compares a recorded consent with a new one: tools
+added and removed, and permissions added, removed, widened (a path that covers more,
+a host that became ``"*"``, more ports, write where read was, required where optional
+was) or narrowed, each with its reason.
+
+This module imports nothing of ours but the manifest models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from workbench.manifest.models import Manifest
+
+CONSENT_FORMAT = 1
+"""The version of the consent JSON's layout."""
+
+PERMISSION_KINDS: tuple[str, ...] = (
+    "net", "read", "write", "run", "env", "ffi", "sys", "memories", "llm", "tts", "stt")
+"""Every permission kind, in the order they are shown."""
+
+_KEY_FIELD = {"net": "host", "read": "path", "write": "path", "run": "binary", "env": "key",
+              "sys": "flag"}
+
+ChangeKind = Literal["added", "removed", "widened", "narrowed"]
+
+
+def consent_of(manifest: Manifest, *, version: str, hooks: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The consent JSON for a manifest: what approving it grants.
+
+    Args:
+        manifest: The extension's manifest.
+        version: Its version, recorded for the person's information.
+        hooks: The hooks it registers.
+    """
+    tools: dict[str, dict[str, Any]] = {}
+    for tool in manifest.tools:
+        dumped = tool.permissions.model_dump(by_alias=True, exclude_none=True)
+        tools[tool.name] = {kind: value for kind, value in dumped.items() if value}
+    return {"format": CONSENT_FORMAT, "name": manifest.name, "version": version,
+            "database": manifest.database, "hooks": list(hooks), "tools": tools}
+
+
+def _entries(permissions: Mapping[str, Any], kind: str) -> list[dict[str, Any]]:
+    value = permissions.get(kind)
+    if isinstance(value, dict):
+        return [value]
+    if isinstance(value, list):
+        return [entry for entry in value if isinstance(entry, dict)]
+    return []
+
+
+def describe_entry(kind: str, entry: Mapping[str, Any]) -> str:
+    """What one permission entry names: a path, ``host:443,80``, a binary, an access."""
+    if kind == "net":
+        ports = ",".join(str(port) for port in entry.get("ports") or [])
+        return f"{entry.get('host', '')}:{ports}" if ports else str(entry.get("host", ""))
+    if kind in _KEY_FIELD:
+        return str(entry.get(_KEY_FIELD[kind], ""))
+    if kind == "memories":
+        return str(entry.get("access", "read"))
+    return ""
+
+
+@dataclass(frozen=True)
+class PermissionItem:
+    """One declared permission, as a person reads it.
+
+    Attributes:
+        kind: ``read``, ``net``, ``llm``…
+        value: What it names (empty for all-or-nothing kinds).
+        reason: The author's reason.
+        optional: Whether the tool works without it.
+    """
+
+    kind: str
+    value: str
+    reason: str
+    optional: bool = False
+
+    def describe(self) -> str:
+        text = f"{self.kind} {self.value}".strip()
+        return text + (" (optional)" if self.optional else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "value": self.value, "reason": self.reason,
+                "optional": self.optional}
+
+
+def permission_items(permissions: Mapping[str, Any]) -> tuple[PermissionItem, ...]:
+    """Every entry of a tool's permissions (consent JSON shape), in kind order."""
+    return tuple(PermissionItem(kind, describe_entry(kind, entry), str(entry.get("reason", "")),
+                                bool(entry.get("optional", False)))
+                 for kind in PERMISSION_KINDS for entry in _entries(permissions, kind))
+
+
+@dataclass(frozen=True)
+class PermissionChange:
+    """One permission that differs between two consents.
+
+    Attributes:
+        tool: The tool it belongs to.
+        change: ``added``, ``removed``, ``widened`` or ``narrowed``.
+        kind: The permission kind.
+        value: What it names now (for ``removed``: what it named).
+        reason: The author's reason (the new one; for ``removed`` the old one).
+        previous: What it named before, for ``widened`` and ``narrowed``.
+    """
+
+    tool: str
+    change: ChangeKind
+    kind: str
+    value: str
+    reason: str
+    previous: str = ""
+
+    def describe(self) -> str:
+        what = f"{self.kind} {self.value}".strip()
+        if self.change in ("widened", "narrowed"):
+            return f"{self.change}: {self.tool}: {self.kind} {self.previous} -> {self.value}"
+        return f"{self.change}: {self.tool}: {what}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tool": self.tool, "change": self.change, "kind": self.kind,
+                "value": self.value, "previous": self.previous, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class ConsentDiff:
+    """How a new consent differs from the recorded one.
+
+    Attributes:
+        tools_added: Tools the new version brings.
+        tools_removed: Tools it no longer has.
+        permissions: Permission changes of tools present in both, and every
+            permission of an added tool (as ``added``) or a removed one (``removed``).
+        hooks_added: Hooks it now registers.
+        hooks_removed: Hooks it no longer registers.
+        database: ``added`` or ``removed`` when the private database changes.
+    """
+
+    tools_added: tuple[str, ...] = ()
+    tools_removed: tuple[str, ...] = ()
+    permissions: tuple[PermissionChange, ...] = ()
+    hooks_added: tuple[str, ...] = ()
+    hooks_removed: tuple[str, ...] = ()
+    database: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        """True when the two consents grant the same."""
+        return not (self.tools_added or self.tools_removed or self.permissions
+                    or self.hooks_added or self.hooks_removed or self.database)
+
+    @property
+    def widens(self) -> bool:
+        """True when the new consent grants anything the old one did not."""
+        return bool(self.tools_added or self.hooks_added or self.database == "added"
+                    or any(c.change in ("added", "widened") for c in self.permissions))
+
+    def describe(self) -> list[str]:
+        """One line per difference, for a person."""
+        lines = [f"tool added: {name}" for name in self.tools_added]
+        lines += [f"tool removed: {name}" for name in self.tools_removed]
+        lines += [f"hook added: {name}" for name in self.hooks_added]
+        lines += [f"hook removed: {name}" for name in self.hooks_removed]
+        if self.database:
+            lines.append(f"private database {self.database}")
+        for change in self.permissions:
+            line = f"permission {change.describe()}"
+            lines.append(line + (f" — {change.reason}" if change.reason else ""))
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tools_added": list(self.tools_added), "tools_removed": list(self.tools_removed),
+                "permissions": [change.to_json() for change in self.permissions],
+                "hooks_added": list(self.hooks_added), "hooks_removed": list(self.hooks_removed),
+                "database": self.database, "empty": self.empty, "widens": self.widens}
+
+
+def _path_covers(outer: str, inner: str) -> bool:
+    outer, inner = outer.rstrip("/") or "/", inner.rstrip("/") or "/"
+    return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
+
+
+def _ports(entry: Mapping[str, Any]) -> set[int]:
+    return {port for port in entry.get("ports") or [] if isinstance(port, int)}
+
+
+def _covers(kind: str, outer: Mapping[str, Any], inner: Mapping[str, Any]) -> bool:
+    """Whether ``outer`` grants at least what ``inner`` does (same kind)."""
+    if kind in ("read", "write"):
+        return _path_covers(str(outer.get("path", "")), str(inner.get("path", "")))
+    if kind == "net":
+        host_ok = outer.get("host") == "*" or outer.get("host") == inner.get("host")
+        return host_ok and _ports(inner) <= _ports(outer)
+    if kind == "memories":
+        return outer.get("access") == "write" or inner.get("access") == "read"
+    return describe_entry(kind, outer) == describe_entry(kind, inner)
+
+
+def _same_key(kind: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    field_name = _KEY_FIELD.get(kind)
+    if field_name is None:
+        return True  # ffi, memories, llm, tts, stt: one entry of each at most matters
+    return str(a.get(field_name, "")).rstrip("/") == str(b.get(field_name, "")).rstrip("/")
+
+
+def _diff_kind(tool: str, kind: str, old: list[dict[str, Any]],
+               new: list[dict[str, Any]]) -> list[PermissionChange]:
+    changes: list[PermissionChange] = []
+    matched: set[int] = set()
+    for entry in new:
+        value, reason = describe_entry(kind, entry), str(entry.get("reason", ""))
+        required = not entry.get("optional", False)
+        exact = [i for i, o in enumerate(old) if _same_key(kind, o, entry)]
+        if exact:
+            matched.update(exact)
+            before = old[exact[0]]
+            was_required = not before.get("optional", False)
+            wider = not _covers(kind, before, entry) or (required and not was_required)
+            narrower = not _covers(kind, entry, before) or (was_required and not required)
+            previous = describe_entry(kind, before)
+            if required != was_required:
+                previous += "" if was_required else " (optional)"
+                value += "" if required else " (optional)"
+            if wider:
+                changes.append(PermissionChange(tool, "widened", kind, value, reason, previous))
+            elif narrower:
+                changes.append(PermissionChange(tool, "narrowed", kind, value, reason, previous))
+            continue
+        inside = [i for i, o in enumerate(old) if _covers(kind, entry, o)]
+        if inside:
+            matched.update(inside)
+            previous = ", ".join(describe_entry(kind, old[i]) for i in inside)
+            changes.append(PermissionChange(tool, "widened", kind, value, reason, previous))
+            continue
+        around = [i for i, o in enumerate(old) if _covers(kind, o, entry)]
+        if around:
+            matched.update(around)
+            previous = ", ".join(describe_entry(kind, old[i]) for i in around)
+            changes.append(PermissionChange(tool, "narrowed", kind, value, reason, previous))
+            continue
+        changes.append(PermissionChange(tool, "added", kind, value, reason))
+    for index, entry in enumerate(old):
+        if index not in matched:
+            changes.append(PermissionChange(tool, "removed", kind, describe_entry(kind, entry),
+                                            str(entry.get("reason", ""))))
+    return changes
+
+
+def diff_consent(old: Mapping[str, Any], new: Mapping[str, Any]) -> ConsentDiff:
+    """Compare a recorded consent with a new one.
+
+    Args:
+        old: The consent the person gave before (consent JSON).
+        new: The consent a new version asks for.
+
+    Returns:
+        The differences; ``empty`` when the new version asks for nothing else.
+    """
+    old_tools: Mapping[str, Any] = old.get("tools") or {}
+    new_tools: Mapping[str, Any] = new.get("tools") or {}
+    changes: list[PermissionChange] = []
+    for tool, permissions in new_tools.items():
+        before = old_tools.get(tool)
+        for kind in PERMISSION_KINDS:
+            changes += _diff_kind(tool, kind, _entries(before or {}, kind),
+                                  _entries(permissions, kind))
+    for tool, permissions in old_tools.items():
+        if tool not in new_tools:
+            changes += [PermissionChange(tool, "removed", item.kind, item.value, item.reason)
+                        for item in permission_items(permissions)]
+    old_hooks, new_hooks = list(old.get("hooks") or []), list(new.get("hooks") or [])
+    database = None
+    if bool(new.get("database")) != bool(old.get("database")):
+        database = "added" if new.get("database") else "removed"
+    return ConsentDiff(
+        tools_added=tuple(t for t in new_tools if t not in old_tools),
+        tools_removed=tuple(t for t in old_tools if t not in new_tools),
+        permissions=tuple(changes),
+        hooks_added=tuple(h for h in new_hooks if h not in old_hooks),
+        hooks_removed=tuple(h for h in old_hooks if h not in new_hooks),
+        database=database)
+

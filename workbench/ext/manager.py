@@ -1,0 +1,455 @@
+"""The ``ExtensionManager``: install, update, remove, trust, list and verify extensions.
+
+Every change is staged in a private folder under ``<home>/staging`` (see
+:mod:`workbench.ext.fetch`) and committed by one ``rename`` into
+``<home>/extensions/<name>``; the store records the extension, its files and the
+person's consent in one transaction right after (:mod:`workbench.ext.commit`). A
+journal written before the rename lets the next start finish or undo a change a
+kill interrupted (:mod:`workbench.ext.recovery`), so no half-installed extension is
+ever listed. Nothing here runs an extension's code.
+
+This module imports the config, manifest and store packages and ``workbench.ext``;
+never the core, the tool registry or a front-end.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+from workbench import __version__
+from workbench.config.home import Home
+from workbench.ext.archive import ArchiveLimits
+from workbench.ext.commit import CRASH_ENV, Committer
+from workbench.ext.consent import diff_consent
+from workbench.ext.discovery import DiscoveredExtension, discover, extension_folders
+from workbench.ext.errors import ExtensionError, InstallDeclined
+from workbench.ext.fetch import fetch
+from workbench.ext.fingerprint import FingerprintCheck, compare, fingerprint
+from workbench.ext.installed import (
+    BUILTIN_NAME,
+    InstalledExtension,
+    check_name,
+    inspect_installed,
+    invalid_message,
+    manifest_json,
+    record_installed,
+)
+from workbench.ext.plan import DEFAULT_VERSION, InstallPlan, PlanAction, build_plan, read_version
+from workbench.ext.recovery import Repair, recover
+from workbench.ext.registry import DEFAULT_REGISTRY, RegistryClient, SearchResult
+from workbench.ext.semver import parse_version
+from workbench.ext.signature import PUBLIC_KEY_PATH, load_public_key, verify_folder
+from workbench.ext.sources import Source, parse_source
+from workbench.ext.staging import StagingArea, copy_folder
+from workbench.manifest.validate import validate_extension
+from workbench.store import Store
+
+__all__ = ["BUILTIN_DIR", "CRASH_ENV", "Approve", "ExtensionManager"]
+
+BUILTIN_DIR = Path(__file__).resolve().parents[2] / "extensions" / "builtin"
+"""The built-in extension shipped beside the package (as ``workbench.tools.loader`` has it)."""
+
+Approve = Callable[[InstallPlan], bool]
+
+
+class ExtensionManager:
+    """Installs and keeps track of the extensions in a home.
+
+    Creating one repairs what an interrupted run left behind (the repairs made are
+    in :attr:`repairs`).
+
+    Args:
+        home: The workbench home.
+        store: The open store of that home.
+        registry_url: The npm registry (the ``extensions.registry`` setting).
+        registry: A registry client to use instead of one for ``registry_url``.
+        builtin_dir: The packaged built-in extension.
+        public_key_path: The key the built-in's signature is checked with.
+        limits: The caps on an extension's files.
+        on_removed: Called with an extension's name once it is removed (also when a
+            start finishes an interrupted removal or forgets an extension whose folder
+            is gone), to drop what other parts keep for it outside its folder, such
+            as a private database the host keeps elsewhere.
+    """
+
+    def __init__(self, home: Home, store: Store, *, registry_url: str = DEFAULT_REGISTRY,
+                 registry: RegistryClient | None = None, builtin_dir: Path = BUILTIN_DIR,
+                 public_key_path: Path = PUBLIC_KEY_PATH,
+                 limits: ArchiveLimits | None = None,
+                 on_removed: Callable[[str], None] | None = None) -> None:
+        self.home = home.ensure()
+        self.store = store
+        self.registry = registry or RegistryClient(registry_url)
+        self.builtin_dir = builtin_dir
+        self.public_key_path = public_key_path
+        self.limits = limits or ArchiveLimits()
+        self.staging = StagingArea(home.root / "staging")
+        self._commits = Committer(self.home, store, self.staging)
+        self._on_removed = on_removed
+        self.repairs: list[Repair] = self.recover()
+        """What the start repaired: interrupted changes finished or undone, records fixed."""
+
+    # -- places and repairs -------------------------------------------------------
+
+    def folder_of(self, name: str) -> Path:
+        """Where an extension called ``name`` is installed."""
+        return self.home.extensions_dir / name
+
+    def recover(self) -> list[Repair]:
+        """Finish or undo interrupted changes and reconcile folders with records.
+
+        Returns:
+            One entry per repair made.
+        """
+        with self._commits.lock():
+            repairs = recover(self.home, self.store, self.staging)
+        for repair in list(repairs):
+            if repair.action in ("removed", "forgot"):
+                try:
+                    self._removed(repair.name)
+                except ExtensionError as exc:
+                    repairs.append(Repair(repair.name, "failed", exc.message))
+        return repairs
+
+    def _removed(self, name: str) -> None:
+        if self._on_removed is None:
+            return
+        try:
+            self._on_removed(name)
+        except Exception as exc:
+            raise ExtensionError(f"{name} was removed, but what was kept for it elsewhere "
+                                 f"could not be dropped: {exc}") from exc
+
+    # -- staging and plans --------------------------------------------------------
+
+    def _plan_staged(self, action: PlanAction, stage: Path, source: str,
+                     fallback: str) -> InstallPlan:
+        pkg = stage / "pkg"
+        report = validate_extension(pkg)
+        if report.manifest is None:
+            raise ExtensionError(invalid_message(report), where=source)
+        manifest = report.manifest
+        check_name(manifest.name, source)
+        prints = fingerprint(pkg)
+        row = self.store.get_extension(manifest.name)
+        plan = build_plan(
+            action, manifest=manifest, folder=pkg, source=source,
+            version=read_version(pkg, fallback), digest=prints.digest,
+            files=len(prints.files), size=prints.total_bytes,
+            previous_version=row["version"] if row and action != "install" else None,
+            warnings=tuple(problem.describe() for problem in report.warnings))
+        consent = self.store.get_consent(manifest.name)
+        if consent is not None and action != "install":
+            plan = dataclasses.replace(plan, diff=diff_consent(consent["approved"], plan.consent))
+        return plan
+
+    def plan(self, source: str | Source) -> InstallPlan:
+        """Fetch and unpack a source and describe what installing it would approve.
+
+        The files stay in a staging folder (``plan.folder``) until the plan is given
+        to :meth:`install` or to :meth:`discard`; a leftover is removed at the next
+        start.
+
+        Raises:
+            SourceError: The source names nothing usable.
+            RegistryError: The package cannot be fetched or fails its checksum.
+            ArchiveError: The archive is unsafe or too large.
+            ExtensionError: The extension is invalid (every error with its pointer),
+                its name is unusable, or it is already installed.
+        """
+        src = parse_source(source) if isinstance(source, str) else source
+        stage, fallback = fetch(src, self.staging, self.registry, self.limits)
+        try:
+            plan = self._plan_staged("install", stage, str(src), fallback)
+            if plan.name == BUILTIN_NAME:
+                raise ExtensionError(f"{BUILTIN_NAME!r} is the name of the built-in extension; "
+                                     "it cannot be installed from elsewhere", where=str(src))
+            self._commits.refuse_existing(plan.name)
+        except BaseException:
+            self.staging.discard(stage)
+            raise
+        return plan
+
+    def _stage_of(self, plan: InstallPlan) -> Path:
+        stage = plan.folder.parent
+        if stage.parent != self.staging.root or plan.folder.name != "pkg":
+            raise ExtensionError("this plan's files are not in this home's staging area",
+                                 where=str(plan.folder))
+        if not plan.folder.is_dir():
+            raise ExtensionError("this plan's files are gone; make a new plan",
+                                 where=str(plan.folder))
+        return stage
+
+    def discard(self, plan: InstallPlan) -> None:
+        """Delete a plan's staged files without installing them."""
+        self.staging.discard(self._stage_of(plan))
+
+    # -- the public operations ----------------------------------------------------
+
+    def install(self, source: str | Source | InstallPlan, *, approve: Approve) -> InstalledExtension:
+        """Install an extension the person approves.
+
+        Args:
+            source: A source string or :class:`Source`, or a plan from :meth:`plan`.
+            approve: Shown the plan; returns True to install.
+
+        Returns:
+            The installed extension.
+
+        Raises:
+            InstallDeclined: ``approve`` said no; nothing was installed.
+            ExtensionError: See :meth:`plan`; also when the name got installed
+                meanwhile. Nothing is left behind.
+        """
+        plan = source if isinstance(source, InstallPlan) else self.plan(source)
+        if plan.action != "install":
+            raise ExtensionError(f"this is a plan to {plan.action} {plan.name}, not to install it")
+        stage = self._stage_of(plan)
+        try:
+            if not approve(plan):
+                raise InstallDeclined(f"{plan.name} was not installed")
+            self._commits.install(plan, stage, "extension.install")
+        finally:
+            self.staging.discard(stage)
+        return self.get(plan.name)
+
+    def _update_source(self, name: str, source: str | Source | None) -> Source:
+        if source is not None:
+            return parse_source(source) if isinstance(source, str) else source
+        row = self.store.get_extension(name)
+        recorded = row.get("source") if row else None
+        if not recorded:
+            raise ExtensionError(f"{name} has no recorded source; pass one with --source")
+        try:
+            src = parse_source(str(recorded))
+        except ExtensionError as exc:
+            raise ExtensionError(f"{name}'s recorded source cannot be used ({exc}); pass one "
+                                 "with --source") from None
+        if src.kind == "npm" and src.spec and parse_version(src.spec) is not None:
+            return src.unpinned()
+        return src
+
+    def plan_update(self, name: str, *, source: str | Source | None = None) -> InstallPlan:
+        """Fetch a new version of an installed extension and describe the update.
+
+        The plan's ``diff`` compares its consent with the recorded one. Give it to
+        :meth:`update` or :meth:`discard`.
+
+        Raises:
+            ExtensionError: Not installed, the built-in, no usable source, or the
+                source holds another extension.
+        """
+        if name == BUILTIN_NAME:
+            raise ExtensionError("the built-in extension is updated with workbench itself")
+        if self.store.get_extension(name) is None and not self.folder_of(name).is_dir():
+            raise ExtensionError(f"{name} is not installed")
+        src = self._update_source(name, source)
+        stage, fallback = fetch(src, self.staging, self.registry, self.limits)
+        try:
+            plan = self._plan_staged("update", stage, str(src), fallback)
+            if plan.name != name:
+                raise ExtensionError(f"the source holds the extension {plan.name!r}, not "
+                                     f"{name!r}", where=str(src))
+            if plan.diff is None:
+                plan = dataclasses.replace(plan, diff=diff_consent({}, plan.consent))
+        except BaseException:
+            self.staging.discard(stage)
+            raise
+        return plan
+
+    def update(self, name: str, *, approve: Approve,
+               source: str | Source | InstallPlan | None = None) -> InstalledExtension:
+        """Install a new version of an extension, in place of the old one, if approved.
+
+        The old folder is moved aside, the new one renamed in, and the old one
+        deleted only once the new one is recorded; on any failure the old one is
+        put back. Its private database is kept.
+
+        Args:
+            name: The installed extension.
+            approve: Shown the plan with its consent diff; returns True to update.
+            source: Where to fetch it from, or a plan from :meth:`plan_update`; the
+                recorded source when omitted (an npm package pinned to an exact
+                version is updated to the latest).
+
+        Raises:
+            InstallDeclined: ``approve`` said no; the old version is untouched.
+            ExtensionError: See :meth:`plan_update`.
+        """
+        plan = (source if isinstance(source, InstallPlan)
+                else self.plan_update(name, source=source))
+        if plan.action != "update" or plan.name != name:
+            raise ExtensionError(f"this is a plan to {plan.action} {plan.name}, not to update "
+                                 f"{name}")
+        stage = self._stage_of(plan)
+        try:
+            if not approve(plan):
+                raise InstallDeclined(f"{name} was not updated; {plan.previous_version or 'it'} "
+                                      "stays installed as it was")
+            self._commits.swap(plan, stage, "extension.update", plan.previous_version)
+        finally:
+            self.staging.discard(stage)
+        return self.get(name)
+
+    def remove(self, name: str) -> None:
+        """Uninstall an extension: its folder (with the private database kept in it and
+        the memories it shipped), its record, files and consent; then ``on_removed``.
+
+        Raises:
+            ExtensionError: Not installed, or the built-in.
+        """
+        if name == BUILTIN_NAME:
+            raise ExtensionError("the built-in extension cannot be removed; switch its tools "
+                                 "off instead")
+        self._commits.remove(name)
+        self._removed(name)
+
+    def _inspect(self, name: str) -> InstalledExtension:
+        return inspect_installed(name, self.folder_of(name), self.store.get_extension(name),
+                                 self.store.get_consent(name), self.store.extension_files(name))
+
+    def list(self) -> list[InstalledExtension]:
+        """Every installed extension (and every folder found in the extensions folder),
+        by name, with its state: ``ok``, ``held`` or ``broken`` and why."""
+        names = {row["name"] for row in self.store.list_extensions()}
+        names |= {folder.name for folder in extension_folders(self.home.extensions_dir)}
+        return [self._inspect(name) for name in sorted(names)]
+
+    def get(self, name: str) -> InstalledExtension:
+        """One installed extension with its state.
+
+        Raises:
+            ExtensionError: It is not installed.
+        """
+        if self.store.get_extension(name) is None and not self.folder_of(name).is_dir():
+            raise ExtensionError(f"{name} is not installed")
+        return self._inspect(name)
+
+    def verify(self, name: str) -> FingerprintCheck:
+        """Compare an extension's files with the ones approved.
+
+        Raises:
+            ExtensionError: It is not installed or its folder is missing.
+        """
+        folder = self.folder_of(name)
+        if not folder.is_dir():
+            raise ExtensionError(f"{name} is not installed" if self.store.get_extension(name)
+                                 is None else f"{name}'s folder is missing", where=str(folder))
+        return compare(self.store.extension_files(name), fingerprint(folder))
+
+    def trust(self, name: str, *, approve: Approve | None = None) -> InstallPlan:
+        """Approve an extension's current files, releasing it from ``held``.
+
+        Args:
+            name: The installed extension.
+            approve: Shown the plan (with the files that changed and the consent
+                diff); returns True to trust. None trusts without asking.
+
+        Returns:
+            What is now approved.
+
+        Raises:
+            InstallDeclined: ``approve`` said no; it stays held.
+            ExtensionError: Not installed, invalid, the built-in, or its files
+                changed again while the person decided.
+        """
+        if name == BUILTIN_NAME:
+            raise ExtensionError("the built-in extension is checked by its signature, not "
+                                 "trusted by hand; workbench restores it from its signed copy "
+                                 "at the next start")
+        folder = self.folder_of(name)
+        if not folder.is_dir():
+            raise ExtensionError(f"{name} is not installed")
+        report = validate_extension(folder)
+        if report.manifest is None:
+            raise ExtensionError(invalid_message(report), where=str(folder))
+        manifest = report.manifest
+        if manifest.name != name:
+            raise ExtensionError(f"its manifest names it {manifest.name!r}, but it is "
+                                 f"installed as {name!r}", where=str(folder))
+        prints = fingerprint(folder)
+        recorded = self.store.extension_files(name)
+        row = self.store.get_extension(name)
+        consent = self.store.get_consent(name)
+        plan = build_plan(
+            "trust", manifest=manifest, folder=folder,
+            source=str(row["source"]) if row and row.get("source") else str(folder),
+            version=read_version(folder, str(row["version"]) if row and row.get("version")
+                                 else DEFAULT_VERSION),
+            digest=prints.digest, files=len(prints.files), size=prints.total_bytes,
+            changed_files=tuple(compare(recorded, prints).paths()) if recorded else (),
+            warnings=tuple(problem.describe() for problem in report.warnings))
+        if consent is not None:
+            plan = dataclasses.replace(plan, diff=diff_consent(consent["approved"], plan.consent))
+        if approve is not None and not approve(plan):
+            raise InstallDeclined(f"{name} was not trusted; it stays held")
+        with self._commits.lock():
+            again = fingerprint(folder)
+            if again.digest != plan.digest:
+                raise ExtensionError("its files changed again while you decided; run "
+                                     f"`workbench ext trust {name}` again", where=str(folder))
+            record_installed(self.store, name=name, version=plan.version, source=plan.source,
+                             folder=folder, prints=again, consent=plan.consent,
+                             manifest=manifest_json(manifest), action="extension.trust")
+        return plan
+
+    def ensure_builtin(self) -> InstallPlan | None:
+        """Install the packaged built-in extension, or re-install it when the packaged
+        copy differs from the installed one (a newer workbench, or tampering).
+
+        The packaged copy is staged and its ed25519 signature checked before anything
+        is installed; no network is used.
+
+        Returns:
+            The plan installed, or None when the installed copy is already the
+            packaged one.
+
+        Raises:
+            SignatureError: The packaged copy does not match its signature; nothing
+                was installed (an earlier installed copy stays).
+            ExtensionError: The packaged copy is missing or invalid.
+        """
+        packaged = self.builtin_dir
+        if not packaged.is_dir():
+            raise ExtensionError("the built-in extension is missing from the installation",
+                                 where=str(packaged))
+        target = self.folder_of(BUILTIN_NAME)
+        row = self.store.get_extension(BUILTIN_NAME)
+        consent = self.store.get_consent(BUILTIN_NAME)
+        digest = fingerprint(packaged).digest
+        if (row is not None and consent is not None and target.is_dir()
+                and row["digest"] == digest == consent["digest"]
+                and fingerprint(target).digest == digest):
+            return None
+        stage = self.staging.new()
+        try:
+            copy_folder(packaged, stage / "pkg", self.limits)
+            verify_folder(stage / "pkg", load_public_key(self.public_key_path))
+            plan = self._plan_staged("builtin", stage, "builtin", __version__)
+            if plan.name != BUILTIN_NAME:
+                raise ExtensionError(f"the built-in extension must be named {BUILTIN_NAME!r}, "
+                                     f"not {plan.name!r}", where=str(packaged))
+            if row is None and not target.exists():
+                self._commits.install(plan, stage, "extension.builtin")
+            else:
+                self._commits.swap(plan, stage, "extension.builtin",
+                                  str(row["version"]) if row else None)
+        finally:
+            self.staging.discard(stage)
+        return plan
+
+    def discover(self, project_dir: Path | None) -> list[DiscoveredExtension]:
+        """The global and project-local extension folders, checked without running any
+        code: scope, validity, and whether each may run here."""
+        def state(name: str, _folder: Path) -> tuple[bool, str]:
+            found = self._inspect(name)
+            return found.ok, found.reason
+
+        return discover(self.home, project_dir, state)
+
+    def search(self, words: list[str] | tuple[str, ...] = (), *,
+               limit: int = 20) -> list[SearchResult]:
+        """Find extension packages on the registry (see :meth:`RegistryClient.search`)."""
+        return self.registry.search(words, limit=limit)

@@ -1,0 +1,234 @@
+"""What an extension brings, shown to a person before they approve it: the ``InstallPlan``.
+
+A plan is built from a validated manifest and the fingerprint of the files it
+describes: the extension's name and version, its tools with each permission and
+the reason for it, its hooks, the knowledge and skills it ships, whether it gets a
+private database, and, when an earlier version was approved, the difference between
+the two consents. :meth:`InstallPlan.describe` renders it as lines for a terminal;
+:meth:`InstallPlan.to_json` for scripts and the TUI.
+
+This module imports nothing of ours but the manifest models and ``workbench.ext``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from workbench.ext.consent import ConsentDiff, PermissionItem, consent_of, permission_items
+from workbench.manifest.models import Manifest
+
+DEFAULT_VERSION = "0.0.0"
+"""The version of an extension whose package files name none."""
+
+VERSION_FILES: tuple[str, ...] = ("package.json", "deno.json", "jsr.json")
+"""Files whose ``version`` field gives an extension's version, in the order read."""
+
+PlanAction = Literal["install", "update", "trust", "builtin"]
+
+
+def read_version(folder: Path, fallback: str = DEFAULT_VERSION) -> str:
+    """The extension's version from its ``package.json`` (or ``deno.json``), else ``fallback``."""
+    for name in VERSION_FILES:
+        try:
+            data = json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        version = data.get("version") if isinstance(data, dict) else None
+        if isinstance(version, str) and version.strip():
+            return version.strip()
+    return fallback
+
+
+def _front_matter(skill_md: Path) -> dict[str, str]:
+    """The ``key: value`` pairs of a SKILL.md's front matter (between ``---`` lines)."""
+    try:
+        lines = skill_md.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    if not lines or lines[0].strip() != "---":
+        return {}
+    found: dict[str, str] = {}
+    for line in lines[1:]:
+        if line.strip() == "---":
+            break
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not key.startswith((" ", "\t")):
+            found[key.strip()] = value.strip().strip("\"'")
+    return found
+
+
+@dataclass(frozen=True)
+class ToolSummary:
+    """One tool as a plan shows it."""
+
+    name: str
+    description: str
+    permissions: tuple[PermissionItem, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description,
+                "permissions": [item.to_json() for item in self.permissions]}
+
+
+@dataclass(frozen=True)
+class SkillSummary:
+    """One shipped skill: its folder and what its SKILL.md says it is."""
+
+    path: str
+    name: str
+    description: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "name": self.name, "description": self.description}
+
+
+@dataclass(frozen=True)
+class InstallPlan:
+    """What installing (updating, trusting) an extension would approve.
+
+    Attributes:
+        action: ``install``, ``update``, ``trust`` or ``builtin``.
+        name: The extension's name (its folder under the extensions folder).
+        display_name: The name shown to people.
+        description: What it does.
+        version: Its version.
+        source: Where it comes from, as recorded.
+        folder: Where its files are now (a staging folder until installed).
+        digest: The digest of its files, which the consent is bound to.
+        files: How many files it has.
+        size: Their total size in bytes.
+        tools: Its tools with their permissions.
+        hooks: The hooks it registers.
+        knowledge: The knowledge files it ships.
+        skills: The skills it ships.
+        database: Whether it gets a private database.
+        previous_version: The version installed now, for an update.
+        diff: How its consent differs from the recorded one (None on a first install).
+        changed_files: For ``trust``: the files that changed since the last approval.
+        warnings: What validation found worth a second look.
+        manifest: The validated manifest.
+        consent: The consent JSON approving this plan records.
+    """
+
+    action: PlanAction
+    name: str
+    display_name: str
+    description: str
+    version: str
+    source: str
+    folder: Path
+    digest: str
+    files: int
+    size: int
+    tools: tuple[ToolSummary, ...]
+    hooks: tuple[str, ...]
+    knowledge: tuple[str, ...]
+    skills: tuple[SkillSummary, ...]
+    database: bool
+    consent: dict[str, Any] = field(repr=False)
+    previous_version: str | None = None
+    diff: ConsentDiff | None = None
+    changed_files: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    manifest: Manifest | None = field(default=None, repr=False, compare=False)
+
+    def describe(self) -> list[str]:
+        """The plan as lines for a terminal: what the extension brings, then what changed."""
+        verb = {"install": "Install", "update": "Update", "trust": "Trust",
+                "builtin": "Install"}[self.action]
+        version = (f"{self.previous_version} -> {self.version}"
+                   if self.previous_version and self.previous_version != self.version
+                   else self.version)
+        lines = [f"{verb} {self.display_name} ({self.name} {version})",
+                 f"  from {self.source}", f"  {self.description}"]
+        if self.changed_files:
+            lines.append("Files changed since you approved it: " + ", ".join(self.changed_files))
+        if self.tools:
+            lines.append("Tools:")
+            for tool in self.tools:
+                lines.append(f"  {tool.name} — {tool.description}")
+                if not tool.permissions:
+                    lines.append("    needs no permissions")
+                for item in tool.permissions:
+                    lines.append(f"    {item.describe()}: {item.reason}")
+        else:
+            lines.append("Tools: none")
+        lines.append("Hooks: " + (", ".join(self.hooks) if self.hooks else "none"))
+        if self.database:
+            lines.append("Private database: yes (dropped when the extension is removed)")
+        lines.append("Knowledge: " + (", ".join(self.knowledge) if self.knowledge else "none"))
+        if self.skills:
+            lines.append("Skills:")
+            lines += [f"  {skill.name} ({skill.path})"
+                      + (f" — {skill.description}" if skill.description else "")
+                      for skill in self.skills]
+        else:
+            lines.append("Skills: none")
+        if self.diff is not None:
+            if self.diff.empty:
+                lines.append("Compared with what you approved before: no change in tools, "
+                             "permissions or hooks")
+            else:
+                lines.append("Compared with what you approved before:")
+                lines += [f"  {line}" for line in self.diff.describe()]
+        lines += [f"warning: {warning}" for warning in self.warnings]
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "action": self.action, "name": self.name, "display_name": self.display_name,
+            "description": self.description, "version": self.version, "source": self.source,
+            "digest": self.digest, "files": self.files, "size": self.size,
+            "tools": [tool.to_json() for tool in self.tools], "hooks": list(self.hooks),
+            "knowledge": list(self.knowledge),
+            "skills": [skill.to_json() for skill in self.skills], "database": self.database,
+            "previous_version": self.previous_version,
+            "diff": None if self.diff is None else self.diff.to_json(),
+            "changed_files": list(self.changed_files), "warnings": list(self.warnings),
+        }
+
+
+def build_plan(action: PlanAction, *, manifest: Manifest, folder: Path, source: str,
+               version: str, digest: str, files: int, size: int,
+               previous_version: str | None = None, diff: ConsentDiff | None = None,
+               changed_files: tuple[str, ...] = (), warnings: tuple[str, ...] = (),
+               hooks: tuple[str, ...] = ()) -> InstallPlan:
+    """Describe a validated extension for approval.
+
+    Args:
+        action: What approving does.
+        manifest: The extension's manifest.
+        folder: Where its files are.
+        source: Where it came from.
+        version: Its version.
+        digest: The digest of its files.
+        files: How many files.
+        size: Their total size.
+        previous_version: The installed version, for an update.
+        diff: The consent difference, when an earlier consent exists.
+        changed_files: For a trust: the files that changed.
+        warnings: Validation warnings, as lines.
+        hooks: The hooks it registers.
+    """
+    consent = consent_of(manifest, version=version, hooks=hooks)
+    tools = tuple(ToolSummary(tool.name, tool.description,
+                              permission_items(consent["tools"].get(tool.name, {})))
+                  for tool in manifest.tools)
+    knowledge = tuple(memory.path for memory in manifest.memories if memory.kind == "knowledge")
+    skills = []
+    for memory in manifest.memories:
+        if memory.kind != "skill":
+            continue
+        meta = _front_matter(folder / memory.path / "SKILL.md")
+        skills.append(SkillSummary(memory.path, meta.get("name") or Path(memory.path).name,
+                                   meta.get("description", "")))
+    return InstallPlan(
+        action=action, name=manifest.name, display_name=manifest.display_name,
+        description=manifest.description, version=version, source=source, folder=folder,
+        digest=digest, files=files, size=size, tools=tools, hooks=hooks, knowledge=knowledge,
+        skills=tuple(skills), database=manifest.database, consent=consent,
+        previous_version=previous_version, diff=diff, changed_files=changed_files,
+        warnings=warnings, manifest=manifest)
