@@ -70,6 +70,9 @@ class Memories:
     def add_shipped(self, memory: ShippedMemory) -> None:
         self.shipped.setdefault(memory.title, memory)
 
+    def clear_shipped(self) -> None:
+        self.shipped.clear()
+
     def remove_extension(self, extension: str) -> None:
         self.shipped = {t: m for t, m in self.shipped.items() if m.extension != extension}
 

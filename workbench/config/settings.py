@@ -85,6 +85,8 @@ SETTINGS: dict[str, Setting] = {
                 "The largest tool result kept, in bytes.", _positive),
         Setting("extensions.enabled", bool, True,
                 "Load extensions; when off, extension diagnostics still run."),
+        Setting("extensions.samples", bool, False,
+                "Load the samples extension (one small tool per ctx capability), for development."),
         Setting("extensions.registry", str, "https://registry.npmjs.org",
                 "The npm registry extensions are searched for and installed from.",
                 _http_url),

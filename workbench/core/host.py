@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,6 @@ from workbench.capabilities.memories import Memories
 from workbench.core.runner import Dispatcher, SandboxRunner
 from workbench.core.services import HostServices
 from workbench.sandbox.policy import Limits
-from workbench.tools.loader import BUILTIN_DIR, load_extension
 from workbench.tools.registry import ToolRegistry
 
 
@@ -69,13 +69,23 @@ class Host:
             roots=TemplateRoots.for_host(home.root),
             default_timeout_ms=int(config.get("tools.timeout_ms")),
             max_output_bytes=int(config.get("tools.max_output_bytes")))
+        self.manager = None
+        self._loading = threading.Lock()
+        self._extensions_loaded = False
+        self.loaded_extensions: list[dict] = []
+        self.extension_notices: list[str] = []
         self._provider: ModelProvider | None = None
         self._turn: asyncio.Task | None = None
 
     @classmethod
     def open(cls, *, cwd: Path | None = None, model: str | None = None,
-             responder: Responder | None = None, env: Mapping[str, str] | None = None) -> Host:
+             responder: Responder | None = None, env: Mapping[str, str] | None = None,
+             defer_extensions: bool = False) -> Host:
         """Open the home (creating it on first start), its config and store.
+
+        With ``defer_extensions`` the extensions are loaded on first need (or by
+        ``ensure_extensions`` from a background thread), so a front-end can draw
+        its first frame before that work.
 
         Raises:
             WorkbenchError: A config file or the store cannot be used; nothing of the
@@ -87,13 +97,39 @@ class Host:
         home.ensure()
         config = Config.load(home, cwd)
         store = Store.open(home.db_path)
-        registry = ToolRegistry()
-        load_extension(registry, BUILTIN_DIR, source="builtin")
-        host = cls(home=home, config=config, store=store, registry=registry,
+        host = cls(home=home, config=config, store=store, registry=ToolRegistry(),
                    responder=responder or DenyAll(), model=model or str(config.get("model")),
                    cwd=cwd)
         host.sandbox.start()
+        if not defer_extensions:
+            host.ensure_extensions()
         return host
+
+    def ensure_extensions(self) -> None:
+        """Load the extensions once; safe to call from a background thread."""
+        with self._loading:
+            if not self._extensions_loaded:
+                self.reload_extensions()
+
+    def reload_extensions(self) -> None:
+        """(Re)build the tool registry from the extensions that may run here."""
+        from workbench.core.extensions import load_extensions
+        from workbench.ext.manager import ExtensionManager
+
+        if self.manager is None:
+            self.manager = ExtensionManager(self.home, self.store,
+                                            registry_url=str(self.config.get("extensions.registry")),
+                                            on_removed=self.databases.drop)
+        self.registry.clear()
+        self.memories.clear_shipped()
+        loaded = load_extensions(registry=self.registry, manager=self.manager, memories=self.memories,
+                                 cwd=self.cwd, enabled=bool(self.config.get("extensions.enabled")),
+                                 samples=bool(self.config.get("extensions.samples")))
+        self.loaded_extensions = loaded.extensions
+        self.extension_notices = loaded.notices
+        if self._extensions_loaded:
+            self.sandbox.forget()
+        self._extensions_loaded = True
 
     def __enter__(self) -> Host:
         return self
@@ -122,7 +158,7 @@ class Host:
 
     def notices(self) -> list[str]:
         """What the person should know about the setup (e.g. an untrusted project config)."""
-        return list(self.config.notices)
+        return list(self.config.notices) + list(self.extension_notices)
 
     def announce(self) -> None:
         """Publish the setup notices as events."""
@@ -139,6 +175,7 @@ class Host:
 
     def tool_specs(self) -> list[ToolSpec]:
         """The tools offered to the model."""
+        self.ensure_extensions()
         return [ToolSpec(t.name, t.description, t.parameters) for t in self.registry.available()]
 
     # --- sessions ----------------------------------------------------------
@@ -175,6 +212,7 @@ class Host:
             session_id = self.session(session_id)["id"]
             self.bus.publish(SessionStarted(session_id=session_id, resumed=True))
         provider = self.provider()
+        await asyncio.to_thread(self.ensure_extensions)
 
         async def call_tool(call: ToolCall, user_message: str) -> ToolOutcome:
             options = CallOptions(caller="model", session_id=session_id, user_message=user_message)
@@ -208,6 +246,7 @@ class Host:
 
     async def call_tool(self, name: str, arguments: Any, options: CallOptions = CallOptions()) -> ToolOutcome:
         """Call a tool directly (a person, a schedule or another agent), through the gateway."""
+        await asyncio.to_thread(self.ensure_extensions)
         return await self.gateway.call(name, arguments, options)
 
     def resolve_grant_flags(self, name: str, flags: list[str], grant_all: bool = False) -> tuple[tuple[str, str], ...]:
@@ -222,6 +261,7 @@ class Host:
         from workbench.errors import ExitCode
         from workbench.permissions.requirements import expand_path
 
+        self.ensure_extensions()
         tool = self.registry.resolve(name)
         declared = self.gateway.requirements(tool)
         if grant_all:
@@ -244,6 +284,7 @@ class Host:
 
     def explain_grants(self, name: str) -> list[dict[str, Any]]:
         """For each permission ``name`` declares: granted or not, by which grant, when."""
+        self.ensure_extensions()
         tool = self.registry.resolve(name)
         grants = self.store.list_grants(tool.qualified_name)
         rows = []
@@ -258,6 +299,7 @@ class Host:
 
     def revoke_grants(self, name: str, kind: str | None = None, value: str | None = None) -> int:
         """Remove a tool's grants (all, of one kind, or one value); returns how many."""
+        self.ensure_extensions()
         tool = self.registry.resolve(name)
         removed = self.store.revoke_grants(tool.qualified_name, kind, value)
         self.sandbox.forget(tool.qualified_name)

@@ -23,10 +23,11 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 from workbench.ext.errors import IntegrityError, RegistryError
 from workbench.ext.semver import max_satisfying, parse_version
@@ -145,6 +146,8 @@ class RegistryClient:
         self._transport = transport
 
     def _client(self) -> httpx.Client:
+        import httpx  # imported here: it costs start-up time when unused
+
         return httpx.Client(timeout=self.timeout, transport=self._transport,
                             follow_redirects=True,
                             headers={"Accept": "application/json",
@@ -152,6 +155,8 @@ class RegistryClient:
 
     def _get_json(self, url: str, params: dict[str, Any] | None = None,
                   *, missing: str | None = None) -> Any:
+        import httpx  # imported here: it costs start-up time when unused
+
         try:
             with self._client() as client, client.stream("GET", url, params=params) as answer:
                 if answer.status_code == 404 and missing:
@@ -258,6 +263,8 @@ class RegistryClient:
             IntegrityError: The bytes do not match, or there is no checksum to match.
             RegistryError: The download failed or was larger than allowed.
         """
+        import httpx  # imported here: it costs start-up time when unused
+
         expected = expected_checksum(version)
         hasher = hashlib.new(expected.algorithm)
         url = version.tarball

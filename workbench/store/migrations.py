@@ -147,6 +147,40 @@ def m002_extension_consent(db: Database) -> None:
         db.execute(statement)
 
 
+M003_STATEMENTS = (
+    # The user's own memories; the ones extensions ship stay in their folders.
+    """
+    CREATE TABLE memories (
+        title TEXT PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('knowledge', 'skill')),
+        summary TEXT,
+        content TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    )
+    """,
+    # Prompts a person accepted to run on a schedule (schedule is JSON).
+    """
+    CREATE TABLE scheduled_prompts (
+        id INTEGER PRIMARY KEY,
+        title TEXT NOT NULL,
+        instruction TEXT NOT NULL,
+        schedule TEXT NOT NULL,
+        run_missed INTEGER NOT NULL DEFAULT 0,
+        source TEXT,
+        enabled INTEGER NOT NULL DEFAULT 1,
+        created_at INTEGER NOT NULL
+    )
+    """,
+)
+
+
+def m003_memories_and_schedules(db: Database) -> None:
+    """The user's memories and accepted scheduled prompts."""
+    for statement in M003_STATEMENTS:
+        db.execute(statement)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -165,6 +199,7 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "m001_initial", m001_initial),
     Migration(2, "m002_extension_consent", m002_extension_consent),
+    Migration(3, "m003_memories_and_schedules", m003_memories_and_schedules),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 

@@ -10,12 +10,14 @@ from workbench.store.audit import AuditMixin
 from workbench.store.consents import ConsentsMixin
 from workbench.store.extensions import ExtensionsMixin
 from workbench.store.grants import GrantsMixin
+from workbench.store.memories import MemoriesMixin
+from workbench.store.schedules import SchedulesMixin
 from workbench.store.sessions import SessionsMixin
 from workbench.store.toolcalls import ToolCallsMixin
 
 
 class Store(SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsMixin, ConsentsMixin,
-            AuditMixin):
+            MemoriesMixin, SchedulesMixin, AuditMixin):
     """The workbench database: sessions, messages, tool calls, grants, extensions (with
     their files and consents), audit.
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workbench.manifest.models import Manifest
 from workbench.manifest.validate import validate_extension
 from workbench.tools.registry import LoadError, Tool, ToolRegistry
 
@@ -22,12 +23,18 @@ def load_extension(registry: ToolRegistry, folder: Path, *, source: str = "exten
         The tools added; empty when the extension did not load (see
         ``registry.load_errors``).
     """
+    return read_extension(registry, folder, source=source)[1]
+
+
+def read_extension(registry: ToolRegistry, folder: Path, *,
+                   source: str = "extension") -> tuple[Manifest | None, list[Tool]]:
+    """``load_extension``, also returning the manifest (None when it did not load)."""
     report = validate_extension(folder)
     if not report.valid or report.manifest is None:
         first = report.errors[0] if report.errors else None
         detail = f"{first.pointer or '/'}: {first.message}" if first else "invalid manifest"
         registry.load_errors.append(LoadError(folder.name, folder, detail))
-        return []
+        return None, []
     manifest = report.manifest
     entry, runtime = manifest.resolve_entry(folder) if manifest.tools else (None, None)
     tools = []
@@ -42,4 +49,4 @@ def load_extension(registry: ToolRegistry, folder: Path, *, source: str = "exten
             database=manifest.database)
         registry.add(tool)
         tools.append(tool)
-    return tools
+    return manifest, tools

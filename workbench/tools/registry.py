@@ -90,6 +90,11 @@ class ToolRegistry:
         self.load_errors: list[LoadError] = []
         self.platforms = session_platforms() if platforms is None else platforms
 
+    def clear(self) -> None:
+        """Forget every tool and load error (before a reload)."""
+        self._by_name.clear()
+        self.load_errors.clear()
+
     def add(self, tool: Tool) -> None:
         """Offer ``tool``; precedence decides whether it wins its name."""
         if tool.source not in SOURCE_ORDER:

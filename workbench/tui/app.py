@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from textual import work
 from textual.app import App
 from textual.binding import Binding
 
@@ -75,7 +76,13 @@ class WorkbenchApp(App):
             lambda event: chat.post_message(CoreEvent(event)))
         for problem in self._startup_notices:
             self.post_core_event(Notice(level="warning", message=problem))
-        self.host.announce()
+        self.load_extensions()
+
+    @work(thread=True, group="startup")
+    def load_extensions(self) -> None:
+        """Load the extensions after the first frame, then show the setup notices."""
+        self.host.ensure_extensions()
+        self.call_from_thread(self.host.announce)
 
     def post_core_event(self, event: Event) -> None:
         """Deliver an event of the TUI's own (a theme problem) the way core events go."""
@@ -103,5 +110,5 @@ def open_app(*, model: str | None = None, cwd: Path | None = None,
         WorkbenchError: The host cannot be opened (a config file or the store).
     """
     responder = TuiResponder()
-    host = Host.open(cwd=cwd, model=model, responder=responder, env=env)
+    host = Host.open(cwd=cwd, model=model, responder=responder, env=env, defer_extensions=True)
     return WorkbenchApp(host, responder)

@@ -47,11 +47,12 @@ def test_migrations_recorded_in_table_and_user_version(tmp_path: Path) -> None:
     db = Database(path)
     rows = list(db.query("SELECT number, name, applied_at FROM _migrations"))
     assert [(r["number"], r["name"]) for r in rows] == [
-        (1, "m001_initial"), (2, "m002_extension_consent")]
+        (1, "m001_initial"), (2, "m002_extension_consent"), (3, "m003_memories_and_schedules")]
     assert rows[0]["applied_at"] > 1_600_000_000_000
     assert db.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION
     assert {"sessions", "messages", "tool_calls", "grants", "extensions", "audit_log",
-            "extension_files", "extension_consents"} <= set(db.table_names())
+            "extension_files", "extension_consents", "memories",
+            "scheduled_prompts"} <= set(db.table_names())
     db.close()
 
 
@@ -105,7 +106,7 @@ def test_store_too_new_in_an_open_wal_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "w.db"
     Store.open(path).close()
     writer = sqlite3.connect(path)
-    writer.execute("PRAGMA user_version = 3")
+    writer.execute(f"PRAGMA user_version = {LATEST_VERSION + 1}")
     writer.commit()
     try:
         before = _snapshot(path)

@@ -1,0 +1,80 @@
+"""Putting extensions into the registry at start: installed, project-local, samples.
+
+Only extensions whose files match what the person approved are loaded; a held or
+broken one is listed with its reason instead. Project-local extensions run only in
+a trusted project. ``extensions.enabled = false`` loads nothing but keeps the
+diagnostics. Knowledge and skills that loaded extensions ship join the memories.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.capabilities.memories import Memories, read_shipped
+from workbench.errors import WorkbenchError
+from workbench.ext.manager import ExtensionManager
+from workbench.tools.loader import read_extension
+from workbench.tools.registry import LoadError, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+SAMPLES_DIR = Path(__file__).resolve().parents[2] / "extensions" / "samples"
+"""The samples extension: one small tool per ctx capability, loaded in development mode."""
+
+
+@dataclass
+class Loaded:
+    """What loading found: the extensions loaded and what the person should know."""
+
+    extensions: list[dict] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def _ship_memories(memories: Memories, name: str, folder: Path, manifest) -> None:
+    for memory in manifest.memories:
+        try:
+            memories.add_shipped(read_shipped(name, memory.kind, folder / memory.path))
+        except OSError as exc:
+            log.warning("cannot read %s's memory %s: %s", name, memory.path, exc)
+
+
+def _load(registry: ToolRegistry, memories: Memories, loaded: Loaded, folder: Path, *,
+          source: str, scope: str, version: str = "") -> None:
+    manifest, tools = read_extension(registry, folder, source=source)
+    if manifest is not None:
+        _ship_memories(memories, manifest.name, folder, manifest)
+        loaded.extensions.append({"name": manifest.name, "version": version, "path": str(folder),
+                                  "source": source, "scope": scope,
+                                  "tools": [t.name for t in tools]})
+
+
+def load_extensions(*, registry: ToolRegistry, manager: ExtensionManager, memories: Memories,
+                    cwd: Path, enabled: bool, samples: bool) -> Loaded:
+    """Install the built-in if needed, then load what may run; see the module docstring."""
+    loaded = Loaded()
+    try:
+        manager.ensure_builtin()
+    except WorkbenchError as exc:
+        loaded.notices.append(f"the built-in extension was not installed: {exc}")
+    if not enabled:
+        loaded.notices.append("extension loading is off (extensions.enabled = false); "
+                              "`workbench ext status` still reports them")
+    for ext in manager.list():
+        if ext.state != "ok":
+            registry.load_errors.append(LoadError(ext.name, ext.path, ext.reason))
+            continue
+        if enabled and ext.enabled:
+            _load(registry, memories, loaded, ext.path, source="builtin" if ext.builtin else "extension",
+                  scope="global", version=ext.version)
+    for found in manager.discover(cwd):
+        if found.scope != "project":
+            continue
+        if not found.runnable:
+            registry.load_errors.append(LoadError(found.name, found.folder, found.reason))
+        elif enabled:
+            _load(registry, memories, loaded, found.folder, source="extension", scope="project")
+    if samples and enabled and SAMPLES_DIR.is_dir():
+        _load(registry, memories, loaded, SAMPLES_DIR, source="extension", scope="development")
+    return loaded
