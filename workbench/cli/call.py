@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from pathlib import Path
 
 import typer
 
@@ -22,10 +23,16 @@ def call_command(
                                     help="Grant a declared permission for this call (repeatable)."),
     grant_all: bool = typer.Option(False, "--grant-all", help="Grant every permission the tool declares."),
     as_json: bool = typer.Option(False, "--json", help="Print {ok, result} or {ok, error} as JSON."),
+    jsonl: bool = typer.Option(False, "--jsonl", help="Print every event (progress, logs, bubbles) "
+                               "as a JSON line, then the outcome as the last line."),
+    answers: Path | None = typer.Option(None, "--answers",
+                                        help="A JSON file answering the tool's ask-user forms, in order."),
 ) -> None:
     """Call TOOL once; never prompts: a missing permission is an error (exit 3)."""
     from workbench.core.gateway import CallOptions
     from workbench.core.host import Host
+    from workbench.headless.responder import HeadlessResponder, load_answers
+    from workbench.headless.run import JsonlWriter
 
     with reported():
         try:
@@ -33,11 +40,18 @@ def call_command(
         except json.JSONDecodeError as exc:
             raise WorkbenchError(f"--args is not valid JSON: {exc.msg} (column {exc.colno})",
                                  exit_code=ExitCode.USAGE) from None
-        with Host.open() as host:
+        writer = JsonlWriter(sys.stdout) if jsonl else None
+        responder = HeadlessResponder("deny", answers=load_answers(answers) if answers else None,
+                                      record=writer.request if writer else None)
+        with Host.open(responder=responder) as host:
             grants = host.resolve_grant_flags(tool, grant, grant_all) if (grant or grant_all) else ()
             options = CallOptions(caller="person", grants=grants, prompt=False)
+            if writer is not None:
+                host.bus.subscribe(writer.event)
             outcome = asyncio.run(host.call_tool(tool, arguments, options))
-    if as_json:
+    if writer is not None:
+        writer.write({"type": "outcome", **outcome.to_json()})
+    elif as_json:
         typer.echo(json.dumps(outcome.to_json(), ensure_ascii=False, default=str))
     elif outcome.ok:
         result = outcome.result

@@ -29,6 +29,7 @@ SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 IFF_UP = 0x1
 CAP_LAST = 63
+DENO_DATA_HEADROOM_MB = 1024
 
 
 def die_with_parent() -> None:
@@ -60,8 +61,10 @@ def set_limits(policy: Policy) -> None:
              (resource.RLIMIT_NOFILE, limits.open_files),
              (resource.RLIMIT_CORE, 0)]
     if policy.runtime == "deno":
-        # V8 reserves a large address space at start; bound the heap by data size instead.
-        pairs.append((resource.RLIMIT_DATA, limits.memory_mb * 2 * mib))
+        # V8 reserves a large address space at start (RLIMIT_AS would crash it) and
+        # about 700 MiB of data mappings before the first line runs: its heap is
+        # bounded by --max-old-space-size, and the data limit leaves that headroom.
+        pairs.append((resource.RLIMIT_DATA, (limits.memory_mb + DENO_DATA_HEADROOM_MB) * mib))
     else:
         pairs.append((resource.RLIMIT_AS, limits.memory_mb * mib))
     if policy.allow_processes and os.getuid() != 0:
