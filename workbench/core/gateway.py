@@ -217,6 +217,7 @@ class ToolGateway:
         except asyncio.CancelledError:
             ctx.signal.abort("cancelled")
             task.cancel()
+            await asyncio.wait({task}, timeout=5)
             self._finish(call_id, key, options, "cancelled",
                          error={"kind": "cancelled", "message": "the call was cancelled"})
             raise
@@ -299,6 +300,8 @@ async def _await_with_deadline(task: asyncio.Future, deadline: _PausableDeadline
         remaining = deadline.remaining()
         if remaining is not None and remaining <= 0:
             task.cancel()
+            # Let the runner stop the tool (it kills the worker) before answering.
+            await asyncio.wait({task}, timeout=5)
             raise ToolError("timeout", f"the call took longer than {deadline.seconds:g} s")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import socket
 import subprocess
 import sys
@@ -52,6 +53,8 @@ class ZygoteClient:
             child.close()
         self._sock = parent
         self.closed = False
+        self._kills: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+        self._killer: threading.Thread | None = None
 
     def _request(self, payload: dict, max_fds: int = 4) -> tuple[dict, list[int]]:
         with self._lock:
@@ -86,15 +89,30 @@ class ZygoteClient:
         return await asyncio.to_thread(self.spawn, policy)
 
     def kill(self, pid: int) -> None:
-        """Kill a worker's supervisor (and so its whole PID namespace)."""
+        """Kill a worker's supervisor (and so its whole PID namespace), and wait."""
         if not self.closed:
             try:
                 self._request({"op": "kill", "pid": pid})
             except SandboxUnavailable:
                 pass
 
+    def kill_soon(self, pid: int) -> None:
+        """Kill a worker from a background thread, so a finished call need not wait
+        for the zygote; ``close`` still kills every worker first."""
+        if self._killer is None:
+            self._killer = threading.Thread(target=self._kill_loop, name="zygote-killer", daemon=True)
+            self._killer.start()
+        self._kills.put(pid)
+
+    def _kill_loop(self) -> None:
+        while (pid := self._kills.get()) is not None:
+            self.kill(pid)
+
     def close(self) -> None:
         """End the zygote; its death takes every worker with it."""
+        if self._killer is not None:
+            self._kills.put(None)
+            self._killer.join(timeout=2)
         with self._lock:
             if self.closed:
                 return

@@ -250,7 +250,7 @@ class Worker:
         if self.finished:
             return
         self.finished = True
-        self.client.kill(self.pid)
+        self.client.kill_soon(self.pid)
         closers = [self.writer.close if self.writer is not None else None,
                    self._output_transport.close if self._output_transport is not None else None,
                    self.proxy.close if self.proxy is not None else None]
