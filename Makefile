@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@command -v espeak-ng >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
+		|| { apt-get install -y -qq espeak-ng >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq espeak-ng; }; } \
+		|| echo "note: espeak-ng (Debian) could not be installed; text-to-speech will say it is unavailable"
 	@touch $(STAMP)
 
 setup: $(STAMP)

@@ -8,10 +8,12 @@ engine is not installed, the call fails with a clear ``unavailable`` error.
 
 from __future__ import annotations
 
+import array
 import base64
 import io
 import shutil
 import subprocess
+import sys
 import tempfile
 import wave
 from pathlib import Path
@@ -20,6 +22,8 @@ from typing import Any
 from workbench.errors import ToolError
 
 MAX_TEXT = 10_000
+VOICE = "en-us"
+WORDS_PER_MINUTE = 140
 MAX_AUDIO_BYTES = 20 << 20
 
 
@@ -42,8 +46,8 @@ def speak(text: str, *, enabled: bool) -> dict[str, Any]:
         raise ToolError("invalid_arguments", f"tts.speak takes at most {MAX_TEXT} characters")
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "speech.wav"
-        done = subprocess.run([binary, "-w", str(out), "--stdin"], input=text.encode(),
-                              capture_output=True, timeout=60)
+        done = subprocess.run([binary, "-v", VOICE, "-s", str(WORDS_PER_MINUTE), "-w", str(out),
+                               "--stdin"], input=text.encode(), capture_output=True, timeout=60)
         if done.returncode != 0 or not out.exists():
             raise ToolError("tool", f"espeak-ng failed: {done.stderr.decode(errors='replace').strip()}")
         data = out.read_bytes()
@@ -54,18 +58,38 @@ def speak(text: str, *, enabled: bool) -> dict[str, Any]:
 
 def _pcm16_mono_16k(data: bytes) -> bytes:
     """WAV bytes as 16 kHz mono 16-bit PCM, the form PocketSphinx expects."""
-    import audioop  # noqa: deprecated in 3.13; present in 3.11 and 3.12
-
     with wave.open(io.BytesIO(data)) as wav:
         channels, width, rate = wav.getnchannels(), wav.getsampwidth(), wav.getframerate()
         frames = wav.readframes(wav.getnframes())
+    if width == 1:
+        samples = [(b - 128) << 8 for b in frames]
+    elif width in (2, 4):
+        values = array.array("h" if width == 2 else "i")
+        values.frombytes(frames[: len(frames) - len(frames) % width])
+        if sys.byteorder == "big":
+            values.byteswap()
+        samples = list(values) if width == 2 else [v >> 16 for v in values]
+    else:
+        raise wave.Error(f"{width * 8}-bit samples are not supported")
     if channels > 1:
-        frames = audioop.tomono(frames, width, 0.5, 0.5)
-    if width != 2:
-        frames = audioop.lin2lin(frames, width, 2)
-    if rate != 16000:
-        frames, _ = audioop.ratecv(frames, 2, 1, rate, 16000, None)
-    return frames
+        samples = [sum(samples[i:i + channels]) // channels
+                   for i in range(0, len(samples) - channels + 1, channels)]
+    if rate != 16000 and samples:
+        step = rate / 16000
+        count = int(len(samples) / step)
+        last = len(samples) - 1
+        resampled = []
+        for n in range(count):
+            position = n * step
+            i = int(position)
+            frac = position - i
+            nxt = samples[i + 1] if i < last else samples[i]
+            resampled.append(int(samples[i] + (nxt - samples[i]) * frac))
+        samples = resampled
+    out = array.array("h", samples)
+    if sys.byteorder == "big":
+        out.byteswap()
+    return out.tobytes()
 
 
 def transcribe(request: dict[str, Any], *, enabled: bool) -> dict[str, Any]:
