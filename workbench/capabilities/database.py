@@ -25,6 +25,12 @@ def _authorizer(action: int, arg1, arg2, db_name, trigger) -> int:
     return sqlite3.SQLITE_OK
 
 
+def _refuse_outside_writes(sql: str) -> None:
+    """``VACUUM INTO 'file'`` writes a copy anywhere the host can: refused."""
+    if re.match(r"\s*vacuum\b", sql, re.IGNORECASE) and re.search(r"\binto\b", sql, re.IGNORECASE):
+        raise ToolError("permission", "VACUUM INTO would write outside the private database")
+
+
 def _check_params(params: Any) -> list[Any]:
     if params is None:
         return []
@@ -65,8 +71,7 @@ class ExtensionDatabases:
     def query(self, extension: str, sql: str, params: Any = None) -> list[dict[str, Any]]:
         """Rows of a statement as objects keyed by column name."""
         conn = self._connect(extension)
-        if re.match(r"\s*vacuum\b", sql, re.IGNORECASE) and re.search(r"\binto\b", sql, re.IGNORECASE):
-            raise ToolError("permission", "VACUUM INTO would write outside the private database")
+        _refuse_outside_writes(sql)
         try:
             with self._lock:
                 cursor = conn.execute(sql, _check_params(params))
@@ -80,8 +85,7 @@ class ExtensionDatabases:
     def execute(self, extension: str, sql: str, params: Any = None) -> dict[str, int]:
         """Run a statement; ``{changes, lastInsertRowId}``."""
         conn = self._connect(extension)
-        if re.match(r"\s*vacuum\b", sql, re.IGNORECASE) and re.search(r"\binto\b", sql, re.IGNORECASE):
-            raise ToolError("permission", "VACUUM INTO would write outside the private database")
+        _refuse_outside_writes(sql)
         try:
             with self._lock:
                 cursor = conn.execute(sql, _check_params(params))
