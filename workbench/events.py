@@ -132,6 +132,17 @@ class Notice(Event):
     message: str
 
 
+@_event("extension_status_changed")
+@dataclass(frozen=True)
+class ExtensionStatusChanged(Event):
+    """The extensions were (re)loaded; ``report`` is the new status report's JSON
+    (``workbench ext status --json`` prints the same shape)."""
+
+    report: dict[str, Any]
+    reloaded: bool = False
+    """False for the first load of the host, True for a reload."""
+
+
 # --- requests -----------------------------------------------------------------
 
 

@@ -48,7 +48,7 @@ class Lab:
 async def lab(tmp_path: Path):
     root = tmp_path / "lab"
     root.mkdir()
-    with Host.open(cwd=tmp_path) as host:
+    async with Host.open(cwd=tmp_path) as host:
         yield Lab(host, root)
 
 

@@ -1,4 +1,5 @@
-"""`workbench ext …`: install, update, remove, list, search, trust and validate extensions.
+"""`workbench ext …`: install, update, remove, list, search, trust, enable, disable and
+validate extensions, and report their status.
 
 The manifest and ext packages are imported inside each command, so that loading this
 module (which every `workbench` invocation does) costs no more than typer. Questions
@@ -259,3 +260,52 @@ def trust(
         _echo_json(plan.to_json())
     else:
         typer.echo(f"Trusted {plan.name} ({plan.digest})")
+
+
+@ext_app.command("status")
+def status(
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    details: bool = typer.Option(False, "--details",
+                                 help="Also list each extension's tools, permissions with "
+                                      "their reasons, knowledge and skills."),
+) -> None:
+    """What loaded, what did not and why, which tool names clash, and the tools per source.
+
+    Loads the extensions as a start would (in this folder's project) and reports them.
+    """
+    from workbench.core.host import Host
+
+    with reported(), Host.open() as host:
+        report = host.status_report()
+    if as_json:
+        _echo_json(report.to_json())
+    else:
+        typer.echo(report.to_text(details=details), nl=False)
+
+
+def _switch(name: str, enabled: bool) -> None:
+    with reported(), _manager(builtin=False) as manager:
+        found = manager.get(name)
+        if found.enabled == enabled:
+            typer.echo(f"{name} is already {'enabled' if enabled else 'disabled'}")
+            return
+        manager.store.set_extension_enabled(name, enabled)
+        manager.store.audit("person", f"extension.{'enable' if enabled else 'disable'}", name)
+    if enabled:
+        typer.echo(f"Enabled {name}: its tools are offered from the next start"
+                   + (f" (it is {found.state}: {found.reason})" if not found.ok else ""))
+    else:
+        typer.echo(f"Disabled {name}: its tools are not offered from the next start; it stays "
+                   f"installed (`workbench ext enable {name}` turns it back on)")
+
+
+@ext_app.command("enable")
+def enable(name: str = typer.Argument(..., metavar="NAME", help="The installed extension.")) -> None:
+    """Switch an installed extension on, in every chat."""
+    _switch(name, True)
+
+
+@ext_app.command("disable")
+def disable(name: str = typer.Argument(..., metavar="NAME", help="The installed extension.")) -> None:
+    """Switch an installed extension off, in every chat, without removing it."""
+    _switch(name, False)

@@ -17,12 +17,14 @@ def all_subcommands(app: typer.Typer) -> None:
     from workbench.cli.doctor import doctor_command
     from workbench.cli.grants import grants_app
     from workbench.cli.ext import ext_app
+    from workbench.cli.memories import memories_app
     from workbench.cli.run import run_command
     from workbench.cli.sessions import sessions_app
 
     app.command("run")(run_command)
     app.add_typer(sessions_app, name="sessions")
     app.add_typer(ext_app, name="ext")
+    app.add_typer(memories_app, name="memories")
     app.add_typer(config_app, name="config")
     app.command("trust")(trust_command)
     app.command("call")(call_command)

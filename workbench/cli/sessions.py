@@ -1,4 +1,5 @@
-"""``workbench sessions``: list the chat sessions and show one."""
+"""``workbench sessions``: list the chat sessions, show one, and the tools it offers
+(with the extensions it switched off and on)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import typer
 
 from workbench.cli.errors import reported
 
-sessions_app = typer.Typer(help="List and show chat sessions.", no_args_is_help=True)
+sessions_app = typer.Typer(help="List and show chat sessions and switch extensions per session.",
+                           no_args_is_help=True)
 
 
 def _when(ms: int | None) -> str:
@@ -61,3 +63,61 @@ def show_session(
             typer.echo(f"\n[{role}] {message['content']}")
         for call in message.get("tool_calls") or []:
             typer.echo(f"\n[{role}] → {call['name']} {json.dumps(call.get('arguments') or {})}")
+
+
+@sessions_app.command("tools")
+def session_tools(
+    session_id: str = typer.Argument(..., metavar="ID", help="A session id or a unique prefix."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """The tools the model is offered in one session, and the extensions it switched off."""
+    from workbench.core.host import Host
+
+    with reported(), Host.open() as host:
+        session = host.session(session_id)
+        tools = host.session_tools(session["id"])
+        switches = host.store.session_extensions(session["id"])
+    off = sorted(name for name, on in switches.items() if not on)
+    if as_json:
+        typer.echo(json.dumps({
+            "session": session["id"], "switched_off": off,
+            "tools": [{"name": t.name, "extension": t.extension, "source": t.source,
+                       "qualified_name": t.qualified_name, "description": t.description}
+                      for t in tools]}, indent=2))
+        return
+    width = max((len(t.name) for t in tools), default=0)
+    extension_width = max((len(t.extension) for t in tools), default=0)
+    for tool in tools:
+        typer.echo(f"{tool.name:<{width}}  {tool.extension:<{extension_width}}  {tool.description}")
+    if not tools:
+        typer.echo("No tools are offered in this session.")
+    if off:
+        typer.echo(f"\nSwitched off in this session: {', '.join(off)}")
+
+
+def _switch(session_id: str, extension: str, enabled: bool) -> None:
+    from workbench.core.host import Host
+
+    with reported(), Host.open() as host:
+        full = host.session(session_id)["id"]
+        host.set_extension_enabled(full, extension, enabled)
+    state = "on" if enabled else "off"
+    typer.echo(f"Switched {extension} {state} in session {full[:12]}")
+
+
+@sessions_app.command("disable-extension")
+def disable_extension(
+    session_id: str = typer.Argument(..., metavar="ID", help="A session id or a unique prefix."),
+    extension: str = typer.Argument(..., metavar="EXT", help="The extension to switch off."),
+) -> None:
+    """Switch an extension off in one session: the model is not offered its tools there."""
+    _switch(session_id, extension, False)
+
+
+@sessions_app.command("enable-extension")
+def enable_extension(
+    session_id: str = typer.Argument(..., metavar="ID", help="A session id or a unique prefix."),
+    extension: str = typer.Argument(..., metavar="EXT", help="The extension to switch on."),
+) -> None:
+    """Switch an extension back on in one session."""
+    _switch(session_id, extension, True)

@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.agent.loop import TurnLoop, TurnResult
 from workbench.agent.messages import ToolCall, ToolSpec
@@ -23,7 +25,7 @@ from workbench.core.bus import EventBus
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
 from workbench.errors import WorkbenchError
-from workbench.events import Notice, SessionStarted
+from workbench.events import ExtensionStatusChanged, Notice, SessionStarted
 from workbench.permissions.broker import Broker
 from workbench.permissions.requirements import TemplateRoots
 from workbench.store import Store
@@ -31,8 +33,13 @@ from workbench.capabilities.database import ExtensionDatabases
 from workbench.capabilities.memories import Memories
 from workbench.core.runner import Dispatcher, SandboxRunner
 from workbench.core.services import HostServices
+from workbench.core.switches import known_extensions, route_in_chat
 from workbench.sandbox.policy import Limits
-from workbench.tools.registry import ToolRegistry
+from workbench.tools.registry import Tool, ToolRegistry
+
+if TYPE_CHECKING:
+    from workbench.core.load_record import LoadRecord
+    from workbench.core.status import StatusReport
 
 
 class Host:
@@ -70,10 +77,13 @@ class Host:
             default_timeout_ms=int(config.get("tools.timeout_ms")),
             max_output_bytes=int(config.get("tools.max_output_bytes")))
         self.manager = None
-        self._loading = threading.Lock()
+        self._loading = threading.RLock()
         self._extensions_loaded = False
         self.loaded_extensions: list[dict] = []
         self.extension_notices: list[str] = []
+        self.extensions_loaded_at = 0
+        """When the extensions were last (re)loaded, in unix milliseconds."""
+        self._load_record: LoadRecord | None = None
         self._provider: ModelProvider | None = None
         self._turn: asyncio.Task | None = None
 
@@ -112,30 +122,75 @@ class Host:
                 self.reload_extensions()
 
     def reload_extensions(self) -> None:
-        """(Re)build the tool registry from the extensions that may run here."""
+        """(Re)build the tool registry from the extensions that may run here, add the
+        host-native tools, and publish ``ExtensionStatusChanged`` with the new report."""
         from workbench.core.extensions import load_extensions
+        from workbench.core.host_tools import host_tools
+        from workbench.core.load_record import LoadRecord
         from workbench.ext.manager import ExtensionManager
 
-        if self.manager is None:
-            self.manager = ExtensionManager(self.home, self.store,
-                                            registry_url=str(self.config.get("extensions.registry")),
-                                            on_removed=self.databases.drop)
-        self.registry.clear()
-        self.memories.clear_shipped()
-        loaded = load_extensions(registry=self.registry, manager=self.manager, memories=self.memories,
-                                 cwd=self.cwd, enabled=bool(self.config.get("extensions.enabled")),
-                                 samples=bool(self.config.get("extensions.samples")))
-        self.loaded_extensions = loaded.extensions
-        self.extension_notices = loaded.notices
-        if self._extensions_loaded:
-            self.sandbox.forget()
-        self._extensions_loaded = True
+        with self._loading:
+            if self.manager is None:
+                self.manager = ExtensionManager(self.home, self.store,
+                                                registry_url=str(self.config.get("extensions.registry")),
+                                                on_removed=self.databases.drop)
+            self.registry.clear()
+            self.memories.clear_shipped()
+            record = LoadRecord(self.manager)
+            loaded = load_extensions(registry=self.registry, manager=record, memories=self.memories,
+                                     cwd=self.cwd, enabled=bool(self.config.get("extensions.enabled")),
+                                     samples=bool(self.config.get("extensions.samples")))
+            for tool in host_tools(self):
+                self.registry.add(tool)
+            self.loaded_extensions = loaded.extensions
+            self.extension_notices = loaded.notices
+            self._load_record = record
+            self.extensions_loaded_at = time.time_ns() // 1_000_000
+            reloaded = self._extensions_loaded
+            if reloaded:
+                self.sandbox.forget()
+            self._extensions_loaded = True
+        self.bus.publish(ExtensionStatusChanged(report=self.status_report().to_json(),
+                                                reloaded=reloaded))
+
+    def status_report(self, session_id: str | None = None) -> StatusReport:
+        """The extension status report: loaded extensions, load errors, conflicts, counts.
+
+        Args:
+            session_id: The chat it is for (its switched-off extensions are marked);
+                None for the host as a whole.
+        """
+        from workbench.core.status import SessionContext, build_status_report
+
+        self.ensure_extensions()
+        context = None
+        if session_id is not None:
+            found = self.store.get_session(session_id)
+            context = SessionContext(
+                id=found["id"] if found else session_id, found=found is not None,
+                switched_off=tuple(sorted(self.store.switched_off_extensions(found["id"])))
+                if found else ())
+        return build_status_report(loaded=self.loaded_extensions, registry=self.registry,
+                                   shipped=self.memories.shipped.values(),
+                                   record=self._load_record, notices=self.extension_notices,
+                                   built_at=self.extensions_loaded_at, session=context)
 
     def __enter__(self) -> Host:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def aclose(self) -> None:
+        """``close`` from inside the event loop: warm workers still starting are stopped."""
+        await self.sandbox.aclose()
+        self.close()
+
+    async def __aenter__(self) -> Host:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def close(self) -> None:
         self.sandbox.close()
@@ -173,10 +228,45 @@ class Host:
             self._provider = make_provider(self.model, cwd=self.cwd)
         return self._provider
 
-    def tool_specs(self) -> list[ToolSpec]:
-        """The tools offered to the model."""
+    def tool_specs(self, session_id: str | None = None) -> list[ToolSpec]:
+        """The tools offered to the model: in the session ``session_id`` when given
+        (without the extensions it switched off), else every available tool."""
+        tools = self.session_tools(session_id) if session_id else self._available()
+        return [ToolSpec(t.name, t.description, t.parameters) for t in tools]
+
+    def _available(self) -> list[Tool]:
         self.ensure_extensions()
-        return [ToolSpec(t.name, t.description, t.parameters) for t in self.registry.available()]
+        return self.registry.available()
+
+    # --- per-chat extension switches ----------------------------------------
+
+    def session_tools(self, session_id: str) -> list[Tool]:
+        """What the model is offered in a session: the available tools without those of
+        the extensions it switched off (a name one of them won goes to the next tool
+        by precedence).
+
+        Raises:
+            WorkbenchError: No such session.
+        """
+        off = self.store.switched_off_extensions(self.session(session_id)["id"])
+        self.ensure_extensions()
+        return self.registry.available(exclude=off)
+
+    def set_extension_enabled(self, session_id: str, extension: str, enabled: bool) -> None:
+        """Switch an extension off or on in one chat (its Tools menu).
+
+        Raises:
+            WorkbenchError: No such session, or no extension of that name is known here.
+        """
+        session = self.session(session_id)
+        self.ensure_extensions()
+        installed = self._load_record.installed if self._load_record else []
+        if extension not in known_extensions(self.registry, self.loaded_extensions, installed):
+            raise WorkbenchError(f"no extension named {extension!r}; `workbench ext status` "
+                                 f"lists them")
+        self.store.set_session_extension(session["id"], extension, enabled)
+        self.store.audit("person", f"session.extension.{'enable' if enabled else 'disable'}",
+                         extension, {"session_id": session["id"]})
 
     # --- sessions ----------------------------------------------------------
 
@@ -216,10 +306,18 @@ class Host:
 
         async def call_tool(call: ToolCall, user_message: str) -> ToolOutcome:
             options = CallOptions(caller="model", session_id=session_id, user_message=user_message)
-            return await self.gateway.call(call.name, call.arguments, options, call_id=call.id)
+            name, refusal = call.name, None
+            off = self.store.switched_off_extensions(session_id)
+            if off:
+                name, refusal = route_in_chat(self.registry, call.name, off)
+            if refusal is not None:
+                # Refused like any gateway refusal: audited and published.
+                return self.gateway._refused(call.id or f"call_{uuid.uuid4().hex[:12]}",
+                                             call.name, call.arguments, options, refusal)
+            return await self.gateway.call(name, call.arguments, options, call_id=call.id)
 
         loop = TurnLoop(store=self.store, provider=provider, publish=self.bus.publish,
-                        call_tool=call_tool, tools=self.tool_specs)
+                        call_tool=call_tool, tools=lambda: self.tool_specs(session_id))
         self._turn = asyncio.ensure_future(loop.run(session_id, text))
         try:
             return await self._turn

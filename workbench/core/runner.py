@@ -25,7 +25,7 @@ from workbench.sandbox.policy import Limits, Policy
 from workbench.sandbox.worker_host import Worker
 from workbench.tools.context import ToolContext
 from workbench.tools.inprocess import run_inprocess
-from workbench.tools.registry import Tool
+from workbench.tools.registry import HOST_RUNTIME, Tool
 
 log = logging.getLogger(__name__)
 
@@ -111,10 +111,20 @@ class SandboxRunner:
             worker = await self._take(key) or await Worker.start(self.zygote, policy)
         except SandboxUnavailable as exc:
             raise ToolError("unavailable", f"the sandbox is not available: {exc}") from exc
+        handler = CallHandler(tool, ctx, self.services)
+        try:
+            result = await worker.call(arguments, ctx.chat.to_json(), handler)
+        except ToolError:
+            self._after(key, policy)
+            raise
+        self._after(key, policy)
+        return result
+
+    def _after(self, key: str, policy: Policy) -> None:
+        # Started after the call, so the next worker's start never competes with it;
+        # not after a cancellation, which may be the host shutting down.
         if self.keep_warm:
             self._prepare(key, policy)
-        handler = CallHandler(tool, ctx, self.services)
-        return await worker.call(arguments, ctx.chat.to_json(), handler)
 
     async def _take(self, key: str) -> Worker | None:
         task = self._warm.pop(key, None)
@@ -142,6 +152,20 @@ class SandboxRunner:
             if tool_name is None or key.startswith(f"{tool_name}:"):
                 _discard(self._warm.pop(key))
 
+    async def aclose(self) -> None:
+        """Stop warm workers (awaiting those still starting), then the zygote."""
+        tasks = list(self._warm.values())
+        self._warm.clear()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            try:
+                worker = await task
+            except BaseException:
+                continue
+            worker.kill()
+        self.close()
+
     def close(self) -> None:
         self.forget()
         if self._zygote is not None:
@@ -162,6 +186,10 @@ class Dispatcher:
     """Sends each call to the sandbox, or — only where this machine cannot sandbox and
     the person listed the tool in ``sandbox.unsandboxed_tools`` — runs it in-process.
 
+    A host-native tool (``runtime == "host"``, such as ``extensions_status``) is the
+    host's own code: its handler is awaited here, in-process, before any sandbox
+    check. The gateway has validated, authorized and recorded the call as for any other.
+
     A model or a tool's arguments cannot reach that list: it is the person's setting.
     """
 
@@ -171,6 +199,10 @@ class Dispatcher:
 
     async def __call__(self, tool: Tool, arguments: Any, ctx: ToolContext, *,
                        timeout_ms: int = 300_000) -> Any:
+        if tool.runtime == HOST_RUNTIME:
+            if tool.handler is None:
+                raise ToolError("unavailable", f"{tool.qualified_name} has no handler")
+            return await tool.handler(arguments, ctx)
         ready, missing = await self.sandbox.ready()
         if ready:
             return await self.sandbox(tool, arguments, ctx, timeout_ms=timeout_ms)

@@ -181,6 +181,27 @@ def m003_memories_and_schedules(db: Database) -> None:
         db.execute(statement)
 
 
+M004_STATEMENTS = (
+    # Extensions a chat switched on or off (its Tools menu); an extension with no
+    # row follows its global setting.
+    """
+    CREATE TABLE session_extensions (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        extension TEXT NOT NULL,
+        enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (session_id, extension)
+    ) WITHOUT ROWID
+    """,
+)
+
+
+def m004_session_extension_switches(db: Database) -> None:
+    """Per-chat extension switches."""
+    for statement in M004_STATEMENTS:
+        db.execute(statement)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -200,6 +221,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "m001_initial", m001_initial),
     Migration(2, "m002_extension_consent", m002_extension_consent),
     Migration(3, "m003_memories_and_schedules", m003_memories_and_schedules),
+    Migration(4, "m004_session_extension_switches", m004_session_extension_switches),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 

@@ -13,13 +13,14 @@ from workbench.store.grants import GrantsMixin
 from workbench.store.memories import MemoriesMixin
 from workbench.store.schedules import SchedulesMixin
 from workbench.store.sessions import SessionsMixin
+from workbench.store.switches import SwitchesMixin
 from workbench.store.toolcalls import ToolCallsMixin
 
 
 class Store(SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsMixin, ConsentsMixin,
-            MemoriesMixin, SchedulesMixin, AuditMixin):
-    """The workbench database: sessions, messages, tool calls, grants, extensions (with
-    their files and consents), audit.
+            MemoriesMixin, SchedulesMixin, SwitchesMixin, AuditMixin):
+    """The workbench database: sessions (with their extension switches), messages, tool
+    calls, grants, extensions (with their files and consents), memories, schedules, audit.
 
     Open it with ``Store.open(home.db_path)`` and close it when done (or use it as
     a context manager). Group writes that belong together in ``transaction()``.

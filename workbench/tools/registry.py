@@ -3,13 +3,19 @@
 Precedence follows the source: built-in, then extension, then MCP, then plugin; among
 extensions of one source the first by name wins. A shadowed tool is never dropped in
 silence: ``conflicts()`` names it with its winner, and ``EXTENSION.TOOL`` still
-reaches it.
+reaches it. ``available`` and ``resolve`` can leave some extensions out (those a chat
+switched off): the next tool by precedence then takes the name.
+
+Most tools run in a sandboxed worker. A tool whose ``runtime`` is ``"host"`` is the
+host's own code (such as ``extensions_status``): it has a ``handler`` that is awaited
+in the host's process, and it is registered with the source ``builtin``.
 """
 
 from __future__ import annotations
 
 import sys
 import os
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +23,12 @@ from typing import Any
 from workbench.errors import ToolError
 
 SOURCE_ORDER = ("builtin", "extension", "mcp", "plugin")
+
+HOST_RUNTIME = "host"
+"""The ``runtime`` of a tool that is the host's own code, run in-process by its handler."""
+
+HostHandler = Callable[[Any, Any], Awaitable[Any]]
+"""``(arguments, ctx) -> result``: how a host-native tool runs."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +51,8 @@ class Tool:
     triggers: tuple[str, ...] = ()
     database: bool = False
     """Whether the extension asked for a private database (``"database": true``)."""
+    handler: HostHandler | None = field(default=None, compare=False, repr=False)
+    """For a host-native tool (``runtime == "host"``): the coroutine function that runs it."""
 
     @property
     def qualified_name(self) -> str:
@@ -115,27 +129,39 @@ class ToolRegistry:
     def _runs_here(self, tool: Tool) -> bool:
         return not tool.platforms or bool(self.platforms & set(tool.platforms))
 
-    def resolve(self, name: str) -> Tool:
+    def _offered(self, tool: Tool, exclude: Collection[str]) -> bool:
+        return self._runs_here(tool) and tool.extension not in exclude
+
+    def resolve(self, name: str, exclude: Collection[str] = ()) -> Tool:
         """The tool ``name`` means: a plain name by precedence, or ``EXTENSION.TOOL``.
+
+        Args:
+            name: A tool name, or ``EXTENSION.TOOL``.
+            exclude: Extensions to leave out, as if they were not loaded.
 
         Raises:
             ToolError: of kind ``not_found`` when nothing by that name runs here.
         """
-        candidates = [t for t in self._by_name.get(name, []) if self._runs_here(t)]
+        candidates = [t for t in self._by_name.get(name, []) if self._offered(t, exclude)]
         if candidates:
             return candidates[0]
         extension, dot, tool_name = name.rpartition(".")
         if dot:
             for tool in self._by_name.get(tool_name, []):
-                if tool.extension == extension and self._runs_here(tool):
+                if tool.extension == extension and self._offered(tool, exclude):
                     return tool
         raise ToolError("not_found", f"no tool named {name!r}")
 
-    def available(self) -> list[Tool]:
-        """The winning tool of every name that runs on this system, by name."""
+    def available(self, exclude: Collection[str] = ()) -> list[Tool]:
+        """The winning tool of every name that runs on this system, by name.
+
+        Args:
+            exclude: Extensions to leave out, as if they were not loaded: a name one
+                of them won goes to the next tool by precedence.
+        """
         winners = []
         for name in sorted(self._by_name):
-            candidates = [t for t in self._by_name[name] if self._runs_here(t)]
+            candidates = [t for t in self._by_name[name] if self._offered(t, exclude)]
             if candidates:
                 winners.append(candidates[0])
         return winners

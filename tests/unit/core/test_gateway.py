@@ -79,7 +79,7 @@ class Scripted:
 
 
 @pytest.fixture
-def host(tmp_path):
+async def host(tmp_path):
     folder = tmp_path / "testext"
     folder.mkdir()
     manifest = {"name": "testext", "displayName": "Test", "description": "Tools for tests.",
@@ -90,7 +90,7 @@ def host(tmp_path):
     manifest["tools"][2]["timeoutMs"] = 200
     (folder / "loca.json").write_text(json.dumps(manifest))
     (folder / "main.py").write_text(textwrap.dedent(CODE))
-    with Host.open(cwd=tmp_path) as host:
+    async with Host.open(cwd=tmp_path) as host:
         host.gateway.max_output_bytes = 1000
         assert load_extension(host.registry, folder) , host.registry.load_errors
         host.seen = []

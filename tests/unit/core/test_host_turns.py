@@ -22,7 +22,7 @@ async def test_a_turn_with_a_tool_call_is_persisted_in_order(tmp_path):
         {"text": "Counting.", "tool_calls": [{"id": "c1", "name": "word_count", "arguments": {"text": "one two three"}}]},
         {"text": "Three words."},
     ])
-    with Host.open(cwd=tmp_path, model=model) as host:
+    async with Host.open(cwd=tmp_path, model=model) as host:
         seen = []
         host.bus.subscribe(seen.append)
         result = await host.send_prompt("how many words?")
@@ -40,16 +40,16 @@ async def test_a_turn_with_a_tool_call_is_persisted_in_order(tmp_path):
 
 async def test_a_session_resumes_by_id_and_prefix(tmp_path):
     model = script(tmp_path, [{"text": "first"}, {"text": "second"}])
-    with Host.open(cwd=tmp_path, model=model) as host:
+    async with Host.open(cwd=tmp_path, model=model) as host:
         first = await host.send_prompt("a")
-    with Host.open(cwd=tmp_path, model=model) as host:
+    async with Host.open(cwd=tmp_path, model=model) as host:
         second = await host.send_prompt("b", session_id=first.session_id[:8])
         assert second.session_id == first.session_id and second.text == "second"
         assert [m["content"] for m in host.messages(first.session_id)] == ["a", "first", "b", "second"]
 
 
 async def test_running_out_of_script_ends_the_turn_with_an_error(tmp_path):
-    with Host.open(cwd=tmp_path, model=script(tmp_path, [])) as host:
+    async with Host.open(cwd=tmp_path, model=script(tmp_path, [])) as host:
         result = await host.send_prompt("hello")
         assert result.status == "error" and "no reply left" in result.error
         assert [m["role"] for m in host.messages(result.session_id)] == ["user"]
@@ -57,7 +57,7 @@ async def test_running_out_of_script_ends_the_turn_with_an_error(tmp_path):
 
 async def test_a_failed_tool_call_goes_back_to_the_model_as_an_error(tmp_path):
     model = script(tmp_path, [{"tool_calls": [{"name": "no_such_tool"}]}, {"text": "Sorry."}])
-    with Host.open(cwd=tmp_path, model=model) as host:
+    async with Host.open(cwd=tmp_path, model=model) as host:
         result = await host.send_prompt("go")
         tool_row = host.messages(result.session_id)[2]
         assert json.loads(tool_row["content"])["error"]["kind"] == "not_found"
@@ -71,7 +71,7 @@ async def test_cancel_ends_the_turn_as_cancelled(tmp_path):
         async def answer(self, request):
             await asyncio.sleep(30)
 
-    with Host.open(cwd=tmp_path, model=model, responder=Slow()) as host:
+    async with Host.open(cwd=tmp_path, model=model, responder=Slow()) as host:
         seen = []
         host.bus.subscribe(seen.append)
         turn = asyncio.ensure_future(host.send_prompt("read it"))
@@ -86,13 +86,13 @@ async def test_cancel_ends_the_turn_as_cancelled(tmp_path):
 
 
 async def test_unknown_session_is_a_clear_error(tmp_path):
-    with Host.open(cwd=tmp_path, model="echo") as host:
+    async with Host.open(cwd=tmp_path, model="echo") as host:
         with pytest.raises(Exception, match="no session 'nope'"):
             await host.send_prompt("x", session_id="nope")
 
 
 async def test_echo_model_offline(tmp_path):
-    with Host.open(cwd=tmp_path, model="echo") as host:
+    async with Host.open(cwd=tmp_path, model="echo") as host:
         seen = []
         host.bus.subscribe(seen.append)
         result = await host.send_prompt("ping")
