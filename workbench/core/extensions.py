@@ -15,7 +15,7 @@ from pathlib import Path
 from workbench.capabilities.memories import Memories, read_shipped
 from workbench.errors import WorkbenchError
 from workbench.ext.manager import ExtensionManager
-from workbench.tools.loader import read_extension
+from workbench.tools.loader import read_extension, register
 from workbench.tools.registry import LoadError, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -41,8 +41,12 @@ def _ship_memories(memories: Memories, name: str, folder: Path, manifest) -> Non
 
 
 def _load(registry: ToolRegistry, memories: Memories, loaded: Loaded, folder: Path, *,
-          source: str, scope: str, version: str = "") -> None:
-    manifest, tools = read_extension(registry, folder, source=source)
+          source: str, scope: str, version: str = "", manifest=None) -> None:
+    """Load ``folder``; a ``manifest`` the caller already validated is not read again."""
+    if manifest is None:
+        manifest, tools = read_extension(registry, folder, source=source)
+    else:
+        tools = register(registry, folder, manifest, source=source)
     if manifest is not None:
         _ship_memories(memories, manifest.name, folder, manifest)
         loaded.extensions.append({"name": manifest.name, "version": version, "path": str(folder),
@@ -67,14 +71,13 @@ def load_extensions(*, registry: ToolRegistry, manager: ExtensionManager, memori
             continue
         if enabled and ext.enabled:
             _load(registry, memories, loaded, ext.path, source="builtin" if ext.builtin else "extension",
-                  scope="global", version=ext.version)
-    for found in manager.discover(cwd):
-        if found.scope != "project":
-            continue
+                  scope="global", version=ext.version, manifest=ext.manifest)
+    for found in manager.discover(cwd, include_global=False):
         if not found.runnable:
             registry.load_errors.append(LoadError(found.name, found.folder, found.reason))
         elif enabled:
-            _load(registry, memories, loaded, found.folder, source="extension", scope="project")
+            _load(registry, memories, loaded, found.folder, source="extension", scope="project",
+                  manifest=found.manifest)
     if samples and enabled and SAMPLES_DIR.is_dir():
         _load(registry, memories, loaded, SAMPLES_DIR, source="extension", scope="development")
     return loaded

@@ -33,8 +33,8 @@ class LoadRecord:
         self._folders = None
         return self.installed
 
-    def discover(self, project_dir: Path | None) -> list[Any]:
-        self.discovered = self.manager.discover(project_dir)
+    def discover(self, project_dir: Path | None, **options: Any) -> list[Any]:
+        self.discovered = self.manager.discover(project_dir, **options)
         self._folders = None
         return self.discovered
 

@@ -107,7 +107,8 @@ def _describe(errors: tuple[Problem, ...]) -> str:
 
 
 def discover(home: Home, project_dir: Path | None,
-             global_state: Callable[[str, Path], tuple[bool, str]]) -> list[DiscoveredExtension]:
+             global_state: Callable[[str, Path], tuple[bool, str]], *,
+             include_global: bool = True) -> list[DiscoveredExtension]:
     """Find the global and project-local extensions and check them without running them.
 
     Args:
@@ -115,12 +116,14 @@ def discover(home: Home, project_dir: Path | None,
         project_dir: The project folder, or None outside a project.
         global_state: Says whether an installed (global) extension may run and why
             not: ``(runnable, reason)`` for a name and folder.
+        include_global: False to look at the project's folder alone (the installed
+            ones are known already, e.g. from ``ExtensionManager.list``).
 
     Returns:
         Global extensions first, then the project's, each by name.
     """
     found: list[DiscoveredExtension] = []
-    for folder in extension_folders(home.extensions_dir):
+    for folder in extension_folders(home.extensions_dir) if include_global else []:
         report = validate_extension(folder)
         errors, warnings = tuple(report.errors), tuple(report.warnings)
         name = report.manifest.name if report.manifest else folder.name

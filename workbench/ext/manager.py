@@ -440,14 +440,15 @@ class ExtensionManager:
             self.staging.discard(stage)
         return plan
 
-    def discover(self, project_dir: Path | None) -> list[DiscoveredExtension]:
+    def discover(self, project_dir: Path | None, *,
+                 include_global: bool = True) -> list[DiscoveredExtension]:
         """The global and project-local extension folders, checked without running any
         code: scope, validity, and whether each may run here."""
         def state(name: str, _folder: Path) -> tuple[bool, str]:
             found = self._inspect(name)
             return found.ok, found.reason
 
-        return discover(self.home, project_dir, state)
+        return discover(self.home, project_dir, state, include_global=include_global)
 
     def search(self, words: list[str] | tuple[str, ...] = (), *,
                limit: int = 20) -> list[SearchResult]:

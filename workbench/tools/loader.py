@@ -35,7 +35,12 @@ def read_extension(registry: ToolRegistry, folder: Path, *,
         detail = f"{first.pointer or '/'}: {first.message}" if first else "invalid manifest"
         registry.load_errors.append(LoadError(folder.name, folder, detail))
         return None, []
-    manifest = report.manifest
+    return report.manifest, register(registry, folder, report.manifest, source=source)
+
+
+def register(registry: ToolRegistry, folder: Path, manifest: Manifest, *,
+             source: str = "extension") -> list[Tool]:
+    """Offer the tools of an already validated ``manifest`` (of ``folder``) to ``registry``."""
     entry, runtime = manifest.resolve_entry(folder) if manifest.tools else (None, None)
     tools = []
     for spec in manifest.tools:
@@ -49,4 +54,4 @@ def read_extension(registry: ToolRegistry, folder: Path, *,
             database=manifest.database)
         registry.add(tool)
         tools.append(tool)
-    return manifest, tools
+    return tools
