@@ -340,3 +340,38 @@ async def test_a_tool_that_ignores_cancellation_is_killed(lab, secrets):
     assert time.monotonic() - started < 3
     assert lab.host.store.list_tool_calls()[0]["status"] == "cancelled"
     await assert_host_healthy(lab)
+
+
+def test_nothing_survives_the_host_being_killed(tmp_path):
+    """The host dies mid-call (SIGKILL): its zygote and every worker go with it."""
+    import json
+    import subprocess
+    import sys
+
+    marker = "16180.3"
+    folder = tmp_path / "sleepy"
+    folder.mkdir()
+    (folder / "main.py").write_text(
+        "import subprocess, time\n"
+        "def nap(args, ctx):\n"
+        f"    subprocess.Popen(['/bin/sleep', '{marker}'])\n"
+        "    time.sleep(60)\n")
+    (folder / "loca.json").write_text(json.dumps({
+        "name": "sleepy", "displayName": "Sleepy", "description": "Sleeps.", "entry": "main.py",
+        "tools": [{"name": "nap", "description": "Nap.", "parameters": {"type": "object"},
+                   "function": "nap", "permissions": {"run": [{"binary": "/bin/sleep", "reason": "Nap."}]}}]}))
+    env = dict(os.environ)
+    assert subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(folder), "--yes"],
+                          env=env, capture_output=True).returncode == 0
+    host = subprocess.Popen([sys.executable, "-m", "workbench", "call", "nap", "--grant-all"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_with(marker), "the tool never started"
+    host.kill()
+    host.wait()
+    deadline = time.monotonic() + 10
+    while processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_with(marker) == []

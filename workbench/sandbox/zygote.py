@@ -100,6 +100,7 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int) -> int:
 def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd: int) -> None:
     """The supervisor child: enter namespaces, fork the worker, report how it ended."""
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    os.setsid()  # its own session and process group, which the worker inherits
     if policy.allow_processes:
         cgroup.limit_processes(f"{os.getppid()}-{os.getpid()}", policy.limits.processes + 2)
     flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
