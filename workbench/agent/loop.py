@@ -17,7 +17,7 @@ from typing import Any
 from workbench.agent.messages import ChatMessage, TextChunk, ToolCall, ToolCallChunk, ToolSpec
 from workbench.agent.providers import ModelProvider
 from workbench.errors import WorkbenchError
-from workbench.events import MessageEnded, MessageStarted, TextDelta, TurnEnded
+from workbench.events import MessageEnded, MessageStarted, Notice, TextDelta, TurnEnded
 
 CallTool = Callable[[ToolCall, str], Awaitable[Any]]
 """``(call, user_message) -> outcome`` where outcome has ``to_json()``."""
@@ -61,12 +61,14 @@ class TurnLoop:
 
     def __init__(self, *, store, provider: ModelProvider, publish: Callable,
                  call_tool: CallTool, tools: Callable[[], list[ToolSpec]],
+                 parallel_safe: Callable[[str], bool] = lambda name: False,
                  max_steps: int = DEFAULT_MAX_STEPS) -> None:
         self.store = store
         self.provider = provider
         self.publish = publish
         self.call_tool = call_tool
         self.tools = tools
+        self.parallel_safe = parallel_safe
         self.max_steps = max_steps
 
     async def run(self, session_id: str, text: str) -> TurnResult:
@@ -79,17 +81,44 @@ class TurnLoop:
                 last_text = reply or last_text
                 if not calls:
                     return self._end(session_id, "done", last_text)
-                for call in calls:
-                    outcome = await self.call_tool(call, text)
-                    self.store.add_message(session_id, "tool", content=json.dumps(outcome.to_json()),
-                                           tool_call_id=call.id, name=call.name)
-            return self._end(session_id, "error", last_text,
-                             f"the turn stopped after {self.max_steps} model steps")
+                await self._run_batch(session_id, calls, text)
+            message = f"the turn stopped after {self.max_steps} model steps without a final answer"
+            self.publish(Notice(level="warning", message=message))
+            return self._end(session_id, "error", last_text, message)
         except asyncio.CancelledError:
             self._end(session_id, "cancelled", last_text)
             raise
         except WorkbenchError as exc:
             return self._end(session_id, "error", last_text, str(exc))
+
+    async def _run_batch(self, session_id: str, calls: list[ToolCall], user_text: str) -> None:
+        """Run one model message's calls: consecutive parallel-safe calls together, the
+        others one at a time, in order. Results are stored in the order of the calls;
+        on cancellation every call without a result gets a ``cancelled`` one, so the
+        session stays consistent (each call answered) and can resume."""
+        results: dict[str, Any] = {}
+
+        async def run_one(call: ToolCall) -> None:
+            results[call.id] = (await self.call_tool(call, user_text)).to_json()
+
+        groups: list[list[ToolCall]] = []
+        for call in calls:
+            if groups and self.parallel_safe(call.name) and all(self.parallel_safe(c.name) for c in groups[-1]):
+                groups[-1].append(call)
+            else:
+                groups.append([call])
+        try:
+            for group in groups:
+                if len(group) == 1:
+                    await run_one(group[0])
+                else:
+                    await asyncio.gather(*(run_one(call) for call in group))
+        finally:
+            for call in calls:
+                result = results.get(call.id, {"ok": False, "error": {
+                    "kind": "cancelled", "message": "the turn was cancelled before this call finished"}})
+                self.store.add_message(session_id, "tool", content=json.dumps(result),
+                                       tool_call_id=call.id, name=call.name)
 
     async def _model_step(self, session_id: str) -> tuple[str, list[ToolCall]]:
         message_id = uuid.uuid4().hex[:12]

@@ -317,7 +317,8 @@ class Host:
             return await self.gateway.call(name, call.arguments, options, call_id=call.id)
 
         loop = TurnLoop(store=self.store, provider=provider, publish=self.bus.publish,
-                        call_tool=call_tool, tools=lambda: self.tool_specs(session_id))
+                        call_tool=call_tool, tools=lambda: self.tool_specs(session_id),
+                        parallel_safe=self._parallel_safe)
         self._turn = asyncio.ensure_future(loop.run(session_id, text))
         try:
             return await self._turn
@@ -327,6 +328,12 @@ class Host:
             raise
         finally:
             self._turn = None
+
+    def _parallel_safe(self, name: str) -> bool:
+        try:
+            return self.registry.resolve(name).parallel_safe
+        except WorkbenchError:
+            return False
 
     @property
     def busy(self) -> bool:

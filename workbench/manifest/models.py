@@ -235,6 +235,10 @@ class Tool(BaseModel):
     """How long one call may run, in milliseconds (a workbench extension of the format);
     absent means the host default of 300000. The clock pauses while the tool waits on
     the person."""
+    parallel_safe: bool = Field(False, alias="parallelSafe")
+    """Whether calls of this tool may run at the same time as other parallel-safe calls
+    of one model message (a workbench extension of the format); absent means no: such
+    calls run one after another, in order."""
 
     @property
     def effective_timeout_ms(self) -> int:

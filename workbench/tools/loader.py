@@ -51,7 +51,7 @@ def register(registry: ToolRegistry, folder: Path, manifest: Manifest, *,
             permissions=spec.permissions.model_dump(by_alias=True, exclude_none=True),
             timeout_ms=spec.timeout_ms, platforms=tuple(spec.platforms),
             always_available=spec.always_available, triggers=tuple(spec.triggers),
-            database=manifest.database)
+            database=manifest.database, parallel_safe=spec.parallel_safe)
         registry.add(tool)
         tools.append(tool)
     return tools

@@ -51,6 +51,8 @@ class Tool:
     triggers: tuple[str, ...] = ()
     database: bool = False
     """Whether the extension asked for a private database (``"database": true``)."""
+    parallel_safe: bool = False
+    """Whether it may run beside other parallel-safe calls of the same model message."""
     handler: HostHandler | None = field(default=None, compare=False, repr=False)
     """For a host-native tool (``runtime == "host"``): the coroutine function that runs it."""
 
