@@ -105,6 +105,8 @@ SETTINGS: dict[str, Setting] = {
         Setting("sandbox.unsandboxed_tools", list, [],
                 "Tools you allow to run WITHOUT the sandbox where this machine cannot provide "
                 "one (EXTENSION.TOOL); empty means such tools are refused.", _no_empty_items),
+        Setting("hooks.budget_ms", int, 2000,
+                "How long one hook handler may run before its worker is killed.", _positive),
         Setting("speech.tts", bool, False, "Text-to-Speech for tools (needs espeak-ng)."),
         Setting("speech.stt", bool, False, "Speech-to-Text for tools (needs pocketsphinx)."),
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 from workbench.capabilities.memories import Memories, read_shipped
 from workbench.errors import WorkbenchError
 from workbench.ext.manager import ExtensionManager
+from workbench.hooks.registry import Hook, HookRegistry
 from workbench.tools.loader import read_extension, register
 from workbench.tools.registry import LoadError, ToolRegistry
 
@@ -41,7 +42,8 @@ def _ship_memories(memories: Memories, name: str, folder: Path, manifest) -> Non
 
 
 def _load(registry: ToolRegistry, memories: Memories, loaded: Loaded, folder: Path, *,
-          source: str, scope: str, version: str = "", manifest=None) -> None:
+          source: str, scope: str, version: str = "", manifest=None,
+          hooks: HookRegistry | None = None) -> None:
     """Load ``folder``; a ``manifest`` the caller already validated is not read again."""
     if manifest is None:
         manifest, tools = read_extension(registry, folder, source=source)
@@ -49,13 +51,19 @@ def _load(registry: ToolRegistry, memories: Memories, loaded: Loaded, folder: Pa
         tools = register(registry, folder, manifest, source=source)
     if manifest is not None:
         _ship_memories(memories, manifest.name, folder, manifest)
+        if hooks is not None and manifest.hooks:
+            entry, runtime = manifest.resolve_entry(folder)
+            for event, function in manifest.hooks.items():
+                hooks.add(Hook(extension=manifest.name, event=event, function=function,
+                               folder=folder, entry=entry, runtime=runtime))
         loaded.extensions.append({"name": manifest.name, "version": version, "path": str(folder),
                                   "source": source, "scope": scope,
                                   "tools": [t.name for t in tools]})
 
 
 def load_extensions(*, registry: ToolRegistry, manager: ExtensionManager, memories: Memories,
-                    cwd: Path, enabled: bool, samples: bool) -> Loaded:
+                    cwd: Path, enabled: bool, samples: bool,
+                    hooks: HookRegistry | None = None) -> Loaded:
     """Install the built-in if needed, then load what may run; see the module docstring."""
     loaded = Loaded()
     try:
@@ -71,13 +79,14 @@ def load_extensions(*, registry: ToolRegistry, manager: ExtensionManager, memori
             continue
         if enabled and ext.enabled:
             _load(registry, memories, loaded, ext.path, source="builtin" if ext.builtin else "extension",
-                  scope="global", version=ext.version, manifest=ext.manifest)
+                  scope="global", version=ext.version, manifest=ext.manifest, hooks=hooks)
     for found in manager.discover(cwd, include_global=False):
         if not found.runnable:
             registry.load_errors.append(LoadError(found.name, found.folder, found.reason))
         elif enabled:
             _load(registry, memories, loaded, found.folder, source="extension", scope="project",
-                  manifest=found.manifest)
+                  manifest=found.manifest, hooks=hooks)
     if samples and enabled and SAMPLES_DIR.is_dir():
-        _load(registry, memories, loaded, SAMPLES_DIR, source="extension", scope="development")
+        _load(registry, memories, loaded, SAMPLES_DIR, source="extension", scope="development",
+              hooks=hooks)
     return loaded

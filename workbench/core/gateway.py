@@ -13,7 +13,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import jsonschema
@@ -21,6 +21,9 @@ import jsonschema
 from workbench.errors import ToolError
 from workbench.events import (AskUserRequest, DisplayBubble, PermissionRequest, RequestDenied,
                               ToolCallEnded, ToolCallLog, ToolCallProgress, ToolCallStarted)
+from workbench.hooks import dispatch
+from workbench.hooks.dispatch import CONTEXT_LABEL, join_contexts
+from workbench.hooks.registry import HookRegistry
 from workbench.permissions.broker import Broker
 from workbench.permissions.requirements import OS_KINDS, Requirement, TemplateRoots, requirements_of
 from workbench.tools.context import ChatContext, ToolContext
@@ -38,9 +41,16 @@ class ToolOutcome:
     ok: bool
     result: Any = None
     error: dict[str, Any] | None = None
+    context: str | None = None
+    """Hooks' additional context, handed to the model as one ``[hook context]`` block."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """Display metadata about the result (hooks may change it, never its receipts)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": True, "result": self.result} if self.ok else {"ok": False, "error": self.error}
+        data = {"ok": True, "result": self.result} if self.ok else {"ok": False, "error": self.error}
+        if self.context:
+            data["hook_context"] = f"{CONTEXT_LABEL}\n{self.context}"
+        return data
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,8 @@ class CallOptions:
     grants: tuple[tuple[str, str], ...] = ()
     prompt: bool = True
     user_message: str = ""
+    without_hooks_of: frozenset[str] = frozenset()
+    """Extensions switched off for this call's chat: their hooks do not run."""
 
 
 class _PausableDeadline:
@@ -93,7 +105,10 @@ class ToolGateway:
     def __init__(self, *, registry: ToolRegistry, store, broker: Broker, publish: Callable,
                  responder, runner: Runner, roots: TemplateRoots,
                  default_timeout_ms: int = 300_000, max_output_bytes: int = 1 << 20,
-                 max_input_bytes: int = 1 << 20) -> None:
+                 max_input_bytes: int = 1 << 20, hooks: HookRegistry | None = None,
+                 run_hook: dispatch.RunHook | None = None,
+                 observe: Callable[[str, dict[str, Any]], None] | None = None,
+                 cwd: str = "") -> None:
         self.registry = registry
         self.store = store
         self.broker = broker
@@ -104,6 +119,10 @@ class ToolGateway:
         self.default_timeout_ms = default_timeout_ms
         self.max_output_bytes = max_output_bytes
         self.max_input_bytes = max_input_bytes
+        self.hooks = hooks or HookRegistry()
+        self.run_hook = run_hook
+        self.observe = observe or (lambda event, payload: None)
+        self.cwd = cwd
 
     def requirements(self, tool: Tool) -> list[Requirement]:
         """The tool's declared permissions, templates expanded."""
@@ -119,10 +138,26 @@ class ToolGateway:
             return self._refused(call_id, name, arguments, options, exc)
         try:
             self._validate(tool, arguments)
-            granted = await self._authorize(tool, options)
         except ToolError as exc:
             return self._refused(call_id, tool.qualified_name, arguments, options, exc)
-        return await self._run(call_id, tool, arguments, options, granted)
+        event = {"tool_call_id": call_id, "tool_name": tool.qualified_name, "args": arguments,
+                 "cwd": self.cwd, "session_id": options.session_id}
+        decision = dispatch.CallDecision(arguments=arguments)
+        call_hooks = self.hooks.for_event("on_tool_call", options.without_hooks_of)
+        if call_hooks and self.run_hook is not None:
+            decision = await dispatch.on_tool_call(call_hooks, event, self.run_hook)
+        if decision.blocked is not None:
+            # Outside approval checks: a blocked call never asks for a permission.
+            return self._refused(call_id, tool.qualified_name, arguments, options,
+                                 ToolError("blocked", f"blocked by a hook: {decision.blocked}"),
+                                 context=join_contexts(decision.contexts))
+        try:
+            granted = await self._authorize(tool, options)
+        except ToolError as exc:
+            return self._refused(call_id, tool.qualified_name, arguments, options, exc,
+                                 context=join_contexts(decision.contexts))
+        return await self._run(call_id, tool, decision.arguments, options, granted,
+                               model_arguments=arguments, contexts=decision.contexts)
 
     # --- the steps ---------------------------------------------------------
 
@@ -197,12 +232,17 @@ class ToolGateway:
             once.update((r.kind, r.value) for r in missing)
 
     async def _run(self, call_id: str, tool: Tool, arguments: Any, options: CallOptions,
-                   granted: list[Requirement]) -> ToolOutcome:
+                   granted: list[Requirement], *, model_arguments: Any = None,
+                   contexts: list[str] | None = None) -> ToolOutcome:
         key = tool.qualified_name
+        model_arguments = arguments if model_arguments is None else model_arguments
         self.store.start_tool_call(call_id, key, arguments, options.caller, options.session_id)
         self.store.audit(options.caller, "tool.call", key, {"call_id": call_id})
         self.publish(ToolCallStarted(call_id=call_id, tool=key, arguments=arguments,
                                      caller=options.caller, session_id=options.session_id))
+        self.observe("on_tool_execution_start", {"id": call_id, "name": key, "args": model_arguments,
+                                                 "session_id": options.session_id})
+        finish = _Finisher(self, call_id, tool, arguments, options, list(contexts or []))
         deadline = _PausableDeadline((tool.timeout_ms or self.default_timeout_ms) / 1000)
         ctx = self._context(call_id, tool, options, deadline, granted)
         task = asyncio.ensure_future(self.runner(tool, arguments, ctx,
@@ -223,11 +263,10 @@ class ToolGateway:
             raise
         except ToolError as exc:
             ctx.signal.abort(exc.kind)
-            return self._finish(call_id, key, options, "error", error=exc.to_json())
+            return await finish("error", error=exc.to_json())
         except (TypeError, ValueError) as exc:
-            return self._finish(call_id, key, options, "error",
-                                error={"kind": "tool", "message": f"the result is not JSON: {exc}"})
-        return self._finish(call_id, key, options, "ok", result=result)
+            return await finish("error", error={"kind": "tool", "message": f"the result is not JSON: {exc}"})
+        return await finish("ok", result=result)
 
     def _context(self, call_id: str, tool: Tool, options: CallOptions,
                  deadline: _PausableDeadline, granted: list[Requirement]) -> ToolContext:
@@ -271,22 +310,61 @@ class ToolGateway:
                            granted=granted, authorize=authorize, requester=request)
 
     def _refused(self, call_id: str, name: str, arguments: Any, options: CallOptions,
-                 exc: ToolError) -> ToolOutcome:
+                 exc: ToolError, context: str | None = None) -> ToolOutcome:
         self.store.audit(options.caller, f"tool.refused.{exc.kind}", name,
                          {"call_id": call_id, "message": exc.message})
-        outcome = ToolOutcome(call_id, name, False, error=exc.to_json())
+        outcome = ToolOutcome(call_id, name, False, error=exc.to_json(), context=context)
         self.publish(ToolCallEnded(call_id=call_id, tool=name, ok=False, error=outcome.error,
                                    session_id=options.session_id))
         return outcome
 
     def _finish(self, call_id: str, key: str, options: CallOptions, status: str,
-                result: Any = None, error: dict[str, Any] | None = None) -> ToolOutcome:
+                result: Any = None, error: dict[str, Any] | None = None,
+                context: str | None = None, details: dict[str, Any] | None = None) -> ToolOutcome:
         self.store.finish_tool_call(call_id, status, result=result, error=error)
         self.store.audit(options.caller, f"tool.{status}", key, {"call_id": call_id})
-        outcome = ToolOutcome(call_id, key, status == "ok", result=result, error=error)
+        outcome = ToolOutcome(call_id, key, status == "ok", result=result, error=error,
+                              context=context, details=dict(details or {}))
+        self.observe("on_tool_execution_end", {"id": call_id, "name": key,
+                                               "result": outcome.result if outcome.ok else outcome.error,
+                                               "is_error": not outcome.ok,
+                                               "session_id": options.session_id})
         self.publish(ToolCallEnded(call_id=call_id, tool=key, ok=outcome.ok, result=result,
                                    error=error, session_id=options.session_id))
         return outcome
+
+
+class _Finisher:
+    """Ends a call that ran: result hooks first, then the record and the event."""
+
+    def __init__(self, gateway: ToolGateway, call_id: str, tool: Tool, arguments: Any,
+                 options: CallOptions, contexts: list[str]) -> None:
+        self.gateway = gateway
+        self.call_id = call_id
+        self.tool = tool
+        self.arguments = arguments
+        self.options = options
+        self.contexts = contexts
+
+    async def __call__(self, status: str, result: Any = None,
+                       error: dict[str, Any] | None = None) -> ToolOutcome:
+        gateway = self.gateway
+        details: dict[str, Any] = {}
+        hooks = gateway.hooks.for_event("on_tool_result", self.options.without_hooks_of)
+        if hooks and gateway.run_hook is not None:
+            is_error = status != "ok"
+            decision = await dispatch.on_tool_result(hooks, {
+                "tool_call_id": self.call_id, "tool_name": self.tool.qualified_name,
+                "args": self.arguments, "result": error if is_error else result,
+                "is_error": is_error, "cwd": gateway.cwd, "session_id": self.options.session_id,
+            }, gateway.run_hook)
+            if not is_error:
+                result = decision.result
+            details = decision.details
+            self.contexts.extend(decision.contexts)
+        return gateway._finish(self.call_id, self.tool.qualified_name, self.options, status,
+                               result=result, error=error, context=join_contexts(self.contexts),
+                               details=details)
 
 
 async def _await_with_deadline(task: asyncio.Future, deadline: _PausableDeadline) -> Any:

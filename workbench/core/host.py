@@ -31,7 +31,10 @@ from workbench.permissions.requirements import TemplateRoots
 from workbench.store import Store
 from workbench.capabilities.database import ExtensionDatabases
 from workbench.capabilities.memories import Memories
+from workbench.core.hook_runtime import HookRuntime
 from workbench.core.runner import Dispatcher, SandboxRunner
+from workbench.hooks.dispatch import CONTEXT_LABEL
+from workbench.hooks.registry import HookRegistry
 from workbench.core.services import HostServices
 from workbench.core.switches import known_extensions, route_in_chat
 from workbench.sandbox.policy import Limits
@@ -70,12 +73,18 @@ class Host:
             limits=Limits(memory_mb=int(config.get("sandbox.memory_mb")),
                           output_bytes=int(config.get("tools.max_output_bytes"))),
             keep_warm=bool(config.get("sandbox.keep_warm")))
+        self.hooks = HookRegistry()
+        self.hook_runtime = HookRuntime(registry=self.hooks, runner=self.sandbox,
+                                        budget_ms=int(config.get("hooks.budget_ms")), cwd=str(cwd))
+        self.bus.subscribe(self.hook_runtime.on_event)
         self.gateway = ToolGateway(
             registry=registry, store=store, broker=self.broker, publish=self.bus.publish,
             responder=responder, runner=Dispatcher(self.sandbox, self._unsandboxed_tools),
             roots=TemplateRoots.for_host(home.root),
             default_timeout_ms=int(config.get("tools.timeout_ms")),
-            max_output_bytes=int(config.get("tools.max_output_bytes")))
+            max_output_bytes=int(config.get("tools.max_output_bytes")),
+            hooks=self.hooks, run_hook=self.hook_runtime.run, observe=self.hook_runtime.observe,
+            cwd=str(cwd))
         self.manager = None
         self._loading = threading.RLock()
         self._extensions_loaded = False
@@ -137,7 +146,9 @@ class Host:
             self.registry.clear()
             self.memories.clear_shipped()
             record = LoadRecord(self.manager)
+            self.hooks.clear()
             loaded = load_extensions(registry=self.registry, manager=record, memories=self.memories,
+                                     hooks=self.hooks,
                                      cwd=self.cwd, enabled=bool(self.config.get("extensions.enabled")),
                                      samples=bool(self.config.get("extensions.samples")))
             for tool in host_tools(self):
@@ -182,7 +193,9 @@ class Host:
         self.close()
 
     async def aclose(self) -> None:
-        """``close`` from inside the event loop: warm workers still starting are stopped."""
+        """``close`` from inside the event loop: session-shutdown hooks run, warm workers
+        still starting are stopped."""
+        await self.hook_runtime.shutdown()
         await self.sandbox.aclose()
         self.close()
 
@@ -296,6 +309,7 @@ class Host:
 
     async def send_prompt(self, text: str, session_id: str | None = None) -> TurnResult:
         """Run one turn of ``session_id`` (a new session when None) with ``text``."""
+        resumed = session_id is not None
         if session_id is None:
             session_id = self.new_session(title=text[:60])["id"]
         else:
@@ -303,11 +317,18 @@ class Host:
             self.bus.publish(SessionStarted(session_id=session_id, resumed=True))
         provider = self.provider()
         await asyncio.to_thread(self.ensure_extensions)
+        context = await self.hook_runtime.session_start(session_id, resumed=resumed)
+        if context:
+            # A hidden message, before the first prompt, in model context and history.
+            self.store.add_message(session_id, "system", content=f"{CONTEXT_LABEL}\n{context}",
+                                   name="hook_context")
+        self.hook_runtime.observe("on_agent_start", {"session_id": session_id})
 
         async def call_tool(call: ToolCall, user_message: str) -> ToolOutcome:
-            options = CallOptions(caller="model", session_id=session_id, user_message=user_message)
-            name, refusal = call.name, None
             off = self.store.switched_off_extensions(session_id)
+            options = CallOptions(caller="model", session_id=session_id, user_message=user_message,
+                                  without_hooks_of=frozenset(off))
+            name, refusal = call.name, None
             if off:
                 name, refusal = route_in_chat(self.registry, call.name, off)
             if refusal is not None:
@@ -328,6 +349,8 @@ class Host:
             raise
         finally:
             self._turn = None
+            self.hook_runtime.observe("on_agent_end", {
+                "session_id": session_id, "messages": self.store.list_messages(session_id)[-20:]})
 
     def _parallel_safe(self, name: str) -> bool:
         try:

@@ -213,6 +213,7 @@ def build_plan(action: PlanAction, *, manifest: Manifest, folder: Path, source: 
         warnings: Validation warnings, as lines.
         hooks: The hooks it registers.
     """
+    hooks = hooks or tuple(f"{event} → {function}" for event, function in manifest.hooks.items())
     consent = consent_of(manifest, version=version, hooks=hooks)
     tools = tuple(ToolSummary(tool.name, tool.description,
                               permission_items(consent["tools"].get(tool.name, {})))

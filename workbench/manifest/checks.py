@@ -147,7 +147,12 @@ def _escapes(path: Path, root: Path) -> bool:
 
 
 def check_entry(data: dict[str, Any], tools: list[Any], folder: Path, found: Collector) -> None:
-    """Find the entry module and check that it exports every tool's `function`."""
+    """Find the entry module and check that it exports every tool's `function` and
+    every hook's function."""
+    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    exports = [(join_pointer("/tools", index, "function"), tool.get("function"))
+               for index, tool in enumerate(tools) if isinstance(tool, dict)]
+    exports += [(join_pointer("/hooks", event), function) for event, function in hooks.items()]
     root = folder.resolve()
     declared = data.get("entry")
     if declared is not None and not (_is_relative_path(declared) and runtime_for(declared)):
@@ -158,8 +163,9 @@ def check_entry(data: dict[str, Any], tools: list[Any], folder: Path, found: Col
     if not present:
         if declared is not None:
             found.error(pointer, f"the entry module {declared} does not exist")
-        elif tools:
-            found.error(pointer, "the extension has tools but no entry module: looked for "
+        elif exports:
+            has = " and ".join(kind for kind, present in (("tools", tools), ("hooks", hooks)) if present)
+            found.error(pointer, f"the extension has {has} but no entry module: looked for "
                         f"{', '.join(ENTRY_CANDIDATES)}", locate_it=False)
         return
     entry = folder / present[0]
@@ -174,19 +180,17 @@ def check_entry(data: dict[str, Any], tools: list[Any], folder: Path, found: Col
     if len(present) > 1:
         found.warning(pointer, f"{' and '.join(present)} all exist; {present[0]} is the entry "
                       "module", locate_it=False)
-    if not tools:
+    if not exports:
         return
     scan = scan_exports(entry, root)
     if scan.error:
         found.error(pointer, scan.error, locate_it=locate_it)
         return
-    for index, tool in enumerate(tools):
-        function = tool.get("function") if isinstance(tool, dict) else None
+    for field, function in exports:
         if not isinstance(function, str) or not re.fullmatch(EXPORT_NAME_PATTERN, function):
             continue
         if function in scan.names:
             continue
-        field = join_pointer("/tools", index, "function")
         if scan.complete:
             found.error(field, f"the entry module {present[0]} has no export named '{function}'")
         else:

@@ -35,6 +35,11 @@ TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 """What a tool name must match; snake_case is recommended on top of it."""
 
 EXPORT_NAME_PATTERN = r"^[A-Za-z_$][A-Za-z0-9_$]*$"
+HookEvent = Literal["on_tool_call", "on_tool_result", "on_session_start", "on_session_shutdown",
+                    "on_agent_start", "on_agent_end", "on_turn_start", "on_turn_end",
+                    "on_message_start", "on_message_end", "on_tool_execution_start",
+                    "on_tool_execution_end"]
+"""The events an extension's hooks can subscribe to."""
 """What a tool's `function` must match: an identifier exported by the entry module."""
 
 DEFAULT_TIMEOUT_MS = 300_000
@@ -292,6 +297,14 @@ class Manifest(BaseModel):
     """The tools the extension provides; empty for a memories-only extension."""
     memories: list[Memory] = []
     """The knowledge and skills the extension ships."""
+    hooks: dict[HookEvent, Annotated[str, Field(pattern=EXPORT_NAME_PATTERN)]] = {}
+    """Functions of the entry module that observe or intercept the agent, by event (a
+    workbench extension of the format): ``on_tool_call``, ``on_tool_result``,
+    ``on_session_start``, ``on_session_shutdown``, and the observe-only lifecycle events
+    ``on_agent_start``, ``on_agent_end``, ``on_turn_start``, ``on_turn_end``,
+    ``on_message_start``, ``on_message_end``, ``on_tool_execution_start`` and
+    ``on_tool_execution_end``. Each runs like a tool, in a sandboxed worker with no
+    permissions, called as fn(event, ctx)."""
     entry: EntryPath | None = None
     """The entry module's path relative to the folder (a workbench extension of the
     format). When absent the host looks for index.ts, index.js, mod.ts, then main.py. The
