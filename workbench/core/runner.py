@@ -38,16 +38,19 @@ class SandboxRunner:
     Args:
         services: What ctx requests reach on the host (database, model, speech…).
         cwd: The working directory tools start in.
-        deno_cache: Where each extension's Deno cache lives.
+        deno_cache: Where each extension's Deno dependency folder lives.
+        python_cache: Where each extension's Python dependency folder lives
+            (``python`` beside ``deno_cache`` when omitted).
         limits: Resource limits for every worker (time is set per call).
         keep_warm: Whether to start each tool's next worker ahead of its call.
     """
 
     def __init__(self, *, services, cwd: Path, deno_cache: Path, limits: Limits,
-                 keep_warm: bool = True) -> None:
+                 keep_warm: bool = True, python_cache: Path | None = None) -> None:
         self.services = services
         self.cwd = cwd
         self.deno_cache = deno_cache
+        self.python_cache = python_cache or deno_cache.parent / "python"
         self.limits = limits
         self.keep_warm = keep_warm
         self._zygote: ZygoteClient | None = None
@@ -90,7 +93,8 @@ class SandboxRunner:
         try:
             return build_policy(runtime=tool.runtime, entry=tool.entry, function=tool.function,
                                 extension_dir=tool.folder, granted=granted, cwd=self.cwd,
-                                limits=limits, deno_dir=self.deno_cache / tool.extension)
+                                limits=limits, deno_dir=self.deno_cache / tool.extension,
+                                python_dir=self.python_cache / tool.extension, tool=tool.name)
         except PolicyError as exc:
             raise ToolError("unavailable", str(exc)) from exc
 

@@ -8,6 +8,12 @@ next start by :mod:`workbench.ext.recovery`, which reads the journal. Updates ke
 the old folder aside until the new one is recorded, and carry the extension's
 private database over.
 
+The extension's dependency folders (resolved into the staging folder, see
+:mod:`workbench.ext.dependencies`) are moved into ``<home>/cache`` just before the
+rename, and back with it on failure; the journal names them (``deps``) so a start
+can put back the ones a kill left half swapped. A removal moves them out with the
+extension's folder.
+
 This module imports nothing of ours but the config and store packages and
 ``workbench.ext``.
 """
@@ -20,6 +26,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from workbench.config.home import Home
+from workbench.ext.dependencies import CacheSwap
 from workbench.ext.errors import ExtensionError
 from workbench.ext.fingerprint import fingerprint
 from workbench.ext.installed import manifest_json, record_installed
@@ -36,8 +43,9 @@ from workbench.store import Store
 CRASH_ENV = "WORKBENCH_TEST_CRASH_AT"
 """Tests only: the name of a commit step at which the process kills itself with
 SIGKILL, to prove that a kill at that moment leaves no half-installed extension.
-The steps are ``before-commit``, ``after-rename``, ``after-store``, ``update-aside``
-and ``remove-aside``."""
+The steps are ``before-commit``, ``after-deps`` (the dependency folders are in
+place, the extension's folder not yet), ``after-rename``, ``after-store``,
+``update-aside`` and ``remove-aside``."""
 
 
 def crash_point(step: str) -> None:
@@ -100,16 +108,25 @@ class Committer:
         target = self.folder_of(plan.name)
         with self.lock():
             self.refuse_existing(plan.name)
-            self._journal(stage, "install", plan)
+            caches = CacheSwap(self.home.cache_dir, plan.name, stage)
+            self._journal(stage, "install", plan, deps=caches.staged())
             crash_point("before-commit")
-            os.rename(plan.folder, target)
+            caches.apply()
+            crash_point("after-deps")
+            try:
+                os.rename(plan.folder, target)
+            except BaseException:
+                caches.undo()
+                raise
             fsync_dir(target.parent)
             crash_point("after-rename")
             try:
                 self._record(plan, target, action)
             except BaseException:
                 os.rename(target, plan.folder)
+                caches.undo()
                 raise
+            caches.finish()
             crash_point("after-store")
 
     def swap(self, plan: InstallPlan, stage: Path, action: str,
@@ -119,7 +136,9 @@ class Committer:
         target = self.folder_of(plan.name)
         aside = stage / "old"
         with self.lock():
-            self._journal(stage, "update", plan, previous_version=previous_version)
+            caches = CacheSwap(self.home.cache_dir, plan.name, stage)
+            self._journal(stage, "update", plan, previous_version=previous_version,
+                          deps=caches.staged())
             crash_point("before-commit")
             had_old = target.is_dir()
             if had_old:
@@ -133,8 +152,15 @@ class Committer:
                     os.rename(aside, target)
 
             try:
+                caches.apply()
+            except BaseException:
+                restore()
+                raise
+            crash_point("after-deps")
+            try:
                 os.rename(plan.folder, target)
             except BaseException:
+                caches.undo()
                 restore()
                 raise
             fsync_dir(target.parent)
@@ -143,12 +169,15 @@ class Committer:
                 self._record(plan, target, action)
             except BaseException:
                 os.rename(target, plan.folder)
+                caches.undo()
                 restore()
                 raise
+            caches.finish()
             crash_point("after-store")
 
     def remove(self, name: str) -> None:
-        """Move an extension's folder out (the commit point) and delete its records.
+        """Move an extension's folder out (the commit point), then its dependency
+        folders, and delete its records.
 
         Raises:
             ExtensionError: It is not installed.
@@ -159,19 +188,23 @@ class Committer:
                 raise ExtensionError(f"{name} is not installed")
             stage = self.staging.new()
             moved = False
+            caches = CacheSwap(self.home.cache_dir, name, stage)
             try:
                 write_journal(stage, {"action": "remove", "name": name})
                 if target.exists():
                     os.rename(target, stage / "old")
                     moved = True
                     fsync_dir(target.parent)
+                caches.apply()
                 crash_point("remove-aside")
                 with self.store.transaction():
                     self.store.remove_extension(name)
                     self.store.audit("user", "extension.remove", name)
             except BaseException:
+                caches.undo()
                 if moved:
                     os.rename(stage / "old", target)
                 raise
             finally:
                 self.staging.discard(stage)
+            caches.finish()

@@ -8,6 +8,12 @@ journal written before the rename lets the next start finish or undo a change a
 kill interrupted (:mod:`workbench.ext.recovery`), so no half-installed extension is
 ever listed. Nothing here runs an extension's code.
 
+An extension's dependencies are resolved while it is staged, after it was
+validated and before the person is asked (the plan lists them), into the staging
+folder; they move into ``<home>/cache`` with the commit, and leave with a removal
+(:mod:`workbench.ext.dependencies`). A failure refuses the install and leaves
+nothing behind.
+
 This module imports the config, manifest and store packages and ``workbench.ext``;
 never the core, the tool registry or a front-end.
 """
@@ -23,6 +29,16 @@ from workbench.config.home import Home
 from workbench.ext.archive import ArchiveLimits
 from workbench.ext.commit import CRASH_ENV, Committer
 from workbench.ext.consent import diff_consent
+from workbench.ext.dependencies import (
+    DEFAULT_TIMEOUT_S,
+    STAGED,
+    Dependency,
+    check_unchanged,
+    installed_dependencies,
+    resolve_dependencies,
+    restore_interrupted,
+    sweep_orphans,
+)
 from workbench.ext.discovery import DiscoveredExtension, discover, extension_folders
 from workbench.ext.errors import ExtensionError, InstallDeclined
 from workbench.ext.fetch import fetch
@@ -43,6 +59,7 @@ from workbench.ext.semver import parse_version
 from workbench.ext.signature import PUBLIC_KEY_PATH, load_public_key, verify_folder
 from workbench.ext.sources import Source, parse_source
 from workbench.ext.staging import StagingArea, copy_folder
+from workbench.manifest.models import Manifest
 from workbench.manifest.validate import validate_extension
 from workbench.store import Store
 
@@ -72,13 +89,16 @@ class ExtensionManager:
             start finishes an interrupted removal or forgets an extension whose folder
             is gone), to drop what other parts keep for it outside its folder, such
             as a private database the host keeps elsewhere.
+        dependency_timeout_s: How long resolving an extension's dependencies (Deno
+            or pip, each) may take before the install is refused.
     """
 
     def __init__(self, home: Home, store: Store, *, registry_url: str = DEFAULT_REGISTRY,
                  registry: RegistryClient | None = None, builtin_dir: Path = BUILTIN_DIR,
                  public_key_path: Path = PUBLIC_KEY_PATH,
                  limits: ArchiveLimits | None = None,
-                 on_removed: Callable[[str], None] | None = None) -> None:
+                 on_removed: Callable[[str], None] | None = None,
+                 dependency_timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self.home = home.ensure()
         self.store = store
         self.registry = registry or RegistryClient(registry_url)
@@ -88,6 +108,7 @@ class ExtensionManager:
         self.staging = StagingArea(home.root / "staging")
         self._commits = Committer(self.home, store, self.staging)
         self._on_removed = on_removed
+        self.dependency_timeout_s = dependency_timeout_s
         self.repairs: list[Repair] = self.recover()
         """What the start repaired: interrupted changes finished or undone, records fixed."""
 
@@ -104,7 +125,12 @@ class ExtensionManager:
             One entry per repair made.
         """
         with self._commits.lock():
+            restore_interrupted(self.home.cache_dir, self.home.extensions_dir,
+                                self.staging.leftovers())
             repairs = recover(self.home, self.store, self.staging)
+            for name in sweep_orphans(self.home.cache_dir, self._is_installed):
+                repairs.append(Repair(name, "cleaned", f"deleted the dependencies kept for "
+                                                       f"{name}, which is not installed"))
         for repair in list(repairs):
             if repair.action in ("removed", "forgot"):
                 try:
@@ -112,6 +138,9 @@ class ExtensionManager:
                 except ExtensionError as exc:
                     repairs.append(Repair(repair.name, "failed", exc.message))
         return repairs
+
+    def _is_installed(self, name: str) -> bool:
+        return self.store.get_extension(name) is not None or self.folder_of(name).is_dir()
 
     def _removed(self, name: str) -> None:
         if self._on_removed is None:
@@ -124,22 +153,39 @@ class ExtensionManager:
 
     # -- staging and plans --------------------------------------------------------
 
+    def _resolve(self, stage: Path, manifest: Manifest, digest: str,
+                 source: str) -> tuple[Dependency, ...]:
+        """Resolve the staged extension's dependencies into the staging folder."""
+        pkg = stage / "pkg"
+        records = resolve_dependencies(pkg, manifest.name, stage / STAGED,
+                                       entry=manifest.entry, where=source,
+                                       timeout_s=self.dependency_timeout_s)
+        if records:
+            check_unchanged(digest, fingerprint(pkg).digest, source)
+        return tuple(package for record in records for package in record.packages)
+
     def _plan_staged(self, action: PlanAction, stage: Path, source: str,
-                     fallback: str) -> InstallPlan:
+                     fallback: str, check: Callable[[str], None] | None = None) -> InstallPlan:
         pkg = stage / "pkg"
         report = validate_extension(pkg)
         if report.manifest is None:
             raise ExtensionError(invalid_message(report), where=source)
         manifest = report.manifest
         check_name(manifest.name, source)
+        if check is not None:
+            check(manifest.name)
         prints = fingerprint(pkg)
+        dependencies = self._resolve(stage, manifest, prints.digest, source)
         row = self.store.get_extension(manifest.name)
         plan = build_plan(
             action, manifest=manifest, folder=pkg, source=source,
             version=read_version(pkg, fallback), digest=prints.digest,
             files=len(prints.files), size=prints.total_bytes,
             previous_version=row["version"] if row and action != "install" else None,
-            warnings=tuple(problem.describe() for problem in report.warnings))
+            warnings=tuple(problem.describe() for problem in report.warnings),
+            dependencies=dependencies,
+            previous_dependencies=(installed_dependencies(self.home.cache_dir, manifest.name)
+                                   if action == "update" else None))
         consent = self.store.get_consent(manifest.name)
         if consent is not None and action != "install":
             plan = dataclasses.replace(plan, diff=diff_consent(consent["approved"], plan.consent))
@@ -158,15 +204,20 @@ class ExtensionManager:
             ArchiveError: The archive is unsafe or too large.
             ExtensionError: The extension is invalid (every error with its pointer),
                 its name is unusable, or it is already installed.
+            DependencyError: Its dependencies cannot be resolved (with Deno's or
+                pip's message); nothing was kept.
         """
         src = parse_source(source) if isinstance(source, str) else source
         stage, fallback = fetch(src, self.staging, self.registry, self.limits)
-        try:
-            plan = self._plan_staged("install", stage, str(src), fallback)
-            if plan.name == BUILTIN_NAME:
+
+        def installable(name: str) -> None:
+            if name == BUILTIN_NAME:
                 raise ExtensionError(f"{BUILTIN_NAME!r} is the name of the built-in extension; "
                                      "it cannot be installed from elsewhere", where=str(src))
-            self._commits.refuse_existing(plan.name)
+            self._commits.refuse_existing(name)
+
+        try:
+            plan = self._plan_staged("install", stage, str(src), fallback, installable)
         except BaseException:
             self.staging.discard(stage)
             raise
@@ -247,11 +298,14 @@ class ExtensionManager:
             raise ExtensionError(f"{name} is not installed")
         src = self._update_source(name, source)
         stage, fallback = fetch(src, self.staging, self.registry, self.limits)
-        try:
-            plan = self._plan_staged("update", stage, str(src), fallback)
-            if plan.name != name:
-                raise ExtensionError(f"the source holds the extension {plan.name!r}, not "
+
+        def same_extension(found: str) -> None:
+            if found != name:
+                raise ExtensionError(f"the source holds the extension {found!r}, not "
                                      f"{name!r}", where=str(src))
+
+        try:
+            plan = self._plan_staged("update", stage, str(src), fallback, same_extension)
             if plan.diff is None:
                 plan = dataclasses.replace(plan, diff=diff_consent({}, plan.consent))
         except BaseException:
@@ -295,7 +349,8 @@ class ExtensionManager:
 
     def remove(self, name: str) -> None:
         """Uninstall an extension: its folder (with the private database kept in it and
-        the memories it shipped), its record, files and consent; then ``on_removed``.
+        the memories it shipped), its dependency folders, its record, files and
+        consent; then ``on_removed``.
 
         Raises:
             ExtensionError: Not installed, or the built-in.
@@ -380,7 +435,8 @@ class ExtensionManager:
                                  else DEFAULT_VERSION),
             digest=prints.digest, files=len(prints.files), size=prints.total_bytes,
             changed_files=tuple(compare(recorded, prints).paths()) if recorded else (),
-            warnings=tuple(problem.describe() for problem in report.warnings))
+            warnings=tuple(problem.describe() for problem in report.warnings),
+            dependencies=installed_dependencies(self.home.cache_dir, name))
         if consent is not None:
             plan = dataclasses.replace(plan, diff=diff_consent(consent["approved"], plan.consent))
         if approve is not None and not approve(plan):

@@ -4,7 +4,8 @@ A plan is built from a validated manifest and the fingerprint of the files it
 describes: the extension's name and version, its tools with each permission and
 the reason for it, its hooks, the knowledge and skills it ships, whether it gets a
 private database, and, when an earlier version was approved, the difference between
-the two consents. :meth:`InstallPlan.describe` renders it as lines for a terminal;
+the two consents, and the dependencies resolved for it (see
+:mod:`workbench.ext.dependencies`). :meth:`InstallPlan.describe` renders it as lines for a terminal;
 :meth:`InstallPlan.to_json` for scripts and the TUI.
 
 This module imports nothing of ours but the manifest models and ``workbench.ext``.
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workbench.ext.consent import ConsentDiff, PermissionItem, consent_of, permission_items
+from workbench.ext.dependencies import Dependency
 from workbench.manifest.models import Manifest
 
 DEFAULT_VERSION = "0.0.0"
@@ -105,6 +107,9 @@ class InstallPlan:
         knowledge: The knowledge files it ships.
         skills: The skills it ships.
         database: Whether it gets a private database.
+        dependencies: The packages resolved and locked for it, its own first.
+        previous_dependencies: For an update, the packages installed for the version
+            installed now (None otherwise).
         previous_version: The version installed now, for an update.
         diff: How its consent differs from the recorded one (None on a first install).
         changed_files: For ``trust``: the files that changed since the last approval.
@@ -134,6 +139,31 @@ class InstallPlan:
     changed_files: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     manifest: Manifest | None = field(default=None, repr=False, compare=False)
+    dependencies: tuple[Dependency, ...] = ()
+    previous_dependencies: tuple[Dependency, ...] | None = None
+
+    def dependency_lines(self) -> list[str]:
+        """The dependencies as lines: the extension's own, what they need, what changed."""
+        if not self.dependencies:
+            lines = ["Dependencies: none"]
+        else:
+            own = [d for d in self.dependencies if d.direct] or list(self.dependencies)
+            needed = [d for d in self.dependencies if d not in own]
+            lines = ["Dependencies: " + ", ".join(d.describe() for d in own)]
+            if needed:
+                lines.append("  which need: " + ", ".join(d.describe() for d in needed))
+        if self.previous_dependencies is not None:
+            before = {(d.source, d.name): d for d in self.previous_dependencies}
+            after = {(d.source, d.name): d for d in self.dependencies}
+            changes = [f"added {after[key].describe()}" for key in sorted(after.keys() - before.keys())]
+            changes += [f"removed {before[key].describe()}"
+                        for key in sorted(before.keys() - after.keys())]
+            changes += [f"{after[key].name} {before[key].version} -> {after[key].version} "
+                        f"({after[key].source})" for key in sorted(before.keys() & after.keys())
+                        if before[key].version != after[key].version]
+            if changes:
+                lines.append("  changed since the installed version: " + ", ".join(changes))
+        return lines
 
     def describe(self) -> list[str]:
         """The plan as lines for a terminal: what the extension brings, then what changed."""
@@ -167,6 +197,7 @@ class InstallPlan:
                       for skill in self.skills]
         else:
             lines.append("Skills: none")
+        lines += self.dependency_lines()
         if self.diff is not None:
             if self.diff.empty:
                 lines.append("Compared with what you approved before: no change in tools, "
@@ -188,6 +219,9 @@ class InstallPlan:
             "previous_version": self.previous_version,
             "diff": None if self.diff is None else self.diff.to_json(),
             "changed_files": list(self.changed_files), "warnings": list(self.warnings),
+            "dependencies": [dependency.to_json() for dependency in self.dependencies],
+            "previous_dependencies": None if self.previous_dependencies is None else
+            [dependency.to_json() for dependency in self.previous_dependencies],
         }
 
 
@@ -195,7 +229,8 @@ def build_plan(action: PlanAction, *, manifest: Manifest, folder: Path, source: 
                version: str, digest: str, files: int, size: int,
                previous_version: str | None = None, diff: ConsentDiff | None = None,
                changed_files: tuple[str, ...] = (), warnings: tuple[str, ...] = (),
-               hooks: tuple[str, ...] = ()) -> InstallPlan:
+               hooks: tuple[str, ...] = (), dependencies: tuple[Dependency, ...] = (),
+               previous_dependencies: tuple[Dependency, ...] | None = None) -> InstallPlan:
     """Describe a validated extension for approval.
 
     Args:
@@ -212,6 +247,8 @@ def build_plan(action: PlanAction, *, manifest: Manifest, folder: Path, source: 
         changed_files: For a trust: the files that changed.
         warnings: Validation warnings, as lines.
         hooks: The hooks it registers.
+        dependencies: The packages resolved for it.
+        previous_dependencies: For an update, those of the installed version.
     """
     hooks = hooks or tuple(f"{event} → {function}" for event, function in manifest.hooks.items())
     consent = consent_of(manifest, version=version, hooks=hooks)
@@ -232,4 +269,5 @@ def build_plan(action: PlanAction, *, manifest: Manifest, folder: Path, source: 
         digest=digest, files=files, size=size, tools=tools, hooks=hooks, knowledge=knowledge,
         skills=tuple(skills), database=manifest.database, consent=consent,
         previous_version=previous_version, diff=diff, changed_files=changed_files,
-        warnings=warnings, manifest=manifest)
+        warnings=warnings, manifest=manifest, dependencies=dependencies,
+        previous_dependencies=previous_dependencies)

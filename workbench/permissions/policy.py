@@ -12,7 +12,8 @@ from pathlib import Path
 
 from workbench.permissions.requirements import Requirement
 from workbench.sandbox import deno
-from workbench.sandbox.policy import Limits, NetEndpoint, Policy, python_runtime_paths, resolve_binary
+from workbench.sandbox.policy import (PYTHON_SITE, Limits, NetEndpoint, Policy, python_runtime_paths,
+                                      resolve_binary)
 
 
 class PolicyError(ValueError):
@@ -28,6 +29,7 @@ def _net(value: str) -> NetEndpoint:
 
 def build_policy(*, runtime: str, entry: Path, function: str, extension_dir: Path,
                  granted: Iterable[Requirement], cwd: Path, limits: Limits, deno_dir: Path,
+                 python_dir: Path | None = None, tool: str = "",
                  env: Mapping[str, str] | None = None) -> Policy:
     """The policy for one call of a tool.
 
@@ -39,7 +41,10 @@ def build_policy(*, runtime: str, entry: Path, function: str, extension_dir: Pat
         granted: The requirements granted for this call, templates expanded.
         cwd: The working directory the tool starts in.
         limits: Resource limits.
-        deno_dir: Deno's cache folder for this extension.
+        deno_dir: The extension's Deno dependency folder (its tools' caches inside).
+        python_dir: The extension's Python dependency folder; its ``site`` folder,
+            when there is one, goes first on the worker's import path, read-only.
+        tool: The tool's name (it names the tool's own Deno cache).
         env: The host environment granted ``env`` keys are read from.
 
     Raises:
@@ -69,12 +74,16 @@ def build_policy(*, runtime: str, entry: Path, function: str, extension_dir: Pat
             policy.sys.append(req.value)
     if runtime == "python":
         policy.runtime_read = python_runtime_paths()
+        site = python_dir / PYTHON_SITE if python_dir is not None else None
+        if site is not None and site.is_dir():
+            policy.python_path = [str(site)]
+            policy.runtime_read.append(str(site))
     elif runtime == "deno":
         binary = deno.deno_binary()
         if binary is None:
             raise PolicyError("Deno is not installed (the `deno` package provides it)")
         deno_dir.mkdir(parents=True, exist_ok=True)
-        deno.configure(policy, binary=binary, deno_dir=str(deno_dir))
+        deno.configure(policy, binary=binary, deno_dir=str(deno_dir), tool=tool)
     else:
         raise PolicyError(f"unknown runtime {runtime!r}")
     return policy

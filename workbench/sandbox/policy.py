@@ -24,6 +24,10 @@ SYSTEM_READ = ("/usr/lib", "/lib", "/lib64", "/usr/lib64", "/etc/ld.so.cache", "
                "/dev/random")
 """Read-only system files every runtime needs: shared libraries, time zones, CA certificates."""
 
+PYTHON_SITE = "site"
+"""The folder, inside an extension's Python dependency folder, its requirements were
+installed into (``pip install --target``): put first on the worker's import path."""
+
 
 @dataclass
 class Limits:
@@ -67,6 +71,9 @@ class Policy:
     runtime_execute: list[str] = field(default_factory=list)
     runtime_write: list[str] = field(default_factory=list)
     deno: dict[str, Any] = field(default_factory=dict)
+    python_path: list[str] = field(default_factory=list)
+    """Folders a Python worker puts first on ``sys.path`` before importing the entry
+    (the extension's installed requirements); readable through ``runtime_read``."""
 
     @property
     def allow_processes(self) -> bool:

@@ -232,9 +232,14 @@ def _failure(exc: BaseException) -> tuple[str, str]:
     return "tool", f"{type(exc).__name__}: {exc}"
 
 
-def serve(sock: socket.socket, entry: str, function_name: str) -> int:
-    """Import the tool, report ready, run its one call, answer, and return an exit code."""
+def serve(sock: socket.socket, entry: str, function_name: str,
+          python_path: list[str] | tuple[str, ...] = ()) -> int:
+    """Import the tool, report ready, run its one call, answer, and return an exit code.
+
+    ``python_path`` (the extension's installed requirements) goes first on ``sys.path``.
+    """
     sys.dont_write_bytecode = True
+    sys.path[:0] = [path for path in python_path if path not in sys.path]
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), line_buffering=True)
     channel = Channel(sock)
     try:

@@ -94,7 +94,7 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int) -> int:
     if policy.runtime == "deno":
         argv = policy.deno["argv"]
         os.execve(argv[0], argv, dict(os.environ))
-    return worker.serve(bridge, policy.entry, policy.function)
+    return worker.serve(bridge, policy.entry, policy.function, policy.python_path)
 
 
 def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd: int) -> None:
