@@ -22,7 +22,7 @@ from workbench.cli.errors import reported
 from workbench.errors import ExitCode, WorkbenchError
 
 if TYPE_CHECKING:
-    from workbench.ext.manager import ExtensionManager
+    from workbench.core.host import Host
     from workbench.ext.plan import InstallPlan
 
 ext_app = typer.Typer(help="Install, inspect and validate extensions.", no_args_is_help=True)
@@ -63,39 +63,21 @@ def validate(
 
 
 @contextlib.contextmanager
-def _manager(*, builtin: bool = True) -> Iterator[ExtensionManager]:
-    """Open the home, its store and an ``ExtensionManager``; report start-up repairs.
+def _host(*, builtin: bool = True) -> Iterator[Host]:
+    """Open the host (its extensions are not loaded) and report what a person should
+    know: config notices and the repairs made at start.
 
     The built-in extension is installed (or restored) first unless ``builtin`` is
     False; a failure to do so is a notice, not the end of the command.
     """
-    from workbench.capabilities.database import ExtensionDatabases
-    from workbench.config import Config, Home
-    from workbench.ext.manager import ExtensionManager
-    from workbench.store import Store
+    from workbench.core.host import Host
 
-    home = Home.resolve().ensure()
-    config = Config.load(home)
-    for notice in config.notices:
-        typer.echo(f"notice: {notice}", err=True)
-    store = Store.open(home.db_path)
-    # The host keeps private databases in <home>/databases (workbench/core/host.py).
-    databases = ExtensionDatabases(home.root / "databases")
-    try:
-        manager = ExtensionManager(home, store,
-                                   registry_url=str(config.get("extensions.registry")),
-                                   on_removed=databases.drop)
-        for repair in manager.repairs:
-            typer.echo(f"notice: {repair.message}", err=True)
-        if builtin:
-            try:
-                manager.ensure_builtin()
-            except WorkbenchError as exc:
-                typer.echo(f"notice: the built-in extension was not installed: {exc}", err=True)
-        yield manager
-    finally:
-        databases.close()
-        store.close()
+    with Host.open(defer_extensions=True) as host:
+        for notice in host.config.notices:
+            typer.echo(f"notice: {notice}", err=True)
+        for notice in host.prepare_extensions(builtin=builtin):
+            typer.echo(f"notice: {notice}", err=True)
+        yield host
 
 
 def _confirm(question: str, *, yes: bool, what: str) -> bool:
@@ -147,7 +129,7 @@ def install(
     Shows its tools, each permission with its reason, hooks, knowledge and skills,
     then asks y/N. Without a terminal, --yes is required (exit 2 otherwise).
     """
-    with reported(), _declined(), _manager() as manager:
+    with reported(), _declined(), _host() as host:
         approve = _approver(yes=yes, as_json=as_json, question="Install {name}?")
         plans: list[InstallPlan] = []
 
@@ -155,7 +137,7 @@ def install(
             plans.append(plan)
             return approve(plan)
 
-        installed = manager.install(source, approve=remember)
+        installed = host.install_extension(source, remember)
     if as_json:
         _echo_json({"extension": installed.to_json(), "plan": plans[0].to_json()})
     else:
@@ -171,7 +153,7 @@ def update(
     as_json: bool = typer.Option(False, "--json", help="Print what was updated as JSON."),
 ) -> None:
     """Install a new version of an extension, showing how its permissions changed."""
-    with reported(), _declined(), _manager() as manager:
+    with reported(), _declined(), _host() as host:
         approve = _approver(yes=yes, as_json=as_json, question="Update {name}?")
         plans: list[InstallPlan] = []
 
@@ -179,7 +161,7 @@ def update(
             plans.append(plan)
             return approve(plan)
 
-        updated = manager.update(name, source=source, approve=remember)
+        updated = host.update_extension(name, remember, source=source)
     if as_json:
         _echo_json({"extension": updated.to_json(), "plan": plans[0].to_json()})
     else:
@@ -192,15 +174,15 @@ def remove(
     yes: bool = typer.Option(False, "--yes", "-y", help="Remove without asking."),
 ) -> None:
     """Uninstall an extension with its private database and the memories it shipped."""
-    with reported(), _declined(), _manager() as manager:
-        found = manager.get(name)
+    with reported(), _declined(), _host() as host:
+        found = host.installed_extension(name)
         if found.builtin:
-            manager.remove(name)  # refuses, with the reason
+            host.remove_extension(name)  # refuses, with the reason
         if not _confirm(f"Remove {name} with its private data?", yes=yes, what=f"Remove {name}"):
             from workbench.ext.errors import InstallDeclined
 
             raise InstallDeclined(f"{name} was not removed")
-        manager.remove(name)
+        host.remove_extension(name)
     typer.echo(f"Removed {name}")
 
 
@@ -209,8 +191,8 @@ def list_extensions(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The installed extensions with their version and state (ok, held, broken)."""
-    with reported(), _manager() as manager:
-        found = manager.list()
+    with reported(), _host() as host:
+        found = host.installed_extensions()
     if as_json:
         _echo_json([extension.to_json() for extension in found])
         return
@@ -232,8 +214,8 @@ def search(
     limit: int = typer.Option(20, "--limit", "-n", min=1, max=250, help="At most this many."),
 ) -> None:
     """Find extensions on the npm registry (the keywords loca-extension and workbench-extension)."""
-    with reported(), _manager(builtin=False) as manager:
-        results = manager.search(words or [], limit=limit)
+    with reported(), _host(builtin=False) as host:
+        results = host.search_extensions(words or [], limit=limit)
     if as_json:
         _echo_json([result.to_json() for result in results])
         return
@@ -253,9 +235,9 @@ def trust(
     as_json: bool = typer.Option(False, "--json", help="Print what is now approved as JSON."),
 ) -> None:
     """Approve an extension's current files, so a held extension runs again."""
-    with reported(), _declined(), _manager() as manager:
-        plan = manager.trust(name, approve=_approver(yes=yes, as_json=as_json,
-                                                     question="Trust {name} as it is now?"))
+    with reported(), _declined(), _host() as host:
+        plan = host.trust_extension(name, _approver(yes=yes, as_json=as_json,
+                                                    question="Trust {name} as it is now?"))
     if as_json:
         _echo_json(plan.to_json())
     else:
@@ -284,13 +266,12 @@ def status(
 
 
 def _switch(name: str, enabled: bool) -> None:
-    with reported(), _manager(builtin=False) as manager:
-        found = manager.get(name)
+    with reported(), _host(builtin=False) as host:
+        found = host.installed_extension(name)
         if found.enabled == enabled:
             typer.echo(f"{name} is already {'enabled' if enabled else 'disabled'}")
             return
-        manager.store.set_extension_enabled(name, enabled)
-        manager.store.audit("person", f"extension.{'enable' if enabled else 'disable'}", name)
+        host.switch_extension(name, enabled)
     if enabled:
         typer.echo(f"Enabled {name}: its tools are offered from the next start"
                    + (f" (it is {found.state}: {found.reason})" if not found.ok else ""))

@@ -22,6 +22,7 @@ from workbench.agent.providers import ModelProvider, make_provider
 from workbench.config.files import Config
 from workbench.config.home import Home
 from workbench.core.bus import EventBus
+from workbench.core.extension_ops import ExtensionOps
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
 from workbench.errors import WorkbenchError
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from workbench.core.status import StatusReport
 
 
-class Host:
+class Host(ExtensionOps):
     """Owns everything below the front-ends; see the module docstring.
 
     Build one with ``Host.open``; close it with ``close`` (or use it as a context

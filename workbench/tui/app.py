@@ -6,12 +6,13 @@ screens and behaviour in the core.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from textual import work
-from textual.app import App
+from textual.app import App, SystemCommand, active_app
 from textual.binding import Binding
+from textual.screen import Screen
 
 from workbench.core.host import Host
 from workbench.events import Event, Notice
@@ -19,6 +20,15 @@ from workbench.tui.core_event import CoreEvent
 from workbench.tui.responder import TuiResponder
 from workbench.tui.screens.chat import ChatScreen
 from workbench.tui.themes import DEFAULT_THEME, THEMES_DIR, load_themes
+
+
+def extensions_screen() -> Screen:
+    """The Extensions screen, built (and its module imported) on first use."""
+    from workbench.tui.screens.extensions import ExtensionsScreen
+
+    app = active_app.get()
+    assert isinstance(app, WorkbenchApp)
+    return ExtensionsScreen(app.host)
 
 
 class WorkbenchApp(App):
@@ -34,7 +44,9 @@ class WorkbenchApp(App):
     TITLE = "workbench"
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+e", "show_extensions", "Extensions", priority=True),
     ]
+    SCREENS = {"extensions": extensions_screen}
 
     def __init__(self, host: Host, responder: TuiResponder | None = None, *,
                  themes_dir: Path = THEMES_DIR) -> None:
@@ -83,6 +95,24 @@ class WorkbenchApp(App):
         """Load the extensions after the first frame, then show the setup notices."""
         self.host.ensure_extensions()
         self.call_from_thread(self.host.announce)
+
+    def action_show_extensions(self) -> None:
+        """Open the Extensions screen over the chat."""
+        if self.screen is self.chat:
+            self.push_screen("extensions")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "show_extensions":
+            # Only from the chat: over a prompt, a permission or a form waits for its
+            # answer; on the Extensions screen the key goes back (its own binding).
+            return self.screen is getattr(self, "chat", None)
+        return True
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if screen is self.chat:
+            yield SystemCommand("Extensions", "Install, update, remove and trust extensions; "
+                                "the marketplace; their status", self.action_show_extensions)
 
     def post_core_event(self, event: Event) -> None:
         """Deliver an event of the TUI's own (a theme problem) the way core events go."""

@@ -1,0 +1,306 @@
+"""Installing, updating, removing and trusting extensions, as the ``Host`` offers it.
+
+Both faces change extensions through these methods: ``workbench ext …`` and the
+TUI's Extensions screen. They hand the work to the home's ``ExtensionManager`` (made
+on first use, the same one the host loads extensions with) and, after a change,
+rebuild the tool registry when it was already built, so the next turn offers what
+is installed now. A change is refused while a turn is streaming: the tools offered
+to that turn would change under it.
+
+Everything here blocks (files, the network); a front-end calls it from a thread.
+This module imports the ext package and leaves; never a front-end.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from workbench.errors import WorkbenchError
+from workbench.ext.errors import ExtensionError, InstallDeclined
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from workbench.capabilities.database import ExtensionDatabases
+    from workbench.config.files import Config
+    from workbench.config.home import Home
+    from workbench.ext.installed import InstalledExtension
+    from workbench.ext.manager import Approve, ExtensionManager
+    from workbench.ext.plan import InstallPlan
+    from workbench.ext.registry import SearchResult
+    from workbench.ext.sources import Source
+    from workbench.store import Store
+
+CHANGE_WHILE_STREAMING = (
+    "extensions cannot be changed while a turn is streaming: the tools offered to it "
+    "would change under it. Wait for the turn to end (or cancel it), then try again.")
+
+
+class ExtensionOps:
+    """The extension operations of the ``Host``; see the module docstring.
+
+    A mixin: it uses the host's ``home``, ``config``, ``store``, ``databases``,
+    ``cwd``, ``manager``, its loading lock and ``reload_extensions``.
+    """
+
+    home: Home
+    config: Config
+    store: Store
+    databases: ExtensionDatabases
+    cwd: Path
+    manager: ExtensionManager | None
+    _loading: threading.RLock
+    _extensions_loaded: bool
+
+    if TYPE_CHECKING:
+        @property
+        def busy(self) -> bool: ...
+
+        def reload_extensions(self) -> None: ...
+
+    # --- the manager ---------------------------------------------------------
+
+    def extension_manager(self) -> ExtensionManager:
+        """The home's extension manager, made on first use.
+
+        Making it finishes or undoes a change an earlier run was interrupted in; what
+        it repaired is in its ``repairs``.
+        """
+        from workbench.ext.manager import ExtensionManager
+
+        with self._loading:
+            if self.manager is None:
+                self.manager = ExtensionManager(
+                    self.home, self.store,
+                    registry_url=str(self.config.get("extensions.registry")),
+                    on_removed=self.databases.drop)
+            return self.manager
+
+    def prepare_extensions(self, *, builtin: bool = True) -> list[str]:
+        """Make the manager and (with ``builtin``) install or restore the built-in
+        extension, as a command that changes extensions does first.
+
+        Returns:
+            What a person should know: the repairs made, and why the built-in could
+            not be installed (which does not stop the command).
+        """
+        manager = self.extension_manager()
+        notices = [repair.message for repair in manager.repairs]
+        if builtin:
+            try:
+                manager.ensure_builtin()
+            except WorkbenchError as exc:
+                notices.append(f"the built-in extension was not installed: {exc}")
+        return notices
+
+    def _refuse_while_streaming(self) -> None:
+        if self.busy:
+            raise ExtensionError(CHANGE_WHILE_STREAMING)
+
+    def _extensions_changed(self) -> None:
+        """Rebuild the registry if it was built; a load still running is waited for
+        (it may have listed the extensions before the change)."""
+        with self._loading:
+            if self._extensions_loaded:
+                self.reload_extensions()
+
+    def _source(self, source: str | Source | InstallPlan) -> Source | InstallPlan:
+        """A source string parsed against the host's working folder."""
+        from workbench.ext.sources import parse_source
+
+        return parse_source(source, cwd=self.cwd) if isinstance(source, str) else source
+
+    # --- installing ----------------------------------------------------------
+
+    def plan_install(self, source: str | Source) -> InstallPlan:
+        """Fetch and unpack ``source`` and describe what installing it would approve.
+
+        The files wait in a staging folder until the plan is given to
+        :meth:`install_extension` or :meth:`discard_plan`.
+
+        Args:
+            source: A folder, a ``.tgz``/``.zip`` archive (relative to the host's
+                working folder), or ``npm:NAME[@VERSION]``.
+
+        Raises:
+            ExtensionError: The source is unusable, the package cannot be fetched or
+                fails its checksum, the archive is unsafe, the extension is invalid or
+                already installed (see ``ExtensionManager.plan``). Nothing is kept.
+        """
+        return self.extension_manager().plan(self._source(source))
+
+    def install_extension(self, source: str | Source | InstallPlan,
+                          approve: Approve) -> InstalledExtension:
+        """Install an extension if ``approve`` says yes, then rebuild the registry.
+
+        Args:
+            source: A source (see :meth:`plan_install`) or a plan from it.
+            approve: Shown the plan; returns True to install.
+
+        Raises:
+            InstallDeclined: ``approve`` said no; nothing was installed.
+            ExtensionError: See :meth:`plan_install`; also while a turn is streaming.
+        """
+        try:
+            self._refuse_while_streaming()
+        except ExtensionError:
+            if not isinstance(source, str):
+                self._discard_if_plan(source)
+            raise
+        installed = self.extension_manager().install(self._source(source), approve=approve)
+        self._extensions_changed()
+        return installed
+
+    def discard_plan(self, plan: InstallPlan) -> None:
+        """Delete a plan's staged files without installing them (a person said no)."""
+        self.extension_manager().discard(plan)
+
+    def _discard_if_plan(self, source: object) -> None:
+        from workbench.ext.plan import InstallPlan
+
+        if isinstance(source, InstallPlan) and source.folder.is_dir():
+            self.discard_plan(source)
+
+    # --- updating ------------------------------------------------------------
+
+    def plan_update(self, name: str, *, source: str | Source | None = None) -> InstallPlan:
+        """Fetch a new version of ``name`` and describe the update, with the difference
+        from what was approved before (``plan.diff``).
+
+        Args:
+            name: The installed extension.
+            source: Where to fetch it from; its recorded source when None.
+
+        Raises:
+            ExtensionError: Not installed, the built-in, no usable source, the source
+                holds another extension, or it cannot be fetched.
+        """
+        found = self._source(source) if source is not None else None
+        return self.extension_manager().plan_update(name, source=found)
+
+    def update_extension(self, name: str, approve: Approve, *,
+                         source: str | Source | InstallPlan | None = None) -> InstalledExtension:
+        """Install a new version of ``name`` if ``approve`` says yes, then rebuild the registry.
+
+        Args:
+            name: The installed extension.
+            approve: Shown the plan with its consent diff; returns True to update.
+            source: Where to fetch it from, or a plan from :meth:`plan_update`; the
+                recorded source when None.
+
+        Raises:
+            InstallDeclined: ``approve`` said no; the old version stays as it was.
+            ExtensionError: See :meth:`plan_update`; also while a turn is streaming.
+        """
+        try:
+            self._refuse_while_streaming()
+        except ExtensionError:
+            self._discard_if_plan(source)
+            raise
+        found = self._source(source) if source is not None else None
+        updated = self.extension_manager().update(name, approve=approve, source=found)
+        self._extensions_changed()
+        return updated
+
+    # --- removing, trusting, switching ----------------------------------------
+
+    def remove_extension(self, name: str) -> None:
+        """Uninstall ``name`` with its private database and the memories it shipped,
+        then rebuild the registry.
+
+        Raises:
+            ExtensionError: Not installed, the built-in, or a turn is streaming.
+        """
+        self._refuse_while_streaming()
+        self.extension_manager().remove(name)
+        self._extensions_changed()
+
+    def plan_trust(self, name: str) -> InstallPlan:
+        """What trusting ``name`` as it is now would approve: its files that changed
+        since the last approval and how its tools and permissions differ. Nothing is
+        recorded.
+
+        Raises:
+            ExtensionError: Not installed, invalid, or the built-in.
+        """
+        shown: list[InstallPlan] = []
+
+        def look(plan: InstallPlan) -> bool:
+            shown.append(plan)
+            return False
+
+        try:
+            self.extension_manager().trust(name, approve=look)
+        except InstallDeclined:
+            pass
+        return shown[0]
+
+    def trust_extension(self, name: str, approve: Approve | None = None, *,
+                        digest: str | None = None) -> InstallPlan:
+        """Approve ``name``'s current files so a held extension runs again, then rebuild
+        the registry.
+
+        Args:
+            name: The installed extension.
+            approve: Shown the plan (files changed, consent diff); returns True to
+                trust. None trusts without asking.
+            digest: The digest of the files the person reviewed (``plan_trust``); the
+                trust is refused when the files are no longer those.
+
+        Returns:
+            What is now approved.
+
+        Raises:
+            InstallDeclined: ``approve`` said no; it stays held.
+            ExtensionError: Not installed, invalid, the built-in, its files changed
+                since they were reviewed, or a turn is streaming.
+        """
+        self._refuse_while_streaming()
+
+        def check(plan: InstallPlan) -> bool:
+            if digest is not None and plan.digest != digest:
+                raise ExtensionError(f"{name}'s files changed since you reviewed them; "
+                                     "review them again", where=str(plan.folder))
+            return approve(plan) if approve is not None else True
+
+        trusted = self.extension_manager().trust(name, approve=check)
+        self._extensions_changed()
+        return trusted
+
+    def switch_extension(self, name: str, enabled: bool) -> None:
+        """Switch an installed extension on or off in every chat (``ext enable|disable``),
+        then rebuild the registry.
+
+        Raises:
+            ExtensionError: Not installed, or a turn is streaming.
+        """
+        self._refuse_while_streaming()
+        self.installed_extension(name)
+        self.store.set_extension_enabled(name, enabled)
+        self.store.audit("person", f"extension.{'enable' if enabled else 'disable'}", name)
+        self._extensions_changed()
+
+    # --- reading ---------------------------------------------------------------
+
+    def installed_extensions(self) -> list[InstalledExtension]:
+        """Every installed extension by name, with its state (``ok``, ``held``,
+        ``broken``) and the reason it is not ``ok``."""
+        return self.extension_manager().list()
+
+    def installed_extension(self, name: str) -> InstalledExtension:
+        """One installed extension with its state.
+
+        Raises:
+            ExtensionError: It is not installed.
+        """
+        return self.extension_manager().get(name)
+
+    def search_extensions(self, words: Sequence[str] = (), limit: int = 20) -> list[SearchResult]:
+        """Find extension packages on the registry (the ``extensions.registry`` setting).
+
+        Raises:
+            RegistryError: The registry cannot be reached or answers nonsense.
+        """
+        return self.extension_manager().search(list(words), limit=limit)

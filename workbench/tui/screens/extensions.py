@@ -1,0 +1,371 @@
+"""The Extensions screen: what is installed, the marketplace, and the status report.
+
+Every change goes through the ``Host`` (``workbench.core.extension_ops``), the same
+methods ``workbench ext …`` uses: the screen asks for a plan in a thread, shows it in
+a ``ReviewScreen``, and installs, updates or trusts it only after the person accepts
+(a declined plan's files are discarded). Removing asks first in a ``ConfirmScreen``.
+Refusals (``WorkbenchError``) are shown in the message line; nothing here blocks the
+event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label, Static, TabbedContent, TabPane
+
+from workbench.core.host import Host
+from workbench.core.status import StatusReport
+from workbench.errors import WorkbenchError
+from workbench.ext.installed import InstalledExtension
+from workbench.ext.plan import InstallPlan
+from workbench.ext.registry import SearchResult
+from workbench.tui.screens.confirm import ConfirmScreen
+from workbench.tui.screens.review import ReviewScreen
+from workbench.tui.screens.source_prompt import SourcePromptScreen
+from workbench.tui.widgets.extension_detail import ExtensionDetail
+from workbench.tui.widgets.extension_list import ExtensionList
+from workbench.tui.widgets.package_list import PackageList
+from workbench.tui.widgets.status_view import StatusView
+
+SEARCH_LIMIT = 50
+"""The most packages one search lists."""
+
+MARKET_HINT = ("Type words and press Enter to search the registry for extensions "
+               "(an empty search lists them all); Enter on a result reviews it.")
+
+
+def _yes(_plan: InstallPlan) -> bool:
+    """The approval of a plan the person already accepted in the review."""
+    return True
+
+
+class ExtensionsScreen(Screen):
+    """Installed extensions, the marketplace and the status report, in three tabs.
+
+    Args:
+        host: The host whose extensions these are.
+
+    | Key | Action |
+    | --- | --- |
+    | 1, 2, 3 | Installed, Marketplace, Status |
+    | i | Install from a folder, an archive or npm:NAME |
+    | u | Update the selected extension |
+    | r | Remove the selected extension (asks first) |
+    | t | Trust the selected held extension (shows what changed) |
+    | escape, ctrl+e | Back to the chat |
+    """
+
+    CSS_PATH = "extensions.tcss"
+    BINDINGS = [
+        Binding("escape", "close", "Back"),
+        Binding("ctrl+e", "close", "Back", show=False),
+        Binding("i", "install", "Install"),
+        Binding("u", "update", "Update"),
+        Binding("r", "remove", "Remove"),
+        Binding("t", "trust", "Trust"),
+        Binding("1", "show_tab('installed')", "Installed", show=False),
+        Binding("2", "show_tab('marketplace')", "Marketplace", show=False),
+        Binding("3", "show_tab('status')", "Status", show=False),
+    ]
+
+    working: reactive[str] = reactive("")
+    """What the screen is doing in the background (``Installing foo``); empty when idle."""
+
+    def __init__(self, host: Host) -> None:
+        super().__init__(id="extensions")
+        self.host = host
+        self._reads = 0
+        """How many reads were started: only the latest one's answer is shown."""
+        self._asking = False
+        """Whether one of this screen's own dialogs is open (closing it is no reason to
+        read everything again)."""
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="extensions-header"):
+            yield Label(Content.assemble(("workbench", "bold"), "  ·  Extensions"),
+                        id="extensions-title")
+            yield Label("1 2 3 switch tabs", id="extensions-keys")
+        with TabbedContent(initial="installed", id="extensions-tabs"):
+            with TabPane("Installed", id="installed"):
+                with Horizontal(id="installed-body"):
+                    yield ExtensionList(id="extension-list")
+                    yield ExtensionDetail(id="extension-detail")
+            with TabPane("Marketplace", id="marketplace"):
+                yield Input(placeholder="Search words, then Enter", id="market-search")
+                yield Static(MARKET_HINT, id="market-message")
+                yield PackageList(id="market-results")
+            with TabPane("Status", id="status"):
+                yield StatusView(id="status-view")
+        yield Static("", id="extensions-message")
+        yield Footer()
+
+    # --- what is shown -------------------------------------------------------------
+
+    @property
+    def extension_list(self) -> ExtensionList:
+        return self.query_one(ExtensionList)
+
+    @property
+    def selected(self) -> InstalledExtension | None:
+        """The extension under the Installed list's cursor."""
+        return self.extension_list.selected
+
+    @property
+    def active_tab(self) -> str:
+        return self.query_one(TabbedContent).active
+
+    def say(self, text: str, level: str = "info") -> None:
+        """Put ``text`` in the message line; ``level`` is ``info``, ``working``,
+        ``success`` or ``error``."""
+        message = self.query_one("#extensions-message", Static)
+        message.update(Content(text))
+        message.set_classes(f"-{level}" if text else "")
+
+    def on_screen_resume(self) -> None:
+        if self._asking:
+            self._asking = False
+        else:
+            self.refresh_extensions()
+
+    def ask(self, dialog: Screen[Any], then: Callable[[Any], None]) -> None:
+        """Open one of the screen's dialogs; ``then`` gets its answer."""
+        self._asking = True
+        self.app.push_screen(dialog, then)
+
+    def refresh_extensions(self, select: str | None = None) -> None:
+        """Read the installed extensions and the status report again, in a thread;
+        then show them, keeping the cursor on ``select`` when given."""
+        self._reads += 1
+        self._read(self._reads, select)
+
+    @work(thread=True, group="extensions-read")
+    def _read(self, read: int, select: str | None) -> None:
+        host = self.host
+        try:
+            host.ensure_extensions()
+            installed = host.installed_extensions()
+            report = host.status_report()
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self.say, str(exc), "error")
+            return
+        self.app.call_from_thread(self._show_extensions, read, installed, report, select)
+
+    def _show_extensions(self, read: int, installed: list[InstalledExtension],
+                         report: StatusReport, select: str | None) -> None:
+        if read != self._reads or not self.is_attached:
+            return  # a later read (after a change) is on its way
+        self.extension_list.show(installed, select=select)
+        self.query_one(ExtensionDetail).empty_text = (
+            "No extension selected." if installed
+            else "No extensions installed. Press i to install one.")
+        self.query_one(StatusView).report = report
+
+    @on(ExtensionList.Highlighted)
+    def _show_detail(self, message: ExtensionList.Highlighted) -> None:
+        self.query_one(ExtensionDetail).extension = message.extension
+        self.refresh_bindings()
+
+    @on(ExtensionList.Chosen)
+    def _focus_detail(self) -> None:
+        self.query_one(ExtensionDetail).focus()
+
+    # --- tabs --------------------------------------------------------------------
+
+    def action_show_tab(self, tab: str) -> None:
+        """Switch to the tab ``tab`` (``installed``, ``marketplace`` or ``status``)."""
+        self.query_one(TabbedContent).active = tab
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        target = {"installed": ExtensionList, "marketplace": Input,
+                  "status": StatusView}[event.pane.id or "installed"]
+        self.query_one(target).focus()
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in ("install", "update", "remove", "trust"):
+            return True
+        if self.active_tab != "installed":
+            return False
+        if self.working:
+            return None
+        if action == "install":
+            return True
+        selected = self.selected
+        if selected is None or selected.builtin:
+            return None
+        if action == "trust":
+            return True if selected.state == "held" else None
+        return True
+
+    def watch_working(self) -> None:
+        self.refresh_bindings()
+
+    def action_close(self) -> None:
+        """Back to the chat."""
+        self.app.pop_screen()
+
+    # --- background work -------------------------------------------------------------
+
+    def _start(self, what: str, job: Callable[[], Any], done: Callable[[Any], None]) -> None:
+        """Run ``job`` in a thread, saying ``what`` meanwhile, then ``done(result)``."""
+        if self.working:
+            self.say(f"{self.working} is still going on; try again when it ends.", "error")
+            return
+        self.working = what
+        self.say(f"{what}…", "working")
+        self._run(job, done)
+
+    @work(thread=True, group="extensions-change")
+    def _run(self, job: Callable[[], Any], done: Callable[[Any], None]) -> None:
+        try:
+            result = job()
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self._failed, exc)
+        else:
+            self.app.call_from_thread(self._succeeded, done, result)
+
+    def _failed(self, error: WorkbenchError) -> None:
+        self.working = ""
+        if self.is_attached:
+            self.say(str(error), "error")
+
+    def _succeeded(self, done: Callable[[Any], None], result: Any) -> None:
+        self.working = ""
+        if self.is_attached:
+            done(result)
+
+    # --- installing, updating, trusting: a plan, a review, then the change -------------
+
+    def action_install(self) -> None:
+        """Ask where from, then review what it brings."""
+        self.ask(SourcePromptScreen(), self._install_from)
+
+    def _install_from(self, source: str | None) -> None:
+        if source:
+            self._start(f"Reading {source}", lambda: self.host.plan_install(source), self._review)
+
+    def action_update(self) -> None:
+        """Fetch the selected extension's new version and review the difference."""
+        selected = self.selected
+        if selected is not None:
+            self._start(f"Fetching {selected.name} from {selected.source}",
+                        lambda: self.host.plan_update(selected.name), self._review)
+
+    def action_trust(self) -> None:
+        """Show what changed in the selected held extension and ask to trust it."""
+        selected = self.selected
+        if selected is not None:
+            self._start(f"Checking {selected.name}'s files",
+                        lambda: self.host.plan_trust(selected.name), self._review)
+
+    def _review(self, plan: InstallPlan) -> None:
+        self.say("")
+        self.ask(ReviewScreen(plan), lambda accept: self._decided(plan, bool(accept)))
+
+    def _decided(self, plan: InstallPlan, accept: bool) -> None:
+        host, name = self.host, plan.name
+        if plan.action == "trust":
+            if accept:
+                self._start(f"Trusting {name}",
+                            lambda: host.trust_extension(name, digest=plan.digest),
+                            lambda _: self._changed(name, f"Trusted {name}: its tools are "
+                                                          "offered again."))
+            else:
+                self.say(f"{name} was not trusted; it stays held.")
+            return
+        verb = "installed" if plan.action == "install" else "updated"
+        if not accept:
+            self._start(f"Discarding {name}", lambda: host.discard_plan(plan),
+                        lambda _: self.say(f"{name} was not {verb}."))
+            return
+        if plan.action == "install":
+            self._start(f"Installing {name}", lambda: host.install_extension(plan, _yes),
+                        lambda found: self._changed(found.name, f"Installed {found.name} "
+                                                                f"{found.version}."))
+        else:
+            self._start(f"Updating {name}", lambda: host.update_extension(name, _yes, source=plan),
+                        lambda found: self._changed(found.name, f"Updated {found.name} to "
+                                                                f"{found.version}."))
+
+    def _changed(self, name: str | None, text: str) -> None:
+        self.say(text, "success")
+        if name is not None:
+            self.action_show_tab("installed")
+        self.refresh_extensions(select=name)
+
+    # --- removing --------------------------------------------------------------------
+
+    def action_remove(self) -> None:
+        """Ask, then remove the selected extension."""
+        selected = self.selected
+        if selected is None:
+            return
+        question = ConfirmScreen(
+            "Remove extension", f"Remove {selected.display_name} ({selected.name})?",
+            "Its tools, its private database and the knowledge and skills it shipped go "
+            "with it.", yes="remove")
+        self.ask(question, lambda yes: self._remove(selected.name, bool(yes)))
+
+    def _remove(self, name: str, yes: bool) -> None:
+        if not yes:
+            self.say(f"{name} was not removed.")
+            return
+        self._start(f"Removing {name}", lambda: self.host.remove_extension(name),
+                    lambda _: self._changed(None, f"Removed {name}."))
+
+    # --- the marketplace -------------------------------------------------------------
+
+    @on(Input.Submitted, "#market-search")
+    def search(self, event: Input.Submitted) -> None:
+        """Search the registry for the words typed."""
+        event.stop()
+        words = event.value.split()
+        self._set_market_message("Searching…", "working")
+        self._search(words)
+
+    @work(thread=True, exclusive=True, group="extensions-search")
+    def _search(self, words: list[str]) -> None:
+        try:
+            results = self.host.search_extensions(words, SEARCH_LIMIT)
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self._search_failed, exc)
+            return
+        self.app.call_from_thread(self._show_results, results)
+
+    def _set_market_message(self, text: str, level: str) -> None:
+        message = self.query_one("#market-message", Static)
+        message.update(Content(text))
+        message.set_classes(f"-{level}")
+
+    def _search_failed(self, error: WorkbenchError) -> None:
+        if self.is_attached:
+            self.query_one(PackageList).show([])
+            self._set_market_message(f"The search failed: {error}", "error")
+
+    def _show_results(self, results: list[SearchResult]) -> None:
+        if not self.is_attached:
+            return
+        found = self.query_one(PackageList)
+        found.show(results)
+        if not results:
+            self._set_market_message("No extensions found.", "info")
+            return
+        count = f"{len(results)} extension{'' if len(results) == 1 else 's'} found"
+        self._set_market_message(f"{count}; Enter on one reviews it before installing.", "info")
+        found.focus()
+
+    @on(PackageList.Chosen)
+    def _install_package(self, message: PackageList.Chosen) -> None:
+        result = message.result
+        source = f"npm:{result.name}" + (f"@{result.version}" if result.version else "")
+        self._start(f"Fetching {source}", lambda: self.host.plan_install(source), self._review)
