@@ -16,6 +16,7 @@ from workbench.core.load_record import LoadRecord
 from workbench.core.runner import Dispatcher
 from workbench.core.status import ExtensionEntry, LoadProblem, SessionContext, StatusReport
 from workbench.events import ExtensionStatusChanged, ToolCallEnded, ToolCallStarted
+from workbench.tools.loader import BUILTIN_DIR
 from workbench.ext.manager import ExtensionManager
 from workbench.store import Store
 from workbench.tools.context import ToolContext
@@ -127,17 +128,19 @@ def test_the_report_names_the_conflict_and_every_extension_that_did_not_load(pro
     assert errors["ext-local-bad"]["state"] == "broken"
     assert errors["ext-local-bad"]["error_message"].startswith("invalid: ")
 
+    builtin = len(json.loads((BUILTIN_DIR / "loca.json").read_text())["tools"])
     assert report["tool_conflicts"] == {
         "conflicts": [{"tool_name": "shared_tool",
                        "winner": {"source": "extension", "extension": "ext-a"},
                        "shadowed": [{"source": "extension", "extension": "ext-b"}]}],
-        # 4 built-in tools and extensions_status; only_a, shared_tool and local_tool.
-        "total_tools": 8, "builtin_count": 5, "extension_count": 3, "mcp_count": 0,
+        # The built-in extension's tools and extensions_status; only_a, shared_tool and
+        # local_tool.
+        "total_tools": builtin + 4, "builtin_count": builtin + 1, "extension_count": 3, "mcp_count": 0,
         "plugin_count": 0, "shadowed_count": 1}
     assert report["host_tools"] == ["extensions_status"]
     assert (report["total_loaded"], report["total_errors"]) == (4, 3)
     assert report["tool_disclosure"]["active"] is False
-    assert report["tool_disclosure"]["exposed"] == 8
+    assert report["tool_disclosure"]["exposed"] == builtin + 4
     assert report["tool_disclosure"]["estimated_schema_tokens"] > 0
     assert report["session"] is None and report["disabled"] == [] and report["notices"] == []
     assert isinstance(report["built_at"], int) and report["built_at"] > 1_600_000_000_000
