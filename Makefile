@@ -22,6 +22,8 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 run: setup
+	@$(BIN)/workbench models pull --quiet \
+		|| echo "note: the built-in local model could not be fetched (offline?); the chat still works (echo). Run 'workbench models pull' later."
 	$(BIN)/workbench
 
 test: setup

@@ -36,14 +36,17 @@ class TurnResult:
 
 
 def history(store, session_id: str) -> list[ChatMessage]:
-    """The persisted conversation of ``session_id`` in the providers' shape."""
+    """The persisted conversation of ``session_id`` in the providers' shape.
+
+    Built before every model step, so it reads tuples (``Store.history_rows``) rather
+    than the dicts of ``list_messages``.
+    """
     messages = []
-    for row in store.list_messages(session_id):
-        calls = [ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments") or {})
-                 for c in (row.get("tool_calls") or [])]
-        messages.append(ChatMessage(role=row["role"], content=row.get("content") or "",
-                                    tool_calls=calls, tool_call_id=row.get("tool_call_id"),
-                                    name=row.get("name")))
+    append = messages.append
+    for role, content, calls_json, call_id, name in store.history_rows(session_id):
+        calls = ([ToolCall(c["id"], c["name"], c.get("arguments") or {}) for c in json.loads(calls_json)]
+                 if calls_json else [])
+        append(ChatMessage(role, content or "", calls, call_id, name))
     return messages
 
 
@@ -57,12 +60,15 @@ class TurnLoop:
         call_tool: The core's gateway, injected.
         tools: What the model is offered, fetched at each step.
         max_steps: Model round-trips allowed in one turn before it stops with an error.
+        system_context: Messages put before the history at each step and never stored
+            (the memories the core hands the model), fetched at each step.
     """
 
     def __init__(self, *, store, provider: ModelProvider, publish: Callable,
                  call_tool: CallTool, tools: Callable[[], list[ToolSpec]],
                  parallel_safe: Callable[[str], bool] = lambda name: False,
-                 max_steps: int = DEFAULT_MAX_STEPS) -> None:
+                 max_steps: int = DEFAULT_MAX_STEPS,
+                 system_context: Callable[[], list[ChatMessage]] | None = None) -> None:
         self.store = store
         self.provider = provider
         self.publish = publish
@@ -70,6 +76,7 @@ class TurnLoop:
         self.tools = tools
         self.parallel_safe = parallel_safe
         self.max_steps = max_steps
+        self.system_context = system_context
 
     async def run(self, session_id: str, text: str) -> TurnResult:
         """Run one turn; cancellation ends it with status ``cancelled``, kept in the store."""
@@ -126,7 +133,10 @@ class TurnLoop:
         parts: list[str] = []
         calls: list[ToolCall] = []
         try:
-            async for chunk in self.provider.stream(history(self.store, session_id), self.tools()):
+            messages = history(self.store, session_id)
+            if self.system_context is not None:
+                messages = list(self.system_context()) + messages
+            async for chunk in self.provider.stream(messages, self.tools()):
                 if isinstance(chunk, TextChunk):
                     parts.append(chunk.text)
                     self.publish(TextDelta(session_id=session_id, message_id=message_id, text=chunk.text))

@@ -5,14 +5,21 @@ text pieces, then any tool calls. Specs look like ``NAME`` or ``NAME:ARGUMENT``:
 
 - ``scripted:PATH`` replays a JSON file (see ``ScriptedProvider``);
 - ``echo`` answers offline by repeating the user's message, so a fresh install can
-  be tried with no model configured.
+  be tried with no model configured;
+- ``openai[:MODEL]`` (any OpenAI-compatible server), ``anthropic[:MODEL]``,
+  ``local[:FILE.gguf]`` (llama.cpp in a child process) and ``auto`` (the first of
+  them that is there): built by ``connect`` from the settings and the environment.
+
+A provider may carry ``notice`` (what the person should know about it, e.g. that
+the built-in local model is weak) and ``last_usage`` (tokens of the last reply).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,9 +45,16 @@ def _pieces(text: str, size: int = 16) -> list[str]:
 
 
 class EchoProvider:
-    """An offline model that repeats the last user message; never calls tools."""
+    """An offline model that repeats the last user message; never calls tools.
+
+    Args:
+        notice: Why echo answers, when ``auto`` found no model.
+    """
 
     name = "echo"
+
+    def __init__(self, notice: str | None = None) -> None:
+        self.notice = notice
 
     async def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
         last = next((m.content for m in reversed(messages) if m.role == "user"), "")
@@ -127,11 +141,22 @@ class ScriptedProvider:
                                          name=call.name, arguments=call.arguments))
 
 
-def make_provider(spec: str, *, cwd: Path | None = None) -> ModelProvider:
+def make_provider(spec: str, *, cwd: Path | None = None, settings: Any = None,
+                  env: Mapping[str, str] | None = None, home_root: Path | None = None) -> ModelProvider:
     """Build the provider a model spec names.
 
+    Args:
+        spec: ``echo``, ``scripted:PATH``, ``openai[:MODEL]``, ``anthropic[:MODEL]``,
+            ``local[:FILE.gguf]`` or ``auto``.
+        cwd: The folder relative paths start from.
+        settings: The config (``get`` and ``origin`` by key); loaded from the home
+            and ``cwd`` when omitted and the spec needs it.
+        env: Where API keys are read; ``os.environ`` when omitted.
+        home_root: The workbench home; from ``env`` when omitted.
+
     Raises:
-        ModelError: The spec names no known provider.
+        ModelError: The spec names no known provider, or the one it names cannot be
+            used here (no key, no model file); the message says what to do.
     """
     name, _, argument = spec.partition(":")
     if name == "scripted":
@@ -143,4 +168,31 @@ def make_provider(spec: str, *, cwd: Path | None = None) -> ModelProvider:
         return ScriptedProvider(path)
     if name == "echo" and not argument:
         return EchoProvider()
-    raise ModelError(f"unknown model {spec!r}; known: echo, scripted:PATH")
+    if name not in ("openai", "anthropic", "local", "auto") or (name == "auto" and argument):
+        raise ModelError(f"unknown model {spec!r}; known: auto, echo, openai:MODEL, "
+                         f"anthropic:MODEL, local, local:FILE.gguf, scripted:PATH")
+    from workbench.agent import connect
+
+    ctx = _context(cwd, settings, env, home_root)
+    if name == "openai":
+        return connect.openai_provider(argument, ctx)
+    if name == "anthropic":
+        return connect.anthropic_provider(argument, ctx)
+    if name == "local":
+        if argument and not Path(argument).expanduser().is_absolute() and cwd is not None:
+            argument = str(cwd / Path(argument).expanduser())
+        return connect.local_provider(argument, ctx)
+    return connect.auto_provider(ctx)
+
+
+def _context(cwd: Path | None, settings: Any, env: Mapping[str, str] | None,
+             home_root: Path | None):
+    from workbench.agent.connect import Context
+    from workbench.config.files import Config
+    from workbench.config.home import Home
+
+    env = os.environ if env is None else env
+    home = Home(home_root) if home_root is not None else Home.resolve(env)
+    if settings is None:
+        settings = Config.load(home, cwd)
+    return Context(settings, env, home.root)

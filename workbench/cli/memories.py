@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
+from pathlib import Path
 
 import typer
 
 from workbench.cli.errors import reported
 
-memories_app = typer.Typer(help="List the memories: yours and those extensions ship.",
+memories_app = typer.Typer(help="Your knowledge and skills, and the read-only ones extensions ship.",
                            no_args_is_help=True)
 
 
@@ -42,3 +44,80 @@ def list_memories(
                    f"  {origin}")
         if memory.get("summary"):
             typer.echo(f"{'':<{width}}  {memory['summary']}")
+
+
+def _text(file: Path | None, text: str | None) -> str:
+    """The memory's text: from ``--file`` (``-`` is standard input) or ``--text``."""
+    from workbench.errors import ExitCode, WorkbenchError
+
+    if (file is None) == (text is None):
+        raise WorkbenchError("give the memory's text with --file FILE or --text TEXT (one of them)",
+                             exit_code=ExitCode.USAGE)
+    if text is not None:
+        return text
+    if str(file) == "-":
+        return sys.stdin.read()
+    if file.is_dir():
+        raise WorkbenchError(f"{file} is a folder; a memory you add is one file (a skill is "
+                             "its SKILL.md)", exit_code=ExitCode.USAGE)
+    try:
+        return file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkbenchError(f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}",
+                             exit_code=ExitCode.USAGE) from None
+
+
+@memories_app.command("add")
+def add_memory(
+    title: str = typer.Argument(..., help="The memory's title (a skill's name)."),
+    file: Path = typer.Option(None, "--file", "-f", help="Read the text from FILE (- for stdin)."),
+    text: str = typer.Option(None, "--text", "-t", help="The text itself."),
+    kind: str = typer.Option("knowledge", "--kind", "-k",
+                             help="knowledge (reference data) or skill (a SKILL.md)."),
+    replace: bool = typer.Option(False, "--replace", help="Replace your memory of that title."),
+) -> None:
+    """Add one of your memories: knowledge the model is given as reference data, or a
+    skill (a SKILL.md whose front matter gives its description) it loads when relevant."""
+    from workbench.core.host import Host
+
+    with reported():
+        content = _text(file, text)
+        with Host.open() as host:
+            added = host.add_memory(title, content, kind, replace=replace)
+    verb = "Replaced" if added["replaced"] else "Added"
+    typer.echo(f"{verb} {added['kind']} {added['title']!r}.")
+
+
+@memories_app.command("show")
+def show_memory(
+    title: str = typer.Argument(..., help="The memory's title."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """One memory's text, yours or one an extension ships (with the files a skill bundles)."""
+    from workbench.core.host import Host
+
+    with reported(), Host.open() as host:
+        entry = host.memory_entry(title)
+    if as_json:
+        typer.echo(json.dumps(entry, indent=2, ensure_ascii=False))
+        return
+    origin = (f"read-only, from {entry['extension']}" if entry["readOnly"] else "yours")
+    typer.echo(f"{entry['title']}  ({entry['kind']}, {origin})")
+    if entry.get("summary"):
+        typer.echo(entry["summary"])
+    typer.echo("")
+    typer.echo(entry["content"].rstrip("\n"))
+    if entry.get("files"):
+        typer.echo("\nFiles: " + ", ".join(entry["files"]))
+
+
+@memories_app.command("rm")
+def remove_memory(
+    title: str = typer.Argument(..., help="The memory's title."),
+) -> None:
+    """Remove one of your memories (those extensions ship go with their extension)."""
+    from workbench.core.host import Host
+
+    with reported(), Host.open() as host:
+        host.remove_memory(title)
+    typer.echo(f"Removed {title!r}.")

@@ -16,6 +16,7 @@ def all_subcommands(app: typer.Typer) -> None:
     from workbench.cli.config import config_app, trust_command
     from workbench.cli.doctor import doctor_command
     from workbench.cli.grants import grants_app
+    from workbench.cli.models import models_app
     from workbench.cli.ext import ext_app
     from workbench.cli.memories import memories_app
     from workbench.cli.run import run_command
@@ -30,3 +31,4 @@ def all_subcommands(app: typer.Typer) -> None:
     app.command("call")(call_command)
     app.add_typer(grants_app, name="grants")
     app.command("doctor")(doctor_command)
+    app.add_typer(models_app, name="models")

@@ -23,7 +23,8 @@ from tomlkit.exceptions import ParseError
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
-from workbench.config.settings import SETTINGS, TABLES, describe, unknown_key_message, validate
+from workbench.config.settings import (FREE_TABLES, SETTINGS, TABLES, describe, unknown_key_message,
+                                       validate)
 from workbench.errors import ConfigError
 
 def read_text(path: Path) -> str:
@@ -118,6 +119,9 @@ def _collect(table: dict[str, Any], prefix: str, out: dict[str, Any], text: str,
                 f"quoted key {key!r} holds a dot; write it as a table key instead", where=where)
         if key in SETTINGS:
             out[key] = validate(key, value, where=where)
+        elif key in FREE_TABLES:
+            if not isinstance(value, dict):
+                raise ConfigError(f"{key!r} must be a table, not {describe(value)}", where=where)
         elif key in TABLES:
             if not isinstance(value, dict):
                 raise ConfigError(f"{key!r} must be a table of settings, not {describe(value)}",

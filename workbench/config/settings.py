@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,7 @@ class Setting:
         default: The value when no config file sets it.
         help: One line saying what it does.
         check: Extra rule beyond the type: returns a problem, or None when the value is fine.
+        secret: Never repeat the value in an error (a key may have been pasted there).
     """
 
     key: str
@@ -44,6 +46,7 @@ class Setting:
     default: Any
     help: str
     check: Callable[[Any], str | None] | None = None
+    secret: bool = False
 
     @property
     def type_name(self) -> str:
@@ -70,6 +73,28 @@ def _http_url(value: str) -> str | None:
     return "must be an http:// or https:// URL"
 
 
+def _not_negative(value: int | float) -> str | None:
+    return None if value >= 0 else "must not be negative"
+
+
+def _env_name(value: str) -> str | None:
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        return None
+    return "must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not a key"
+
+
+def _one_of(*choices: str) -> Callable[[str], str | None]:
+    def check(value: str) -> str | None:
+        return None if value in choices else "must be " + " or ".join(repr(c) for c in choices)
+    return check
+
+
+def _at_least(minimum: int) -> Callable[[int], str | None]:
+    def check(value: int) -> str | None:
+        return None if value >= minimum else f"must be at least {minimum}"
+    return check
+
+
 def _no_empty_items(value: list[str]) -> str | None:
     return "must not contain empty names" if any(not item.strip() for item in value) else None
 
@@ -77,12 +102,18 @@ def _no_empty_items(value: list[str]) -> str | None:
 SETTINGS: dict[str, Setting] = {
     setting.key: setting
     for setting in (
-        Setting("model", str, "echo", "The model new chats use, e.g. 'echo' or 'scripted:FILE'."),
+        Setting("model", str, "auto",
+                "The model new chats use: auto (find one), openai:MODEL, anthropic:MODEL, local, "
+                "local:FILE.gguf, echo or scripted:FILE."),
         Setting("theme", str, "workbench-dark", "The TUI theme."),
         Setting("tools.timeout_ms", int, 300_000,
                 "How long one tool call may run, in milliseconds.", _positive),
         Setting("tools.max_output_bytes", int, 1_048_576,
                 "The largest tool result kept, in bytes.", _positive),
+        Setting("tools.schema_token_budget", int, 6000,
+                "Estimated tokens the tools offered to the model may take; past it, the model "
+                "gets the tools relevant to the message and finds the rest with tool_search.",
+                _positive),
         Setting("extensions.enabled", bool, True,
                 "Load extensions; when off, extension diagnostics still run."),
         Setting("extensions.samples", bool, False,
@@ -105,10 +136,71 @@ SETTINGS: dict[str, Setting] = {
         Setting("sandbox.unsandboxed_tools", list, [],
                 "Tools you allow to run WITHOUT the sandbox where this machine cannot provide "
                 "one (EXTENSION.TOOL); empty means such tools are refused.", _no_empty_items),
+        Setting("sandbox.idle_stop_s", float, 300.0,
+                "Stop a host's warm tool workers after this many seconds without a tool call.",
+                _positive),
+        Setting("schedule.daily_limit", int, 50,
+                "Scheduled runs that may start in any 24 hours (per home); past it runs are "
+                "refused and recorded as refused.", _positive),
+        Setting("schedule.run_timeout_s", float, 900.0,
+                "How long one scheduled run may take before it is killed with every process it "
+                "started (recorded as timed out).", _positive),
+        Setting("schedule.missed_after_s", float, 60.0,
+                "How late a schedule's window may be seen and still run on time; older windows "
+                "were missed (they run once later only with runMissed).", _positive),
+        Setting("schedule.max_parallel", int, 4,
+                "Scheduled runs that may go on at once (one per schedule).", _positive),
+        Setting("schedule.on_need", str, "fail",
+                "What a scheduled run does when it needs something its run card lacks (a "
+                "permission, an answer): fail, or pause until approved.", _one_of("fail", "pause")),
         Setting("hooks.budget_ms", int, 2000,
                 "How long one hook handler may run before its worker is killed.", _positive),
+        Setting("memories.context_budget_chars", int, 12000,
+                "Characters of knowledge and skill listings handed to the model each turn; "
+                "the rest stay findable with memory_search.", _at_least(1000)),
         Setting("speech.tts", bool, False, "Text-to-Speech for tools (needs espeak-ng)."),
         Setting("speech.stt", bool, False, "Speech-to-Text for tools (needs pocketsphinx)."),
+        Setting("mcp.startup_timeout_ms", int, 30_000,
+                "How long an MCP server may take to start and list its tools, in milliseconds.",
+                _positive),
+        Setting("mcp.disabled", list, [],
+                "MCP servers switched off everywhere, by name (`workbench mcp disable NAME`).",
+                _no_empty_items),
+        Setting("openai.base_url", str, "https://api.openai.com/v1",
+                "The OpenAI-compatible API root, with /v1 (else OPENAI_BASE_URL); only your own "
+                "config can change it.", _http_url),
+        Setting("openai.api_key_env", str, "OPENAI_API_KEY",
+                "The environment variable that holds the OpenAI-compatible API key (its name, "
+                "not the key).", _env_name, secret=True),
+        Setting("openai.model", str, "gpt-4o-mini", "The model 'openai' and auto use."),
+        Setting("anthropic.base_url", str, "https://api.anthropic.com",
+                "The Anthropic API root; only your own config can change it.", _http_url),
+        Setting("anthropic.api_key_env", str, "ANTHROPIC_API_KEY",
+                "The environment variable that holds the Anthropic API key (its name, not the key).",
+                _env_name, secret=True),
+        Setting("anthropic.model", str, "claude-sonnet-4-5", "The model 'anthropic' and auto use."),
+        Setting("anthropic.max_tokens", int, 4096, "The most tokens one Anthropic reply may use.",
+                _positive),
+        Setting("local.model", str, "",
+                "The GGUF file 'local' runs; empty: the built-in model `workbench models pull` fetches."),
+        Setting("local.context_tokens", int, 4096, "The local model's context size, in tokens.",
+                _positive),
+        Setting("local.max_tokens", int, 512, "The most tokens one local reply may use.", _positive),
+        Setting("local.threads", int, 0, "CPU threads for the local model; 0 lets llama.cpp choose.",
+                _not_negative),
+        Setting("local.tool_mode", str, "grammar",
+                "How the local model calls tools: grammar (JSON-schema constrained) or native.",
+                _one_of("grammar", "native")),
+        Setting("providers.max_retries", int, 3,
+                "How often a rate-limited (429) or overloaded model request is retried.",
+                _not_negative),
+        Setting("providers.max_retry_wait_s", float, 60.0,
+                "The longest total wait across those retries, in seconds.", _not_negative),
+        Setting("providers.timeout_s", float, 120.0,
+                "How long to wait for a model server to say anything, in seconds.", _positive),
+        Setting("providers.probe_local", bool, True,
+                "Let auto look for a model server on this machine's usual ports "
+                "(Ollama 11434, llama.cpp/LocalAI 8080, vLLM 8000)."),
     )
 }
 """Every known setting by its dotted key, in the order ``config list`` shows them."""
@@ -117,6 +209,10 @@ TABLES: frozenset[str] = frozenset(
     key.rsplit(".", 1)[0] for key in SETTINGS if "." in key
 )
 """The TOML tables that hold settings (``tools``, ``extensions``, ``headless``)."""
+
+FREE_TABLES: frozenset[str] = frozenset({"mcp.servers"})
+"""Tables that hold entries rather than settings (``[mcp.servers.NAME]``): the config
+reader passes over them and their own reader (``workbench.mcp.config``) checks them."""
 
 
 def lookup(key: str) -> Setting:
@@ -184,14 +280,14 @@ def validate(key: str, value: Any, *, where: str | None = None) -> Any:
         ConfigError: When the value has the wrong type or breaks the setting's rule.
     """
     setting = lookup(key)
+    shown = "a value not repeated here" if setting.secret else describe(value)
     normalized = _coerce(setting, value)
     if normalized is None:
-        raise ConfigError(
-            f"setting {key!r} must be {setting.type_name}, not {describe(value)}", where=where)
+        raise ConfigError(f"setting {key!r} must be {setting.type_name}, not {shown}", where=where)
     if setting.check is not None:
         problem = setting.check(normalized)
         if problem:
-            raise ConfigError(f"setting {key!r} {problem} (got {describe(value)})", where=where)
+            raise ConfigError(f"setting {key!r} {problem} (got {shown})", where=where)
     return normalized
 
 

@@ -23,6 +23,7 @@ from workbench.config.files import Config
 from workbench.config.home import Home
 from workbench.core.bus import EventBus
 from workbench.core.extension_ops import ExtensionOps
+from workbench.core.memory_ops import MemoryOps
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
 from workbench.errors import WorkbenchError
@@ -39,6 +40,7 @@ from workbench.hooks.registry import HookRegistry
 from workbench.core.services import HostServices
 from workbench.core.switches import known_extensions, route_in_chat
 from workbench.sandbox.policy import Limits
+from workbench.tools.disclosure import BRIDGE_TOOLS, disclose, is_on_demand
 from workbench.tools.registry import Tool, ToolRegistry
 
 if TYPE_CHECKING:
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
     from workbench.core.status import StatusReport
 
 
-class Host(ExtensionOps):
+class Host(ExtensionOps, MemoryOps):
     """Owns everything below the front-ends; see the module docstring.
 
     Build one with ``Host.open``; close it with ``close`` (or use it as a context
@@ -95,6 +97,8 @@ class Host(ExtensionOps):
         """When the extensions were last (re)loaded, in unix milliseconds."""
         self._load_record: LoadRecord | None = None
         self._provider: ModelProvider | None = None
+        self.env: Mapping[str, str] = os.environ
+        """Where API keys and the like are read from."""
         self._turn: asyncio.Task | None = None
 
     @classmethod
@@ -120,6 +124,7 @@ class Host(ExtensionOps):
         host = cls(home=home, config=config, store=store, registry=ToolRegistry(),
                    responder=responder or DenyAll(), model=model or str(config.get("model")),
                    cwd=cwd)
+        host.env = env
         host.sandbox.start()
         if not defer_extensions:
             host.ensure_extensions()
@@ -135,7 +140,7 @@ class Host(ExtensionOps):
         """(Re)build the tool registry from the extensions that may run here, add the
         host-native tools, and publish ``ExtensionStatusChanged`` with the new report."""
         from workbench.core.extensions import load_extensions
-        from workbench.core.host_tools import host_tools
+        from workbench.core.host_tools import host_tools, on_demand_tools
         from workbench.core.load_record import LoadRecord
         from workbench.ext.manager import ExtensionManager
 
@@ -152,7 +157,7 @@ class Host(ExtensionOps):
                                      hooks=self.hooks,
                                      cwd=self.cwd, enabled=bool(self.config.get("extensions.enabled")),
                                      samples=bool(self.config.get("extensions.samples")))
-            for tool in host_tools(self):
+            for tool in host_tools(self) + on_demand_tools(self):
                 self.registry.add(tool)
             self.loaded_extensions = loaded.extensions
             self.extension_notices = loaded.notices
@@ -185,7 +190,8 @@ class Host(ExtensionOps):
         return build_status_report(loaded=self.loaded_extensions, registry=self.registry,
                                    shipped=self.memories.shipped.values(),
                                    record=self._load_record, notices=self.extension_notices,
-                                   built_at=self.extensions_loaded_at, session=context)
+                                   built_at=self.extensions_loaded_at, session=context,
+                                   schema_budget=int(self.config.get("tools.schema_token_budget")))
 
     def __enter__(self) -> Host:
         return self
@@ -206,7 +212,18 @@ class Host(ExtensionOps):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
+    @property
+    def model_label(self) -> str:
+        """What the person is chatting with: the provider's name once it is built
+        (``auto`` resolves to a real one), else the configured spec."""
+        if self.model == "auto" and self._provider is not None:
+            return getattr(self._provider, "name", None) or self.model
+        return self.model
+
     def close(self) -> None:
+        closer = getattr(self._provider, "close", None)
+        if callable(closer):
+            closer()
         self.sandbox.close()
         self.databases.close()
         self.store.close()
@@ -233,38 +250,68 @@ class Host(ExtensionOps):
         """Publish the setup notices as events."""
         for message in self.notices():
             self.bus.publish(Notice(level="warning", message=message))
+        notice = getattr(self._provider, "notice", None)
+        if notice:
+            self.bus.publish(Notice(level="info", message=notice))
 
     # --- the model ---------------------------------------------------------
 
     def provider(self) -> ModelProvider:
         """The model this host talks to, built on first use."""
         if self._provider is None:
-            self._provider = make_provider(self.model, cwd=self.cwd)
+            self._provider = make_provider(self.model, cwd=self.cwd, settings=self.config,
+                                           env=self.env, home_root=self.home.root)
         return self._provider
 
-    def tool_specs(self, session_id: str | None = None) -> list[ToolSpec]:
-        """The tools offered to the model: in the session ``session_id`` when given
-        (without the extensions it switched off), else every available tool."""
-        tools = self.session_tools(session_id) if session_id else self._available()
-        return [ToolSpec(t.name, t.description, t.parameters) for t in tools]
+    def tool_specs(self, session_id: str | None = None, message: str | None = None) -> list[ToolSpec]:
+        """The tools offered to the model for ``message`` (the current user message; by
+        default the session's last one): in the session ``session_id`` when given
+        (without the extensions it switched off), else every available tool.
 
-    def _available(self) -> list[Tool]:
+        Every enabled tool is offered, the ones relevant to the message first; when
+        their schemas exceed ``tools.schema_token_budget``, tool disclosure offers the
+        ``alwaysAvailable`` tools, the most relevant ones that fit, and
+        ``tool_search``/``tool_invoke`` for the rest (``workbench.tools.disclosure``).
+        The memory tools are added when the chat has skills or memories.
+        """
+        session_id = self.session(session_id)["id"] if session_id else None
+        if message is None:
+            message = self.store.last_user_message(session_id) if session_id else ""
+        every = self._enabled(session_id, on_demand=True)
+        on_demand = {t.name: t for t in every if is_on_demand(t)}
+        bridge = [on_demand[name] for name in BRIDGE_TOOLS if name in on_demand]
+        plan = disclose([t for t in every if not is_on_demand(t)], message or "",
+                        int(self.config.get("tools.schema_token_budget")), bridge=bridge)
+        offered = list(plan.offered) + (bridge if plan.active else [])
+        if self.has_memories(session_id):
+            offered.append(on_demand.get("memory_search"))
+        if self.has_memories(session_id, "skill"):
+            offered += [on_demand.get("skill_load"), on_demand.get("skill_file")]
+        return [ToolSpec(t.name, t.description, t.parameters) for t in offered if t is not None]
+
+    def enabled_tools(self, session_id: str | None = None) -> list[Tool]:
+        """The tools enabled in ``session_id`` (every available tool without one),
+        without the host tools offered only when a turn needs them."""
+        return self._enabled(session_id)
+
+    def _enabled(self, session_id: str | None, *, on_demand: bool = False) -> list[Tool]:
+        off = self.store.switched_off_extensions(self.session(session_id)["id"]) if session_id else ()
         self.ensure_extensions()
-        return self.registry.available()
+        tools = self.registry.available(exclude=off)
+        return tools if on_demand else [t for t in tools if not is_on_demand(t)]
 
     # --- per-chat extension switches ----------------------------------------
 
     def session_tools(self, session_id: str) -> list[Tool]:
-        """What the model is offered in a session: the available tools without those of
-        the extensions it switched off (a name one of them won goes to the next tool
-        by precedence).
+        """The tools a session has enabled: the available tools without those of the
+        extensions it switched off (a name one of them won goes to the next tool by
+        precedence), and without the host tools offered only when a turn needs them
+        (``tool_specs`` says what one model step is offered).
 
         Raises:
             WorkbenchError: No such session.
         """
-        off = self.store.switched_off_extensions(self.session(session_id)["id"])
-        self.ensure_extensions()
-        return self.registry.available(exclude=off)
+        return self._enabled(session_id)
 
     def set_extension_enabled(self, session_id: str, extension: str, enabled: bool) -> None:
         """Switch an extension off or on in one chat (its Tools menu).
@@ -326,21 +373,15 @@ class Host(ExtensionOps):
         self.hook_runtime.observe("on_agent_start", {"session_id": session_id})
 
         async def call_tool(call: ToolCall, user_message: str) -> ToolOutcome:
-            off = self.store.switched_off_extensions(session_id)
-            options = CallOptions(caller="model", session_id=session_id, user_message=user_message,
-                                  without_hooks_of=frozenset(off))
-            name, refusal = call.name, None
-            if off:
-                name, refusal = route_in_chat(self.registry, call.name, off)
-            if refusal is not None:
-                # Refused like any gateway refusal: audited and published.
-                return self.gateway._refused(call.id or f"call_{uuid.uuid4().hex[:12]}",
-                                             call.name, call.arguments, options, refusal)
-            return await self.gateway.call(name, call.arguments, options, call_id=call.id)
+            return await self.call_for_model(session_id, call.name, call.arguments,
+                                             user_message=user_message, call_id=call.id)
 
+        # The tools are ranked for this turn's message; the memories are put before the
+        # history at each step, never stored, so they are always the current ones.
         loop = TurnLoop(store=self.store, provider=provider, publish=self.bus.publish,
-                        call_tool=call_tool, tools=lambda: self.tool_specs(session_id),
-                        parallel_safe=self._parallel_safe)
+                        call_tool=call_tool, tools=lambda: self.tool_specs(session_id, message=text),
+                        parallel_safe=self._parallel_safe,
+                        system_context=lambda: self.memory_context_messages(session_id))
         self._turn = asyncio.ensure_future(loop.run(session_id, text))
         try:
             return await self._turn
@@ -352,6 +393,23 @@ class Host(ExtensionOps):
             self._turn = None
             self.hook_runtime.observe("on_agent_end", {
                 "session_id": session_id, "messages": self.store.list_messages(session_id)[-20:]})
+
+    async def call_for_model(self, session_id: str | None, name: str, arguments: Any, *,
+                             user_message: str = "", call_id: str | None = None) -> ToolOutcome:
+        """Make a call the model asked for — directly or through ``tool_invoke`` — in the
+        chat ``session_id``: a tool only its switched-off extensions provide is refused
+        (audited and published like any refusal), their hooks do not run, and the rest
+        goes through the gateway with the caller ``model``."""
+        off = self.store.switched_off_extensions(session_id) if session_id else set()
+        options = CallOptions(caller="model", session_id=session_id, user_message=user_message,
+                              without_hooks_of=frozenset(off))
+        routed, refusal = name, None
+        if off:
+            routed, refusal = route_in_chat(self.registry, name, off)
+        if refusal is not None:
+            return self.gateway._refused(call_id or f"call_{uuid.uuid4().hex[:12]}", name,
+                                         arguments, options, refusal)
+        return await self.gateway.call(routed, arguments, options, call_id=call_id)
 
     def _parallel_safe(self, name: str) -> bool:
         try:

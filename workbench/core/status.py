@@ -14,7 +14,6 @@ This module imports only the ext, tools and capabilities packages of ours; never
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from workbench.capabilities.memories import ShippedMemory
 from workbench.core.load_record import LoadRecord
 from workbench.ext.consent import permission_items
 from workbench.ext.plan import read_version
+from workbench.tools.disclosure import DisclosureSummary, catalog_for, is_on_demand, summarize
 from workbench.tools.registry import HOST_RUNTIME, SOURCE_ORDER, Tool, ToolRegistry
 
 SOURCE_LABELS = {"builtin": "Built-in", "extension": "From extensions", "mcp": "From MCP",
@@ -137,7 +137,9 @@ class StatusReport:
         counts: ``total_tools``, ``builtin_count``, ``extension_count``, ``mcp_count``,
             ``plugin_count`` (tools offered, after shadowing and platforms) and
             ``shadowed_count``.
-        schema_tokens: A rough count of the tokens the offered tools' schemas take.
+        schema_tokens: The estimated tokens the schemas of the enabled tools take
+            (``workbench.tools.disclosure.schema_tokens``), in the chat the report is
+            for (without its switched-off extensions).
         notices: What the person should know about loading (e.g. loading is off).
         built_at: When the extensions were last (re)loaded, in unix milliseconds.
         session: The chat the report was built for; None without one.
@@ -156,7 +158,12 @@ class StatusReport:
     host_tools: tuple[str, ...] = ()
     disabled: tuple[str, ...] = ()
     disclosure_active: bool = False
-    """Whether tool disclosure (offering only some tools) is on; every tool is offered."""
+    """Whether tool disclosure is on: ``schema_tokens`` exceed the budget, so the model is
+    offered the always-available tools, the most relevant ones for each message that
+    fit, and ``tool_search``/``tool_invoke`` for the rest."""
+    disclosure: DisclosureSummary | None = None
+    """The budget and the tokens per extension and source; None when the report was
+    built without a budget."""
 
     # --- summaries ---------------------------------------------------------
 
@@ -195,9 +202,12 @@ class StatusReport:
             "extensions": [entry.to_json() for entry in self.extensions],
             "load_errors": [problem.to_json() for problem in self.load_errors],
             "tool_conflicts": {"conflicts": [dict(c) for c in self.conflicts], **self.counts},
-            "tool_disclosure": {"active": self.disclosure_active,
-                                "exposed": self.counts["total_tools"],
-                                "estimated_schema_tokens": self.schema_tokens},
+            "tool_disclosure": {
+                "active": self.disclosure_active,
+                "exposed": (self.disclosure.every_turn if self.disclosure_active and self.disclosure
+                            else self.counts["total_tools"]),
+                "estimated_schema_tokens": self.schema_tokens,
+                **(self.disclosure.to_json() if self.disclosure else {})},
             "total_loaded": self.total_loaded,
             "total_errors": self.total_errors,
             "built_at": self.built_at,
@@ -255,8 +265,13 @@ class StatusReport:
             lines += ["", "## Notices"] + [f"- {notice}" for notice in self.notices]
         lines += ["", "## Tool Disclosure",
                   f"- **Active:** {'true (active)' if self.disclosure_active else 'false (inactive)'}",
-                  f"- **Estimated schema tokens:** {self.schema_tokens}"]
+                  f"- **Estimated schema tokens:** {self.schema_tokens}{self._budget_text()}"]
+        if self.disclosure:
+            lines += self.disclosure.markdown_lines()
         return "\n".join(lines) + "\n"
+
+    def _budget_text(self) -> str:
+        return f" (budget {self.disclosure.budget})" if self.disclosure else ""
 
     def to_text(self, *, details: bool = False) -> str:
         """The report for a terminal (``workbench ext status``): the loaded extensions with
@@ -292,6 +307,12 @@ class StatusReport:
                      f"shadowed: {self.counts['shadowed_count']}")
         if self.host_tools:
             lines.append(f"Host tools (built-in): {', '.join(self.host_tools)}")
+        state = "active" if self.disclosure_active else "inactive"
+        lines.append(f"Tool disclosure: {state}; estimated schema tokens {self.schema_tokens}"
+                     f"{self._budget_text()}")
+        if self.disclosure and self.disclosure.by_extension:
+            lines.append("  by extension or server: " + ", ".join(
+                f"{name} {tokens}" for name, tokens in self.disclosure.by_extension))
         lines += [f"notice: {notice}" for notice in self.notices]
         lines.append(f"Loaded at {self.built_at_text()}")
         return "\n".join(lines) + "\n"
@@ -371,7 +392,8 @@ def _conflicts(registry: ToolRegistry, tools: list[Tool]) -> tuple[dict[str, Any
 def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegistry,
                         shipped: Iterable[ShippedMemory], record: LoadRecord | None = None,
                         notices: Iterable[str] = (), built_at: int = 0,
-                        session: SessionContext | None = None) -> StatusReport:
+                        session: SessionContext | None = None,
+                        schema_budget: int | None = None) -> StatusReport:
     """Put the report together from what loading found.
 
     Args:
@@ -383,9 +405,11 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
         notices: The loading notices.
         built_at: When the extensions were loaded, in unix milliseconds.
         session: The chat the report is for, if any.
+        schema_budget: ``tools.schema_token_budget``, to say whether disclosure is on.
     """
     tools = registry.all_tools()
-    available = registry.available()
+    every = registry.available()
+    available = [tool for tool in every if not is_on_demand(tool)]
     offered = {id(tool) for tool in available}
     shipped = list(shipped)
     switched_off = session.switched_off if session is not None else ()
@@ -400,10 +424,14 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
     for source in SOURCE_ORDER:
         counts[f"{source}_count"] = sum(1 for tool in available if tool.source == source)
     counts["shadowed_count"] = sum(len(c["shadowed"]) for c in conflicts)
-    schema = json.dumps([{"name": t.name, "description": t.description, "parameters": t.parameters}
-                         for t in available])
+    in_chat = registry.available(exclude=switched_off)
+    disclosure = summarize(in_chat, schema_budget) if schema_budget is not None else None
+    tokens = (disclosure.total_tokens if disclosure
+              else catalog_for([t for t in in_chat if not is_on_demand(t)]).total_tokens)
     return StatusReport(extensions=entries, load_errors=problems, conflicts=conflicts,
-                        counts=counts, schema_tokens=len(schema) // 4, notices=tuple(notices),
+                        counts=counts, schema_tokens=tokens, notices=tuple(notices),
+                        disclosure_active=bool(disclosure and disclosure.active),
+                        disclosure=disclosure,
                         built_at=built_at, session=session,
                         host_tools=tuple(t.name for t in available if t.runtime == HOST_RUNTIME),
                         disabled=tuple(found.name for found in (record.installed if record else ())

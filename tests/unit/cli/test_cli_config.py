@@ -130,7 +130,7 @@ def test_project_set_trust_and_path(run, home: Home, workdir: Path) -> None:
     assert run("config", "path").stdout.splitlines()[1] == f"project: {path} (untrusted)"
 
     got = run("config", "get", "model", "--origin")
-    assert got.stdout == "echo\tdefault\n"
+    assert got.stdout == "auto\tdefault\n"
     assert "is not trusted" in got.stderr
 
     trusted = run("trust")
@@ -183,5 +183,5 @@ def test_commands_are_registered_on_the_root_app() -> None:
     root = typer.Typer()
     register.all_subcommands(root)
     result = CliRunner().invoke(root, ["config", "get", "model"])
-    assert (result.exit_code, result.stdout) == (0, "echo\n")
+    assert (result.exit_code, result.stdout) == (0, "auto\n")
     assert CliRunner().invoke(root, ["trust", "--help"]).exit_code == 0

@@ -161,7 +161,7 @@ def test_atomic_write_new_file_is_private(tmp_path: Path) -> None:
 
 def test_defaults_and_origin_without_files(home: Home, workdir: Path) -> None:
     config = Config.load(home, workdir)
-    assert config.get("model") == "echo"
+    assert config.get("model") == "auto"
     assert config.origin("model") == "default"
     assert config.project_state == "none"
     assert config.project_file is None

@@ -11,7 +11,7 @@ from workbench.errors import ConfigError, ExitCode, UnknownSettingError
 def test_defaults_have_their_declared_types() -> None:
     for setting in SETTINGS.values():
         assert validate(setting.key, setting.default) == setting.default
-    assert SETTINGS["model"].default == "echo"
+    assert SETTINGS["model"].default == "auto"
     assert SETTINGS["tools.timeout_ms"].default == 300_000
     assert SETTINGS["headless.delegate_timeout_s"].default == 30.0
 

@@ -36,7 +36,7 @@ def test_untrusted_project_applies_nothing_and_says_so(home: Home, project: Path
     config = Config.load(home, project)
     assert config.project_state == "untrusted"
     assert config.project_file == project_config_path(project)
-    assert config.get("model") == "echo"
+    assert config.get("model") == "auto"
     assert config.origin("model") == "default"
     assert len(config.notices) == 1
     assert "not trusted" in config.notices[0]
@@ -163,7 +163,7 @@ def test_tampered_trust_copy_applies_nothing(home: Home, project: Path) -> None:
     home.trust_file.write_text(json.dumps(raw))
     project_config_path(project).write_text('model = "changed"\n')
     config = Config.load(home, project)
-    assert config.get("model") == "echo"
+    assert config.get("model") == "auto"
     assert config.project_state == "untrusted"
     assert "damaged" in config.notices[0]
 

@@ -53,7 +53,7 @@ class ChatScreen(Screen):
             yield Label(self._title(), id="chat-title")
             yield Label("", id="chat-status")
         yield MessageList(
-            f"Chatting with {self.host.model}.\n"
+            f"Chatting with {self.host.model_label}.\n"
             "Type a message and press Enter. Shift+Enter or Ctrl+J starts a new line.",
             id="message-list")
         yield PromptInput(placeholder="Message the model…", id="prompt-input")
@@ -76,7 +76,7 @@ class ChatScreen(Screen):
             title.append("  ·  ")
             title.append(f"session {self.session_id[:SHORT_ID]}", style="dim")
         title.append("  ·  ")
-        title.append(self.host.model)
+        title.append(self.host.model_label)
         return title
 
     def watch_session_id(self) -> None:

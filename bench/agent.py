@@ -1,0 +1,208 @@
+"""The agent's own costs: ranking tools, resuming a long session, the turn loop per call.
+
+Run with ``.venv/bin/python bench/agent.py``. Each figure is a median of many runs in a
+fresh temporary home, printed with its goal:
+
+a. ranking 500 enabled tools for one message, with the index warm (the tools'
+   index is built once per tool list): goal at most 5 ms;
+b. resuming a session of 10,000 messages: ``Host.open`` plus what a resumed turn
+   does before it calls the model — find the session, build the provider's view of
+   its history (the memories message first, then every stored message as a
+   ``ChatMessage``) and the tools on offer: goal at most 300 ms;
+c. the turn loop's own overhead per tool call: a scripted model calls the built-in
+   ``word_count`` (sandboxed) once per step, against the same call made directly
+   through the gateway in the same run; the difference is the loop's share (model
+   step, messages stored, history rebuilt, memories and tools prepared, events).
+   The sandboxed call dwarfs it and varies by a few ms, so the time from one call's
+   end to the next call's start inside a turn is printed too: the loop's work
+   between calls, measured directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+RUNS = int(os.environ.get("BENCH_RUNS", "9"))
+RANK_RUNS = 200
+SESSION_MESSAGES = 10_000
+CALLS_PER_TURN = 20
+TURNS = int(os.environ.get("BENCH_TURNS", "4"))
+
+MESSAGES = [
+    "Email Sam the quarterly report and add dinner at 8 to my calendar",
+    "How many words are in this paragraph?",
+    "what files are in my Downloads folder?",
+    "convert 250 dollars to euros at today's rate",
+    "hello there",
+]
+
+
+def verdict(value_ms: float, goal_ms: float) -> str:
+    return f"goal <= {goal_ms:g} ms  {'ok' if value_ms <= goal_ms else 'OVER'}"
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def make_tools(count: int) -> list:
+    """``count`` tools with realistic descriptions, triggers and schemas."""
+    from workbench.tools.registry import Tool
+
+    verbs = ["export", "import", "archive", "validate", "render", "sync", "audit", "tag", "merge",
+             "rotate", "encrypt", "compress", "preview", "index", "restore", "send", "list", "read"]
+    nouns = ["email signature", "calendar event", "file checksum", "folder permission",
+             "image metadata", "currency rate", "weather forecast", "git commit", "timer",
+             "contact", "word count", "invoice", "playlist", "spreadsheet", "backup",
+             "database table", "shopping list", "photo album", "translation"]
+    tools = []
+    for n, (verb, noun) in enumerate(itertools.islice(itertools.cycle(
+            itertools.product(verbs, nouns)), count)):
+        name = f"{verb}_{noun.replace(' ', '_')}_{n}"
+        tools.append(Tool(
+            name=name, description=f"{verb.capitalize()} the {noun} of a project or a person. "
+                                   f"Use when the user asks to {verb} a {noun}.",
+            parameters={"type": "object", "properties": {
+                "target": {"type": "string", "description": f"Which {noun}."},
+                "dry_run": {"type": "boolean", "description": "Only say what would change."}}},
+            extension=f"ext-{n % 25}", source="extension", function=name, folder=Path("."),
+            entry=None, runtime="python", always_available=(n % 100 == 0),
+            triggers=(f"{verb} my {noun}", f"please {verb} the {noun}")))
+    return tools
+
+
+def bench_ranking() -> None:
+    from workbench.tools.disclosure import disclose
+    from workbench.tools.ranking import index_for, rank_tools
+
+    tools = make_tools(500)
+    start = time.perf_counter()
+    index_for(tools)
+    built = (time.perf_counter() - start) * 1000
+    samples, plans = [], []
+    for message in itertools.islice(itertools.cycle(MESSAGES), RANK_RUNS):
+        start = time.perf_counter()
+        rank_tools(tools, message)
+        samples.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        disclose(tools, message, 6000)
+        plans.append(time.perf_counter() - start)
+    ranked = median_ms(samples)
+    print(f"a. rank 500 tools for one message    median {ranked:6.3f} ms   {verdict(ranked, 5)}")
+    print(f"   (index built once in {built:.1f} ms; the whole disclosure choice, "
+          f"median {median_ms(plans):.3f} ms)")
+
+
+def make_session(home_root: Path) -> str:
+    """A session of ``SESSION_MESSAGES`` messages: prompts, tool calls, results, answers."""
+    from workbench.config.home import Home
+    from workbench.store import Store
+
+    home = Home.resolve({"WORKBENCH_HOME": str(home_root)}).ensure()
+    with Store.open(home.db_path) as store:
+        session = store.create_session(title="a long chat", model="echo")["id"]
+        with store.transaction():
+            for n in range(SESSION_MESSAGES // 4):
+                store.add_message(session, "user", content=f"Question {n}: " + "some words " * 20)
+                store.add_message(session, "assistant", content="Let me count.", tool_calls=[
+                    {"id": f"c{n}", "name": "word_count", "arguments": {"text": "one two three"}}])
+                store.add_message(session, "tool", content=json.dumps(
+                    {"ok": True, "result": {"words": 3, "lines": 1, "characters": 13}}),
+                    tool_call_id=f"c{n}", name="word_count")
+                store.add_message(session, "assistant", content="Three words. " * 10)
+    return session
+
+
+def bench_resume(root: Path) -> None:
+    from workbench.agent.loop import history
+    from workbench.core.host import Host
+
+    session = make_session(root / "home")
+    opens, views, totals = [], [], []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        host = Host.open(cwd=root, model="echo")
+        opened = time.perf_counter()
+        found = host.session(session)["id"]
+        messages = host.memory_context_messages(found) + history(host.store, found)
+        host.tool_specs(found)
+        done = time.perf_counter()
+        host.close()
+        assert len(messages) == SESSION_MESSAGES
+        opens.append(opened - start)
+        views.append(done - opened)
+        totals.append(done - start)
+    total = median_ms(totals)
+    print(f"b. resume a 10,000-message session   median {total:6.1f} ms   {verdict(total, 300)}")
+    print(f"   (Host.open {median_ms(opens):.1f} ms; session, history, memories and tools "
+          f"{median_ms(views):.1f} ms)")
+
+
+async def _loop_and_bare(root: Path) -> tuple[list[float], list[float], list[float]]:
+    from workbench.core.host import Host
+    from workbench.events import ToolCallEnded, ToolCallStarted
+
+    script = root / "calls.json"
+    script.write_text(json.dumps(
+        [{"tool_calls": [{"name": "word_count", "arguments": {"text": f"call {n}"}}]}
+         for n in range(CALLS_PER_TURN)] + [{"text": "done"}]))
+    loop, bare, gaps = [], [], []
+    marks: list[tuple[str, float]] = []
+
+    def mark(event: object) -> None:
+        if isinstance(event, (ToolCallStarted, ToolCallEnded)) and getattr(event, "session_id", None):
+            marks.append((type(event).__name__, time.perf_counter()))
+
+    async with Host.open(cwd=root, model=f"scripted:{script}") as host:
+        host.bus.subscribe(mark)
+        await host.call_tool("word_count", {"text": "warm up"})
+        for turn in range(TURNS):
+            start = time.perf_counter()
+            for n in range(CALLS_PER_TURN):
+                outcome = await host.call_tool("word_count", {"text": f"call {n}"})
+                assert outcome.ok, outcome.error
+            bare.append((time.perf_counter() - start) / CALLS_PER_TURN)
+            marks.clear()
+            start = time.perf_counter()
+            result = await host.send_prompt(f"count, turn {turn}")
+            loop.append((time.perf_counter() - start) / CALLS_PER_TURN)
+            gaps += [b[1] - a[1] for a, b in zip(marks, marks[1:])
+                     if (a[0], b[0]) == ("ToolCallEnded", "ToolCallStarted")]
+            assert result.status == "done", result.error
+            rows = host.messages(result.session_id)
+            assert sum(1 for row in rows if row["role"] == "tool") == CALLS_PER_TURN
+    return loop, bare, gaps
+
+
+def bench_loop(root: Path) -> None:
+    loop, bare, gaps = asyncio.run(_loop_and_bare(root))
+    per_loop, per_bare = median_ms(loop), median_ms(bare)
+    print(f"c. a tool call through the turn loop median {per_loop:6.2f} ms per call "
+          f"({CALLS_PER_TURN} calls a turn, {TURNS} turns)")
+    print(f"   the same call made directly      median {per_bare:6.2f} ms per call")
+    print(f"   the loop's own overhead per call        {per_loop - per_bare:6.2f} ms")
+    print(f"   from one call's end to the next's start  median {median_ms(gaps):6.2f} ms "
+          f"({len(gaps)} gaps)")
+
+
+def main() -> None:
+    root = Path(tempfile.mkdtemp(prefix="workbench-bench-agent-"))
+    os.environ["WORKBENCH_HOME"] = str(root / "home")
+    bench_ranking()
+    bench_resume(root)
+    bench_loop(root)
+
+
+if __name__ == "__main__":
+    main()
