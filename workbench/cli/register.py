@@ -16,7 +16,9 @@ def all_subcommands(app: typer.Typer) -> None:
     from workbench.cli.config import config_app, trust_command
     from workbench.cli.doctor import doctor_command
     from workbench.cli.grants import grants_app
+    from workbench.cli.daemon import daemon_command
     from workbench.cli.models import models_app
+    from workbench.cli.schedule import runs_app, schedule_app
     from workbench.cli.ext import ext_app
     from workbench.cli.memories import memories_app
     from workbench.cli.run import run_command
@@ -32,3 +34,6 @@ def all_subcommands(app: typer.Typer) -> None:
     app.add_typer(grants_app, name="grants")
     app.command("doctor")(doctor_command)
     app.add_typer(models_app, name="models")
+    app.add_typer(schedule_app, name="schedule")
+    app.add_typer(runs_app, name="runs")
+    app.command("daemon")(daemon_command)

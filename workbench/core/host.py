@@ -26,6 +26,7 @@ from workbench.core.extension_ops import ExtensionOps
 from workbench.core.memory_ops import MemoryOps
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
+from workbench.core.schedule_ops import ScheduleOps
 from workbench.errors import WorkbenchError
 from workbench.events import ExtensionStatusChanged, Notice, SessionStarted
 from workbench.permissions.broker import Broker
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from workbench.core.status import StatusReport
 
 
-class Host(ExtensionOps, MemoryOps):
+class Host(ExtensionOps, MemoryOps, ScheduleOps):
     """Owns everything below the front-ends; see the module docstring.
 
     Build one with ``Host.open``; close it with ``close`` (or use it as a context

@@ -202,6 +202,69 @@ def m004_session_extension_switches(db: Database) -> None:
         db.execute(statement)
 
 
+M005_STATEMENTS = (
+    # When each schedule's windows were settled up to, its next window (NULL until
+    # first planned) and where an interval counts from.
+    "ALTER TABLE scheduled_prompts ADD COLUMN updated_at INTEGER",
+    "ALTER TABLE scheduled_prompts ADD COLUMN anchor_at INTEGER",
+    "ALTER TABLE scheduled_prompts ADD COLUMN last_due_at INTEGER",
+    "ALTER TABLE scheduled_prompts ADD COLUMN next_due_at INTEGER",
+    "CREATE INDEX scheduled_prompts_by_next_due ON scheduled_prompts (enabled, next_due_at)",
+    # The run card each schedule's runs use (JSON: model, extensions, grants, on_need, cwd).
+    """
+    CREATE TABLE schedule_cards (
+        schedule_id INTEGER PRIMARY KEY REFERENCES scheduled_prompts (id) ON DELETE CASCADE,
+        card TEXT NOT NULL,
+        frozen_at INTEGER NOT NULL
+    )
+    """,
+    # Every run of a schedule, kept after the schedule is removed.
+    """
+    CREATE TABLE schedule_runs (
+        id INTEGER PRIMARY KEY,
+        schedule_id INTEGER REFERENCES scheduled_prompts (id) ON DELETE SET NULL,
+        title TEXT NOT NULL,
+        fired_by TEXT NOT NULL CHECK (fired_by IN ('schedule', 'missed', 'manual', 'resume')),
+        due_at INTEGER,
+        created_at INTEGER NOT NULL,
+        started_at INTEGER,
+        ended_at INTEGER,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'ok', 'failed', 'timed_out',
+                                               'refused', 'skipped', 'paused')),
+        session_id TEXT REFERENCES sessions (id) ON DELETE SET NULL,
+        error TEXT,
+        result TEXT,
+        needs TEXT,
+        owner TEXT,
+        pid INTEGER,
+        resumes INTEGER REFERENCES schedule_runs (id) ON DELETE SET NULL
+    )
+    """,
+    "CREATE INDEX schedule_runs_by_schedule ON schedule_runs (schedule_id, id)",
+    "CREATE INDEX schedule_runs_by_status ON schedule_runs (status)",
+    "CREATE INDEX schedule_runs_by_started ON schedule_runs (started_at)",
+    # What the person should see: a run that failed, paused, timed out or was refused.
+    """
+    CREATE TABLE notifications (
+        id INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        level TEXT NOT NULL CHECK (level IN ('info', 'warning', 'error')),
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        source TEXT,
+        run_id INTEGER REFERENCES schedule_runs (id) ON DELETE SET NULL,
+        read_at INTEGER
+    )
+    """,
+)
+
+
+def m005_schedule_runs(db: Database) -> None:
+    """Schedules' timing and run cards, their runs, and notifications."""
+    for statement in M005_STATEMENTS:
+        db.execute(statement)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -222,6 +285,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "m002_extension_consent", m002_extension_consent),
     Migration(3, "m003_memories_and_schedules", m003_memories_and_schedules),
     Migration(4, "m004_session_extension_switches", m004_session_extension_switches),
+    Migration(5, "m005_schedule_runs", m005_schedule_runs),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 

@@ -11,6 +11,7 @@ from workbench.store.consents import ConsentsMixin
 from workbench.store.extensions import ExtensionsMixin
 from workbench.store.grants import GrantsMixin
 from workbench.store.memories import MemoriesMixin
+from workbench.store.runs import RunsMixin
 from workbench.store.schedules import SchedulesMixin
 from workbench.store.sessions import SessionsMixin
 from workbench.store.switches import SwitchesMixin
@@ -18,9 +19,10 @@ from workbench.store.toolcalls import ToolCallsMixin
 
 
 class Store(SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsMixin, ConsentsMixin,
-            MemoriesMixin, SchedulesMixin, SwitchesMixin, AuditMixin):
+            MemoriesMixin, SchedulesMixin, RunsMixin, SwitchesMixin, AuditMixin):
     """The workbench database: sessions (with their extension switches), messages, tool
-    calls, grants, extensions (with their files and consents), memories, schedules, audit.
+    calls, grants, extensions (with their files and consents), memories, schedules (with
+    their run cards, runs and notifications), audit.
 
     Open it with ``Store.open(home.db_path)`` and close it when done (or use it as
     a context manager). Group writes that belong together in ``transaction()``.

@@ -1,0 +1,7 @@
+"""Scheduled prompts: schedule shapes and their arithmetic in local time, the run card.
+
+Owns when a schedule is due (five shapes and cron, across daylight-saving changes,
+a monthly or yearly day clamped to a month's end), what a missed window comes to
+(``runMissed``), and the run card that freezes what a run may use. Pure logic: it
+must not import the core, the supervisor or any front-end, and it never runs anything.
+"""

@@ -1,0 +1,82 @@
+"""The schedule shapes, checked, and said in words.
+
+A schedule is one of ``once {atMs}``, ``interval {everyMinutes}``, ``weekly
+{weekdays, hour, minute}`` (0 is Sunday), ``monthly {day, hour, minute}``, ``yearly
+{month, day, hour, minute}`` — the shapes a tool may propose through
+``ctx.schedulePrompt`` — or ``cron {expr}`` (five fields, for people and plugin
+actions), all in the host's local time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from workbench.capabilities.schedules import KINDS
+from workbench.errors import ExitCode, WorkbenchError
+from workbench.scheduler.cron import CronSpec
+
+DAY_NAMES = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
+ALL_KINDS = (*KINDS, "cron")
+
+
+class ScheduleError(WorkbenchError):
+    """A schedule that is not one of the shapes; the message names the field."""
+
+    exit_code = ExitCode.USAGE
+
+
+def _int(schedule: dict[str, Any], name: str, low: int, high: int) -> int:
+    value = schedule.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ScheduleError(f"schedule.{name} must be a whole number from {low} to {high}")
+    return value
+
+
+def check_schedule(schedule: Any) -> dict[str, Any]:
+    """Return a clean copy of ``schedule`` or raise ``ScheduleError`` naming what is wrong."""
+    if not isinstance(schedule, dict) or schedule.get("kind") not in ALL_KINDS:
+        raise ScheduleError(f"schedule.kind must be one of {', '.join(ALL_KINDS)}")
+    kind = schedule["kind"]
+    if kind == "cron":
+        expr = schedule.get("expr")
+        if not isinstance(expr, str):
+            raise ScheduleError("schedule.expr must be a cron expression of five fields "
+                                "(minute hour day-of-month month day-of-week)")
+        try:
+            CronSpec.parse(expr)
+        except ValueError as exc:
+            raise ScheduleError(f"schedule.expr: {exc}") from None
+        return {"kind": "cron", "expr": " ".join(expr.split())}
+    clean: dict[str, Any] = {"kind": kind}
+    for name, (low, high) in KINDS[kind].items():
+        clean[name] = _int(schedule, name, low, high)
+    if kind == "weekly":
+        days = schedule.get("weekdays")
+        if not isinstance(days, list) or not days:
+            raise ScheduleError("schedule.weekdays must list days from 0 (Sunday) to 6")
+        clean["weekdays"] = sorted({_int({"weekdays": d}, "weekdays", 0, 6) for d in days})
+    return clean
+
+
+def describe(schedule: dict[str, Any], zone: dt.tzinfo | None = None) -> str:
+    """The schedule in words, e.g. ``Mon, Wed at 09:00`` or ``every 15 minutes``."""
+    kind = schedule["kind"]
+    at = f"{schedule.get('hour', 0):02d}:{schedule.get('minute', 0):02d}"
+    if kind == "once":
+        when = dt.datetime.fromtimestamp(schedule["atMs"] / 1000, tz=zone)
+        return f"once at {when:%Y-%m-%d %H:%M}"
+    if kind == "interval":
+        minutes = schedule["everyMinutes"]
+        return "every minute" if minutes == 1 else f"every {minutes} minutes"
+    if kind == "weekly":
+        days = schedule["weekdays"]
+        named = "every day" if len(days) == 7 else ", ".join(DAY_NAMES[d] for d in days)
+        return f"{named} at {at}"
+    if kind == "monthly":
+        clamp = " (the last day in shorter months)" if schedule["day"] > 28 else ""
+        return f"monthly on day {schedule['day']} at {at}{clamp}"
+    if kind == "yearly":
+        clamp = " (Feb 28 in other years)" if (schedule["month"], schedule["day"]) == (2, 29) else ""
+        return f"yearly on {schedule['month']:02d}-{schedule['day']:02d} at {at}{clamp}"
+    return f"cron {schedule['expr']}"
