@@ -72,6 +72,7 @@ class Host(ExtensionOps, MemoryOps, ScheduleOps):
         self.services = HostServices(store=store, config=config, databases=self.databases,
                                      memories=self.memories, provider=self.provider,
                                      responder=lambda: self.responder)
+        self.services.on_scheduled = lambda prompt_id: self.freeze_card({"id": prompt_id})
         self.sandbox = SandboxRunner(
             services=self.services, cwd=cwd, deno_cache=home.cache_dir / "deno",
             limits=Limits(memory_mb=int(config.get("sandbox.memory_mb")),

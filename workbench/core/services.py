@@ -35,6 +35,8 @@ class HostServices:
         self.memory_store = memories
         self._provider = provider
         self._responder = responder
+        self.on_scheduled: Callable[[int], None] | None = None
+        """Called with a proposal's id once it is saved (the host freezes its run card)."""
 
     async def complete(self, request: dict[str, Any]) -> dict[str, str]:
         """One completion from the session's model: ``{prompt, systemPrompt?, maxTokens?}``."""
@@ -81,6 +83,9 @@ class HostServices:
         if not isinstance(answer, dict) or not answer.get("accepted"):
             return {"accepted": False}
         saved = check_draft(answer.get("draft") or draft)
-        self.store.add_scheduled_prompt(saved, source=tool.qualified_name)
+        prompt_id = self.store.add_scheduled_prompt(saved, source=tool.qualified_name)
+        if self.on_scheduled is not None:
+            # The run card is frozen now, with what the person had when they accepted.
+            self.on_scheduled(prompt_id)
         self.store.audit("person", "schedule.accepted", tool.qualified_name, {"title": saved["title"]})
         return {"accepted": True, "draft": saved}
