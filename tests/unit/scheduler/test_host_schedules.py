@@ -87,7 +87,7 @@ def test_card_grants_read_tool_kind_value_flags(host):
     assert host.card_grants([]) == []
 
 
-async def test_a_tools_proposal_is_listed_and_gets_its_card_when_first_seen(host):
+async def test_a_tools_proposal_gets_its_card_when_it_is_accepted(host):
     host.set_responder(Reviewer())
     tool = SimpleNamespace(qualified_name="samples.sample_schedule")
     ctx = ToolContext(sink=lambda kind, data: None, asker=None, requester=host.responder.answer)
@@ -95,10 +95,10 @@ async def test_a_tools_proposal_is_listed_and_gets_its_card_when_first_seen(host
              "schedule": {"kind": "weekly", "weekdays": [1], "hour": 9, "minute": 0}}
     assert (await host.services.schedule_prompt(tool, draft, ctx))["accepted"]
     [row] = host.schedules()
-    assert row["card"] is None and row["last_due_at"] is None
+    assert row["last_due_at"] is None
     assert row["next_due_at"] > host.store.clock()  # reckoned as a supervisor would
-    card = host.freeze_card(row)
-    assert (card["model"], card["grants"], card["frozen_by"]) == ("echo", [], "supervisor")
+    card = row["card"]
+    assert (card["model"], card["grants"]) == ("echo", [])
     assert host.schedule(row["id"])["card"] == card
 
 
