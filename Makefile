@@ -7,7 +7,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test setup bench lint clean
+.PHONY: run test setup bench lint clean mcp-servers
+
+# Real MCP servers from the registries, for the tests and bench/mcp.py (pinned).
+MCP_SERVERS := .mcp-servers
+MCP_STAMP := $(MCP_SERVERS)/.installed
+SERVER_EVERYTHING := @modelcontextprotocol/server-everything@2026.8.31
+SERVER_TIME := mcp-server-time==2026.10.19
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: Python 3.11 or newer is needed (python3 --version)"; exit 1; }
@@ -21,12 +27,22 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+$(MCP_STAMP): Makefile | $(STAMP)
+	@command -v npm >/dev/null 2>&1 || { echo "error: npm (Node.js) is needed to install the MCP test servers"; exit 1; }
+	mkdir -p $(MCP_SERVERS)
+	npm install --silent --no-audit --no-fund --prefix $(MCP_SERVERS) $(SERVER_EVERYTHING)
+	@test -x $(MCP_SERVERS)/venv/bin/python || $(BIN)/python -m venv $(MCP_SERVERS)/venv
+	$(MCP_SERVERS)/venv/bin/python -m pip install --quiet $(SERVER_TIME)
+	@touch $(MCP_STAMP)
+
+mcp-servers: $(MCP_STAMP)
+
 run: setup
 	@$(BIN)/workbench models pull --quiet \
 		|| echo "note: the built-in local model could not be fetched (offline?); the chat still works (echo). Run 'workbench models pull' later."
 	$(BIN)/workbench
 
-test: setup
+test: setup $(MCP_STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
@@ -34,4 +50,4 @@ bench: setup
 	$(BIN)/python bench/startup.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info $(MCP_SERVERS)

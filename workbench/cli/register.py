@@ -20,6 +20,7 @@ def all_subcommands(app: typer.Typer) -> None:
     from workbench.cli.models import models_app
     from workbench.cli.schedule import runs_app, schedule_app
     from workbench.cli.ext import ext_app
+    from workbench.cli.mcp import mcp_app
     from workbench.cli.memories import memories_app
     from workbench.cli.run import run_command
     from workbench.cli.sessions import sessions_app
@@ -27,6 +28,7 @@ def all_subcommands(app: typer.Typer) -> None:
     app.command("run")(run_command)
     app.add_typer(sessions_app, name="sessions")
     app.add_typer(ext_app, name="ext")
+    app.add_typer(mcp_app, name="mcp")
     app.add_typer(memories_app, name="memories")
     app.add_typer(config_app, name="config")
     app.command("trust")(trust_command)

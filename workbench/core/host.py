@@ -23,6 +23,7 @@ from workbench.config.files import Config
 from workbench.config.home import Home
 from workbench.core.bus import EventBus
 from workbench.core.extension_ops import ExtensionOps
+from workbench.core.mcp_ops import McpOps
 from workbench.core.memory_ops import MemoryOps
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from workbench.core.status import StatusReport
 
 
-class Host(ExtensionOps, MemoryOps, ScheduleOps):
+class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps):
     """Owns everything below the front-ends; see the module docstring.
 
     Build one with ``Host.open``; close it with ``close`` (or use it as a context
@@ -163,6 +164,7 @@ class Host(ExtensionOps, MemoryOps, ScheduleOps):
                 self.registry.add(tool)
             self.loaded_extensions = loaded.extensions
             self.extension_notices = loaded.notices
+            self.add_mcp_tools()
             self._load_record = record
             self.extensions_loaded_at = time.time_ns() // 1_000_000
             reloaded = self._extensions_loaded
@@ -205,6 +207,7 @@ class Host(ExtensionOps, MemoryOps, ScheduleOps):
         """``close`` from inside the event loop: session-shutdown hooks run, warm workers
         still starting are stopped."""
         await self.hook_runtime.shutdown()
+        await self.aclose_mcp()
         await self.sandbox.aclose()
         self.close()
 

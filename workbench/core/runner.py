@@ -19,6 +19,7 @@ from typing import Any
 
 from workbench.core.ctx_handler import CallHandler
 from workbench.errors import ToolError
+from workbench.mcp.naming import MCP_RUNTIME
 from workbench.permissions.policy import PolicyError, build_policy
 from workbench.sandbox.client import SandboxUnavailable, ZygoteClient
 from workbench.sandbox.policy import Limits, Policy
@@ -192,7 +193,8 @@ class Dispatcher:
 
     A host-native tool (``runtime == "host"``, such as ``extensions_status``) is the
     host's own code: its handler is awaited here, in-process, before any sandbox
-    check. The gateway has validated, authorized and recorded the call as for any other.
+    check; so is an MCP server's tool (``runtime == "mcp"``), whose handler calls the
+    server. The gateway has validated, authorized and recorded the call as for any other.
 
     A model or a tool's arguments cannot reach that list: it is the person's setting.
     """
@@ -206,6 +208,12 @@ class Dispatcher:
         if tool.runtime == HOST_RUNTIME:
             if tool.handler is None:
                 raise ToolError("unavailable", f"{tool.qualified_name} has no handler")
+            return await tool.handler(arguments, ctx)
+        if tool.runtime == MCP_RUNTIME:
+            # An MCP server's tool: its handler calls the server (which runs on its own,
+            # sandboxed when its entry asks for it), carrying progress, forms and cancellation.
+            if tool.handler is None:
+                raise ToolError("unavailable", f"{tool.qualified_name} has no MCP connection")
             return await tool.handler(arguments, ctx)
         ready, missing = await self.sandbox.ready()
         if ready:

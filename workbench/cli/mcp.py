@@ -1,0 +1,234 @@
+"""``workbench mcp …``: add, list, show, remove, enable and disable MCP servers, and
+``mcp serve`` (the workbench's extension tools as an MCP server over stdio).
+
+Secrets given with ``--env`` and ``--header`` are kept in the config file (made private
+to its owner) and shown masked everywhere. The host and the SDK are imported inside
+the commands, so loading this module costs no more than typer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from workbench.cli.errors import reported
+from workbench.errors import ExitCode, WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.core.host import Host
+
+mcp_app = typer.Typer(help="Add and manage MCP servers; serve the extensions' tools over MCP.",
+                      no_args_is_help=True)
+
+
+@contextlib.contextmanager
+def _host(load: bool = False) -> Iterator[Host]:
+    from workbench.core.host import Host
+
+    with reported(), Host.open(defer_extensions=True) as host:
+        for notice in host.config.notices:
+            typer.echo(f"notice: {notice}", err=True)
+        if load:
+            host.ensure_extensions()
+        try:
+            yield host
+        finally:
+            host.mcp.kill_all()
+
+
+def _pairs(values: list[str], option: str) -> dict[str, str]:
+    pairs = {}
+    for value in values:
+        key, sep, rest = value.partition("=")
+        if not sep or not key:
+            raise WorkbenchError(f"{option} {value!r} must be KEY=VALUE", exit_code=ExitCode.USAGE)
+        pairs[key] = rest
+    return pairs
+
+
+@mcp_app.command("add")
+def add(
+    name: str = typer.Argument(..., help="The server's name: its tools are mcp__NAME__TOOL."),
+    command: list[str] = typer.Argument(None, metavar="-- COMMAND [ARGS]...",
+                                        help="The program of a stdio server, after --."),
+    url: str | None = typer.Option(None, "--url", help="The endpoint of a streamable HTTP server."),
+    header: list[str] = typer.Option([], "--header", metavar="K=V",
+                                     help="An HTTP header (a secret: kept, shown masked)."),
+    env: list[str] = typer.Option([], "--env", "-e", metavar="K=V",
+                                  help="An environment value (a secret: kept, shown masked)."),
+    cwd: Path | None = typer.Option(None, "--cwd", help="The folder a stdio server starts in."),
+    timeout_ms: int | None = typer.Option(None, "--timeout-ms", help="How long one call may run."),
+    sandbox: bool = typer.Option(False, "--sandbox", help="Run the stdio server in the sandbox."),
+    grant: list[str] = typer.Option([], "--grant", "-g", metavar="KIND:VALUE",
+                                    help="Grant the sandboxed server read:PATH, write:PATH, "
+                                         "run:BINARY, env:KEY or net:HOST:PORT (repeatable)."),
+    project: bool = typer.Option(False, "--project",
+                                 help="Add it to the project's .workbench/config.toml "
+                                      "(it applies once trusted)."),
+    replace: bool = typer.Option(False, "--replace", help="Replace a server of the same name."),
+    check: bool = typer.Option(True, "--check/--no-check",
+                               help="Start it now and list its tools (the default)."),
+) -> None:
+    """Add a stdio server (`mcp add NAME -- COMMAND ARGS…`) or an HTTP one (`--url URL`)."""
+    from workbench.mcp.config import ServerConfig
+
+    with _host() as host:
+        if bool(command) == bool(url):
+            raise WorkbenchError("give a command after -- (stdio) or --url (streamable HTTP)",
+                                 exit_code=ExitCode.USAGE)
+        server = ServerConfig(
+            name=name, command=command[0] if command else None, args=tuple(command[1:] if command else ()),
+            env=_pairs(env, "--env"), cwd=str(cwd.resolve()) if cwd else None, url=url,
+            headers=_pairs(header, "--header"), timeout_ms=timeout_ms, sandbox=sandbox,
+            grants=tuple(grant))
+        if (sandbox or grant) and url:
+            raise WorkbenchError("--sandbox and --grant are for stdio servers", exit_code=ExitCode.USAGE)
+        notice = host.mcp_add(server, scope="project" if project else "global", replace=replace)
+        typer.echo(f"added MCP server {name}: {server.target()}")
+        if notice:
+            typer.echo(f"notice: {notice}", err=True)
+            return
+        if check:
+            host.ensure_extensions()  # lists the tools of a server never listed
+            row = next(r for r in host.mcp_servers() if r["name"] == name)
+            if not row["tools_known"]:
+                typer.echo(f"error: it could not start: {row['reason'] or 'unknown reason'}\n"
+                           f"(the entry is kept; `workbench mcp rm {name}` removes it)", err=True)
+                raise typer.Exit(ExitCode.ERROR)
+            tools = [t["name"] for t in row["tools"]]
+            typer.echo(f"{len(tools)} tools: {', '.join(tools)}" if tools else "no tools")
+
+
+@mcp_app.command("list")
+def list_servers(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    check: bool = typer.Option(False, "--check", help="Start the enabled servers and report them live."),
+) -> None:
+    """List the servers with their state and tools (secrets masked)."""
+    with _host(load=True) as host:
+        if check:
+            asyncio.run(host.mcp_check())
+        rows = host.mcp_servers()
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        typer.echo("no MCP servers; `workbench mcp add NAME -- COMMAND` adds one")
+    for row in rows:
+        tools = f"{len(row['tools'])} tools" if row["tools_known"] else "tools not listed yet"
+        sandbox = ", sandboxed" if row["sandbox"] else ""
+        typer.echo(f"{row['name']}  {row['state']}  {row['transport']}{sandbox}  {tools}  "
+                   f"({row['scope']})  {row['target']}")
+        if row["reason"]:
+            typer.echo(f"    {row['reason']}")
+
+
+@mcp_app.command("show")
+def show(
+    name: str = typer.Argument(..., help="A server's name."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    check: bool = typer.Option(False, "--check", help="Start it and report it live."),
+) -> None:
+    """Show one server: its entry (secrets masked), state, tools, prompts and resources."""
+    with _host(load=True) as host:
+        failures = asyncio.run(host.mcp_check([name])) if check else {}
+        row = next((r for r in host.mcp_servers() if r["name"] == name), None)
+        if row is None:
+            raise WorkbenchError(f"no MCP server named {name!r}; `workbench mcp list` shows them")
+    if as_json:
+        typer.echo(json.dumps(row, indent=2, ensure_ascii=False))
+        return
+    typer.echo(f"{row['name']}  {row['state']}  ({row['scope']}: {row['origin']})")
+    if failures.get(name) or row["reason"]:
+        typer.echo(f"  reason: {failures.get(name) or row['reason']}")
+    for key, value in row["config"].items():
+        typer.echo(f"  {key}: {_shown(value)}")
+    if not row["tools"]:
+        typer.echo("  tools: " + ("none" if row["tools_known"] else "not listed yet"))
+    else:
+        typer.echo("  tools:")
+    for tool in row["tools"]:
+        note = (f"  (not offered: {tool['unusable']})" if tool["unusable"] else
+                "" if tool["enabled"] else "  (disabled)")
+        first = tool["description"].splitlines()[0] if tool["description"] else ""
+        typer.echo(f"    {tool['name']}{note}  {first}")
+    typer.echo(f"  prompts: {', '.join(row['prompts']) or 'none'}")
+    typer.echo(f"  resources: {', '.join(row['resources']) or 'none'}")
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+@mcp_app.command("rm")
+def remove(
+    name: str = typer.Argument(..., help="A server's name."),
+    project: bool = typer.Option(False, "--project", help="Remove it from the project's config."),
+) -> None:
+    """Remove a server (its entry and its secrets)."""
+    with _host() as host:
+        notice = host.mcp_remove(name, scope="project" if project else "global")
+    typer.echo(f"removed MCP server {name}")
+    if notice:
+        typer.echo(f"notice: {notice}", err=True)
+
+
+def _switch(name: str, tool: str | None, enabled: bool) -> None:
+    with _host() as host:
+        notice = host.mcp_set_enabled(name, enabled, tool=tool)
+    what = f"tool {tool} of MCP server {name}" if tool else f"MCP server {name}"
+    typer.echo(f"{'enabled' if enabled else 'disabled'} {what}")
+    if notice:
+        typer.echo(f"notice: {notice}", err=True)
+
+
+@mcp_app.command("enable")
+def enable(
+    name: str = typer.Argument(..., help="A server's name."),
+    tool: str | None = typer.Option(None, "--tool", help="Only this tool (its MCP name)."),
+) -> None:
+    """Switch a server (or one of its tools) back on, in every chat."""
+    _switch(name, tool, True)
+
+
+@mcp_app.command("disable")
+def disable(
+    name: str = typer.Argument(..., help="A server's name."),
+    tool: str | None = typer.Option(None, "--tool", help="Only this tool (its MCP name)."),
+) -> None:
+    """Switch a server (or one of its tools) off in every chat; a chat can also switch a
+    server off for itself (`sessions disable-extension SESSION mcp:NAME`)."""
+    _switch(name, tool, False)
+
+
+@mcp_app.command("serve")
+def serve() -> None:
+    """Serve the installed extensions' tools over MCP on stdin/stdout, for another agent.
+
+    Each call runs as it would here — your standing grants, the sandbox, hooks and the
+    audit log — and never asks: a missing permission is an MCP error that names it.
+    """
+    from workbench.core.host import Host
+    from workbench.headless.responder import HeadlessResponder
+    from workbench.mcp.serve import serve_stdio
+
+    with reported():
+        host = Host.open(responder=HeadlessResponder("deny"))
+
+        async def run() -> None:
+            try:
+                await serve_stdio(host.mcp_serve_backend())
+            finally:
+                await host.aclose()
+
+        asyncio.run(run())
