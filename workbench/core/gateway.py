@@ -119,6 +119,8 @@ class ToolGateway:
         self.default_timeout_ms = default_timeout_ms
         self.max_output_bytes = max_output_bytes
         self.max_input_bytes = max_input_bytes
+        self._validators: dict[str, tuple[Any, Any]] = {}
+        """Per tool: the schema object a validator was built for, and the validator."""
         self.hooks = hooks or HookRegistry()
         self.run_hook = run_hook
         self.observe = observe or (lambda event, payload: None)
@@ -161,14 +163,24 @@ class ToolGateway:
 
     # --- the steps ---------------------------------------------------------
 
+    def _validator(self, tool: Tool):
+        """The tool's argument validator, built once per schema (the registry keeps the
+        same schema object for a tool until it reloads)."""
+        cached = self._validators.get(tool.qualified_name)
+        if cached is not None and cached[0] is tool.parameters:
+            return cached[1]
+        validator_cls = jsonschema.validators.validator_for(
+            tool.parameters, default=jsonschema.Draft202012Validator)
+        validator = validator_cls(tool.parameters)
+        self._validators[tool.qualified_name] = (tool.parameters, validator)
+        return validator
+
     def _validate(self, tool: Tool, arguments: Any) -> None:
         size = len(json.dumps(arguments, default=str).encode())
         if size > self.max_input_bytes:
             raise ToolError("input_too_large",
                             f"arguments are {size} bytes; the limit is {self.max_input_bytes}")
-        validator_cls = jsonschema.validators.validator_for(tool.parameters,
-                                                            default=jsonschema.Draft202012Validator)
-        errors = sorted(validator_cls(tool.parameters).iter_errors(arguments),
+        errors = sorted(self._validator(tool).iter_errors(arguments),
                         key=lambda e: list(e.absolute_path))
         if errors:
             first = errors[0]
