@@ -30,12 +30,10 @@ from __future__ import annotations
 
 import json
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from workbench.tools.ranking import ToolIndex, index_for
+from workbench.tools.ranking import ToolIndex, ToolListCache, index_for
 from workbench.tools.registry import HOST_RUNTIME, Tool
 
 CHARS_PER_TOKEN = 4
@@ -94,26 +92,15 @@ class ToolCatalog:
         return dict(sorted(totals.items(), key=lambda item: (-item[1], item[0])))
 
 
-_CACHE_SIZE = 8
-_cache: OrderedDict[tuple[int, ...], ToolCatalog] = OrderedDict()
-_cache_lock = threading.Lock()
+
+
+_catalogs = ToolListCache(lambda tools: ToolCatalog(tools))
 
 
 def catalog_for(tools: Sequence[Tool]) -> ToolCatalog:
     """The catalog of ``tools``, built once and cached while the same tool objects are
     enabled (the catalog holds them, so the identity key stays theirs)."""
-    key = tuple(map(id, tools))
-    with _cache_lock:
-        found = _cache.get(key)
-        if found is not None:
-            _cache.move_to_end(key)
-            return found
-    built = ToolCatalog(tools)
-    with _cache_lock:
-        _cache[key] = built
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return built
+    return _catalogs.get(tools)
 
 
 @dataclass(frozen=True)

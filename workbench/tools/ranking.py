@@ -245,9 +245,32 @@ class ToolIndex:
         return relevant + [tool for tool in self.tools if id(tool) not in chosen]
 
 
-_CACHE_SIZE = 8
-_cache: OrderedDict[tuple[int, ...], ToolIndex] = OrderedDict()
-_cache_lock = threading.Lock()
+class ToolListCache:
+    """A small LRU of objects built from a list of tools, keyed by the identity of the
+    tool objects (the built object holds them, so the ids stay theirs)."""
+
+    def __init__(self, build, size: int = 8) -> None:
+        self._build = build
+        self._size = size
+        self._items: OrderedDict[tuple[int, ...], object] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, tools: Sequence[Tool]):
+        key = tuple(map(id, tools))
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+                return found
+        built = self._build(tools)
+        with self._lock:
+            self._items[key] = built
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return built
+
+
+_indexes = ToolListCache(lambda tools: ToolIndex(tools))
 
 
 def index_for(tools: Sequence[Tool]) -> ToolIndex:
@@ -257,18 +280,7 @@ def index_for(tools: Sequence[Tool]) -> ToolIndex:
     Args:
         tools: The tools to rank among, e.g. ``ToolRegistry.available()``.
     """
-    key = tuple(map(id, tools))
-    with _cache_lock:
-        found = _cache.get(key)
-        if found is not None:
-            _cache.move_to_end(key)
-            return found
-    built = ToolIndex(tools)
-    with _cache_lock:
-        _cache[key] = built
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return built
+    return _indexes.get(tools)
 
 
 def rank_tools(tools: Sequence[Tool], message: str) -> list[tuple[Tool, float]]:
