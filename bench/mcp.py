@@ -7,12 +7,16 @@ Run with ``.venv/bin/python bench/mcp.py`` (``make test`` installs the servers i
 - the call made directly with the SDK's own client (``ClientSession`` over
   ``stdio_client``), warm: the baseline;
 - the same call through the workbench, warm: ``ToolGateway.call`` (validation, hooks,
-  permissions, the store's record and audit, events) and the MCP layer, same server;
+  permissions, the store's record and audit — queued to its writer thread, whose
+  commits overlap the calls — events) and the MCP layer, same server;
 - the MCP layer alone: the registry tool's handler (the workbench's own stdio
   transport, progress, cancellation and form wiring, the result kept whole);
 - a no-op host-native tool through the same gateway: what the gateway alone costs.
 
-The four are interleaved call by call, so that a busy machine weighs on all alike.
+The four are interleaved call by call, in a new random order each round (seeded, so runs
+compare), so that a busy machine weighs on all alike. A fixed order would not: a call
+that follows the direct one pays for the SDK's own server still finishing its reply on
+the shared cores (about 50 us measured on a 2-core machine), whichever way it is.
 
 Goal: the workbench's warm call at most 1.2x the direct one (p50).
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -99,9 +104,12 @@ async def measure(name: str, command: str, args: list[str], tool: str,
             ways["direct (SDK client)"] = lambda: session.call_tool(tool, arguments)
             outcome = await host.gateway.call(full, arguments)
             assert outcome.ok, outcome.error
+            order = list(ways)
+            shuffle = random.Random(0).shuffle
             for run in range(WARMUP + RUNS):
-                for way, call in ways.items():
-                    took = await timed(call)
+                shuffle(order)
+                for way in order:
+                    took = await timed(ways[way])
                     if run >= WARMUP:
                         samples[way].append(took)
     finally:

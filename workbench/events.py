@@ -143,6 +143,20 @@ class ExtensionStatusChanged(Event):
     """False for the first load of the host, True for a reload."""
 
 
+@_event("notification_posted")
+@dataclass(frozen=True)
+class NotificationPosted(Event):
+    """A notification was kept for the person (``Host.notifications`` lists it): a run
+    that did not end well, a schedule that had to be paused, a card."""
+
+    id: int
+    level: Literal["info", "warning", "error"]
+    title: str
+    body: str
+    source: str | None = None
+    run_id: int | None = None
+
+
 # --- requests -----------------------------------------------------------------
 
 

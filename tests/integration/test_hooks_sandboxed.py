@@ -1,5 +1,7 @@
 """Hooks for real: declared in a manifest, run in the extension's sandboxed worker, and
-applied on every path a tool call can take (a conformance matrix)."""
+applied on every path a tool call can take (a conformance matrix): the model's call, a
+parallel batch, a person's direct call, `workbench call`, and a schedule's run (a
+child process, `workbench runs exec`, under its run card)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
+from workbench.scheduler.card import CardGrant
 
 GUARD = Path(__file__).resolve().parents[1] / "fixtures" / "extensions" / "guard"
 
@@ -49,6 +52,18 @@ def via_cli(name, args):
     done = subprocess.run([sys.executable, "-m", "workbench", "call", name, "--args", json.dumps(args),
                            "--json"], capture_output=True, text=True, env=dict(os.environ))
     return json.loads(done.stdout)
+
+
+async def via_schedule(tmp_path, calls, grants=()):
+    """A schedule run now: its turn runs in a child process (``workbench runs exec``)
+    under the schedule's run card; returns the run and its tool results by call id."""
+    replies = [{"tool_calls": calls}, {"text": "done"}]
+    async with Host.open(cwd=tmp_path, model=script(tmp_path, replies)) as host:
+        row = host.add_schedule(title="guarded", instruction="go", grants=list(grants),
+                                schedule={"kind": "interval", "everyMinutes": 60})
+        run = await host.run_schedule_now(row["id"])
+        rows = host.messages(run["session_id"])
+        return run, {m["tool_call_id"]: json.loads(m["content"]) for m in rows if m["role"] == "tool"}
 
 
 CASES = {
@@ -124,3 +139,30 @@ async def test_session_start_context_is_a_hidden_message_before_the_first_prompt
 async def test_without_hooks_tools_run_unwrapped(home, tmp_path):
     outcome = await via_direct(tmp_path, "word_count", {"text": "some forbidden words"})
     assert outcome == {"ok": True, "result": {"words": 3, "lines": 1, "characters": 20}}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+async def test_a_scheduled_run(installed, tmp_path, case):
+    name, args = CASES[case]
+    run, results = await via_schedule(tmp_path, [{"id": "c1", "name": name, "arguments": args}])
+    assert run["pid"] and run["pid"] != os.getpid()
+    check(case, results["c1"])
+    if case == "needs a grant":
+        # Outside its card: the run fails at once and records what it needed.
+        assert run["status"] == "failed"
+        assert [need["tool"] for need in run["needs"]] == ["builtin.read_file"]
+    else:
+        assert (run["status"], run["result"]) == ("ok", "done")
+
+
+async def test_a_scheduled_runs_card_grants_what_it_names_and_the_hooks_still_hold(installed, tmp_path):
+    notes = tmp_path / "notes.txt"  # under $home, which is tmp_path in tests
+    notes.write_text("from the card")
+    grants = [CardGrant("builtin.read_file", "read", str(tmp_path)),
+              CardGrant("builtin.read_file", "env", "HOME")]
+    calls = [{"id": "r1", "name": "read_file", "arguments": {"path": str(notes)}},
+             {"id": "b1", "name": "word_count", "arguments": {"text": "some forbidden words"}}]
+    run, results = await via_schedule(tmp_path, calls, grants)
+    assert run["status"] == "ok", run
+    assert results["r1"]["ok"] and "from the card" in json.dumps(results["r1"]["result"])
+    assert results["b1"]["error"]["kind"] == "blocked"

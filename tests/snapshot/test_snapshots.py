@@ -5,8 +5,11 @@ Accept intended changes with ``pytest tests/snapshot --snapshot-update``.
 
 from __future__ import annotations
 
+import pytest
 from app_factory import SIZE, SMALL, no_cursor_blink, send_prompt, start_prompt, wait_until
 
+from workbench.config.files import set_setting
+from workbench.config.home import Home
 from workbench.tui.screens.permission import PermissionScreen
 
 WORD_COUNT = [
@@ -67,3 +70,19 @@ class TestToolPermission:
             await pilot.app.workers.wait_for_complete()
 
         assert snap_compare(snapshot_app(READ_FILE), terminal_size=SIZE, run_before=run_before)
+
+
+class TestChatLight(TestChat):
+    """The chat screen in workbench-light: the same scenes."""
+
+    @pytest.fixture(autouse=True)
+    def _light(self, workdir) -> None:
+        set_setting(Home.resolve().ensure(), workdir, "theme", "workbench-light")
+
+
+class TestToolPermissionLight(TestToolPermission):
+    """Asking for a permission, and the refused card, in workbench-light."""
+
+    @pytest.fixture(autouse=True)
+    def _light(self, workdir) -> None:
+        set_setting(Home.resolve().ensure(), workdir, "theme", "workbench-light")

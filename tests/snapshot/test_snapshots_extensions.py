@@ -231,3 +231,27 @@ class TestStatusTab:
         app = snapshot_app([])
         self._conflict_and_broken(app, workdir, home)
         assert snap_compare(app, terminal_size=SMALL, run_before=self._status)
+
+
+class Light:
+    """Runs a class's scenes again in workbench-light."""
+
+    @pytest.fixture(autouse=True)
+    def _light(self, home: Home, workdir: Path) -> None:
+        set_setting(home, workdir, "theme", "workbench-light")
+
+
+class TestInstalledTabLight(Light, TestInstalledTab):
+    """The Installed tab in workbench-light."""
+
+
+class TestReviewLight(Light, TestReview):
+    """The review of a plan in workbench-light."""
+
+
+class TestMarketplaceTabLight(Light, TestMarketplaceTab):
+    """The Marketplace tab in workbench-light."""
+
+
+class TestStatusTabLight(Light, TestStatusTab):
+    """The Status tab in workbench-light."""

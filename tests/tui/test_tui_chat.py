@@ -6,15 +6,15 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from textual.widgets import Label, Markdown
+from textual.widgets import Label
 
 from workbench.agent.messages import TextChunk
-from workbench.events import AskUserRequest, RequestDenied
-from workbench.tui.screens.ask_user import ChoiceScreen
 from workbench.tui.screens.permission import PermissionScreen
 from workbench.tui.widgets.message_list import NoticeLine
 from workbench.tui.widgets.message_view import MessageView
 from workbench.tui.widgets.tool_call_card import ToolCallCard
+
+from visible import widget_lines
 
 SIZE = (100, 30)
 
@@ -43,7 +43,8 @@ class TestPrompt:
             await send(pilot, until, "hi there")
             assert texts(app) == [("user", "hi there"), ("assistant", "Hello from the **script**.")]
             reply = app.chat.query(MessageView).last()
-            assert reply.query_one(Markdown).source == "Hello from the **script**."
+            # Drawn as Markdown: the bold words without their asterisks.
+            assert "Hello from the script." in "\n".join(widget_lines(reply))
             assert app.chat.query_one("#prompt-input").text == ""
 
     async def test_header_shows_model_and_session(self, make_app, until) -> None:
@@ -219,63 +220,35 @@ class TestStartup:
             assert "using workbench-dark" in message
 
 
-class TestAskUser:
-    QUESTION = {"question": "Which colour?",
-                "options": [{"label": "Red", "value": "red"}, {"label": "Blue", "value": "blue"}]}
+class TestChatKeysAndMenu:
+    async def test_the_chats_keys_have_descriptions_and_the_main_ones_show(self, make_app) -> None:
+        from visible import screen_lines
 
-    async def test_choice_question_is_answered_from_the_modal(self, make_app, until) -> None:
         app = make_app([])
-        async with app.run_test(size=SIZE) as pilot:
-            request = AskUserRequest(tool="demo.pick", call_id="c1", questions=[self.QUESTION])
-            answer = asyncio.ensure_future(app.responder.answer(request))
-            await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
-            await pilot.press("down", "enter")
-            await until(pilot, answer.done)
-            assert answer.result() == ["blue"]
-            assert app.screen is app.chat
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            described = {b.binding.description for b in app.screen.active_bindings.values()
+                         if b.node is app.chat}
+            assert {"New chat", "Sessions", "Previous message", "Next message",
+                    "First message", "Latest message"} <= described
+            footer = screen_lines(app)[-1]
+            assert "New chat" in footer and "Sessions" in footer
 
-    async def test_escape_refuses_the_form(self, make_app, until) -> None:
+    async def test_escape_closes_the_slash_menu_before_it_cancels_the_turn(self, make_app,
+                                                                          until) -> None:
+        from workbench.tui.widgets.slash_menu import SlashMenu
+
         app = make_app([])
+        app.host.provider = StallingModel
         async with app.run_test(size=SIZE) as pilot:
-            request = AskUserRequest(tool="demo.pick", call_id="c1", questions=[self.QUESTION])
-            answer = asyncio.ensure_future(app.responder.answer(request))
-            await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+            await pilot.press(*"think", "enter")
+            await until(pilot, lambda: ("assistant", "Thinking") in texts(app))
+            await pilot.press("slash")
+            assert app.chat.query_one(SlashMenu).display
             await pilot.press("escape")
-            await until(pilot, answer.done)
-            with pytest.raises(RequestDenied, match="without answering"):
-                answer.result()
-
-    async def test_other_question_kinds_are_refused(self, make_app) -> None:
-        app = make_app([])
-        async with app.run_test(size=SIZE):
-            request = AskUserRequest(tool="demo.pick", call_id="c1", questions=[
-                self.QUESTION, {"kind": "diff", "question": "Apply?", "before": "a", "after": "b"}])
-            with pytest.raises(RequestDenied, match="only choice questions, not diff"):
-                await app.responder.answer(request)
-            assert app.screen is app.chat
-
-    async def test_several_choices_are_sent_together(self, make_app, until) -> None:
-        app = make_app([])
-        async with app.run_test(size=SIZE) as pilot:
-            question = dict(self.QUESTION, multiselect=True)
-            request = AskUserRequest(tool="demo.pick", call_id="c1", questions=[question])
-            answer = asyncio.ensure_future(app.responder.answer(request))
-            await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
-            await pilot.press("space", "down", "space", "ctrl+s")
-            await until(pilot, answer.done)
-            assert answer.result() == [["red", "blue"]]
-
-    async def test_freeform_answer_and_several_questions(self, make_app, until) -> None:
-        app = make_app([])
-        async with app.run_test(size=SIZE) as pilot:
-            request = AskUserRequest(tool="demo.pick", call_id="c1", questions=[
-                {"question": "Your name?"}, self.QUESTION])
-            answer = asyncio.ensure_future(app.responder.answer(request))
-            await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
-            assert app.screen.position == (1, 2)
-            await pilot.press(*"Ada", "enter")
-            await until(pilot, lambda: isinstance(app.screen, ChoiceScreen)
-                        and app.screen.position == (2, 2))
-            await pilot.press("enter")
-            await until(pilot, answer.done)
-            assert answer.result() == ["Ada", "red"]
+            await pilot.pause()
+            assert not app.chat.query_one(SlashMenu).display
+            assert app.chat.busy and app.host.busy  # the turn goes on
+            await pilot.press("escape")
+            await until(pilot, lambda: not app.chat.busy)
+            assert "Cancelled." in notices(app)

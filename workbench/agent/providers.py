@@ -8,7 +8,10 @@ text pieces, then any tool calls. Specs look like ``NAME`` or ``NAME:ARGUMENT``:
   be tried with no model configured;
 - ``openai[:MODEL]`` (any OpenAI-compatible server), ``anthropic[:MODEL]``,
   ``local[:FILE.gguf]`` (llama.cpp in a child process) and ``auto`` (the first of
-  them that is there): built by ``connect`` from the settings and the environment.
+  them that is there): built by ``connect`` from the settings and the environment;
+- ``ext:EXTENSION/NAME`` (or ``NAME`` alone, when no built-in model has it): a model
+  provider an extension registers, answered in its sandboxed worker. The core builds
+  those (``workbench.agent.extension_model``); this module only reads the spec.
 
 A provider may carry ``notice`` (what the person should know about it, e.g. that
 the built-in local model is weak) and ``last_usage`` (tokens of the last reply).
@@ -141,6 +144,50 @@ class ScriptedProvider:
                                          name=call.name, arguments=call.arguments))
 
 
+BUILTIN_MODELS = ("auto", "echo", "openai", "anthropic", "local", "scripted")
+"""The names of the built-in model providers: they win a name an extension also uses."""
+
+EXTENSION_PREFIX = "ext:"
+"""How a model spec names an extension's model provider: ``ext:EXTENSION/NAME``."""
+
+KNOWN_SPECS = ("auto, echo, openai:MODEL, anthropic:MODEL, local, local:FILE.gguf, "
+               "scripted:PATH, ext:EXTENSION/PROVIDER")
+"""The spec forms, for error messages."""
+
+
+def extension_spec(spec: str) -> tuple[str, str] | None:
+    """``(extension, provider)`` when ``spec`` is ``ext:EXTENSION/NAME``, else None.
+
+    Raises:
+        ModelError: It starts with ``ext:`` but is not of that shape.
+    """
+    if not spec.startswith(EXTENSION_PREFIX):
+        return None
+    extension, slash, name = spec[len(EXTENSION_PREFIX):].partition("/")
+    if not (extension and slash and name) or "/" in name:
+        raise ModelError(f"{spec!r} is not an extension's model: write ext:EXTENSION/PROVIDER, "
+                         "e.g. ext:acme/house")
+    return extension, name
+
+
+def check_spec(spec: str, cwd: Path | None = None) -> None:
+    """Refuse a spec that names no built-in model in a known form, without building it
+    (a key or a server may come later); a ``scripted`` file is read (relative to
+    ``cwd``), so a bad one is named now. Extension specs are the core's to check.
+
+    Raises:
+        ModelError: What is wrong, and the known forms.
+    """
+    name, _, argument = spec.partition(":")
+    if name == "scripted":
+        make_provider(spec, cwd=cwd)
+        return
+    if name in ("echo", "auto") and argument:
+        raise ModelError(f"{name} takes no argument; known: {KNOWN_SPECS}")
+    if name not in BUILTIN_MODELS:
+        raise ModelError(f"unknown model {spec!r}; known: {KNOWN_SPECS}")
+
+
 def make_provider(spec: str, *, cwd: Path | None = None, settings: Any = None,
                   env: Mapping[str, str] | None = None, home_root: Path | None = None) -> ModelProvider:
     """Build the provider a model spec names.
@@ -169,8 +216,7 @@ def make_provider(spec: str, *, cwd: Path | None = None, settings: Any = None,
     if name == "echo" and not argument:
         return EchoProvider()
     if name not in ("openai", "anthropic", "local", "auto") or (name == "auto" and argument):
-        raise ModelError(f"unknown model {spec!r}; known: auto, echo, openai:MODEL, "
-                         f"anthropic:MODEL, local, local:FILE.gguf, scripted:PATH")
+        raise ModelError(f"unknown model {spec!r}; known: {KNOWN_SPECS}")
     from workbench.agent import connect
 
     ctx = _context(cwd, settings, env, home_root)

@@ -22,6 +22,7 @@ def all_subcommands(app: typer.Typer) -> None:
     from workbench.cli.ext import ext_app
     from workbench.cli.mcp import mcp_app
     from workbench.cli.memories import memories_app
+    from workbench.cli.notifications import notifications_app
     from workbench.cli.run import run_command
     from workbench.cli.sessions import sessions_app
 
@@ -38,4 +39,5 @@ def all_subcommands(app: typer.Typer) -> None:
     app.add_typer(models_app, name="models")
     app.add_typer(schedule_app, name="schedule")
     app.add_typer(runs_app, name="runs")
+    app.add_typer(notifications_app, name="notifications")
     app.command("daemon")(daemon_command)

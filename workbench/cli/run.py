@@ -12,23 +12,37 @@ from workbench.cli.errors import reported
 
 def run_command(
     prompt: str = typer.Argument(..., help="What to say to the model."),
-    session: str | None = typer.Option(None, "--session", "-s", help="Continue this session (id or prefix)."),
-    model: str | None = typer.Option(None, "--model", "-m", help="The model, e.g. echo or scripted:FILE."),
+    session: str | None = typer.Option(
+        None, "--session", "-s",
+        help="Continue this session (id or prefix), with its own model and in its own folder."),
+    model: str | None = typer.Option(
+        None, "--model", "-m",
+        help="The model, e.g. echo, scripted:FILE or ext:EXTENSION/PROVIDER; with --session "
+             "it becomes that session's model."),
     jsonl: bool = typer.Option(False, "--jsonl", help="Print one JSON event per line."),
     approvals: str | None = typer.Option(
         None, "--approvals",
         help="Permission requests: deny (default), allowlisted, or delegate:COMMAND."),
     answers: Path | None = typer.Option(None, "--answers", help="A JSON file answering ask-user forms, in order."),
 ) -> None:
-    """Send PROMPT and print the reply; never waits for input."""
+    """Send PROMPT and print the reply; never waits for input.
+
+    A continued session talks to the model it keeps and works in the folder it was
+    started in (that folder's config and project extensions apply), wherever this runs.
+    """
     from workbench.core.host import Host
     from workbench.headless.responder import HeadlessResponder, load_answers
     from workbench.headless.run import exit_code, run_turn, writer_for
 
     with reported():
         writer = writer_for(jsonl)
-        host = Host.open(model=model)
+        # With a session, extensions load once, in the session's folder.
+        host = Host.open(model=model, defer_extensions=session is not None)
         with host:
+            if session is not None:
+                session = host.enter_session(session)["id"]
+                if model is not None:
+                    host.set_session_model(session, model)
             responder = HeadlessResponder(
                 approvals or str(host.config.get("headless.approvals")),
                 allowlist=list(host.config.get("headless.allowlist")),

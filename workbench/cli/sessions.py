@@ -1,5 +1,6 @@
-"""``workbench sessions``: list the chat sessions, show one, and the tools it offers
-(with the extensions it switched off and on)."""
+"""``workbench sessions``: list the chat sessions, show one (with its model and folder),
+change a session's model, and the tools it offers (with the extensions and the single
+tools it switched off and on)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import typer
 
 from workbench.cli.errors import reported
 
-sessions_app = typer.Typer(help="List and show chat sessions and switch extensions per session.",
+sessions_app = typer.Typer(help="List and show chat sessions and switch extensions and tools "
+                                "per session.",
                            no_args_is_help=True)
 
 
@@ -55,8 +57,9 @@ def show_session(
     if as_json:
         typer.echo(json.dumps({"session": session, "messages": messages}, indent=2, default=str))
         return
-    typer.echo(f"session {session['id']}  model {session.get('model') or '-'}  "
-               f"started {_when(session.get('created_at'))}")
+    typer.echo(f"session {session['id']}  started {_when(session.get('created_at'))}")
+    typer.echo(f"model   {session.get('model') or '-'}")
+    typer.echo(f"folder  {session.get('folder') or '-'}")
     for message in messages:
         role = message["role"]
         if message.get("content"):
@@ -65,22 +68,49 @@ def show_session(
             typer.echo(f"\n[{role}] → {call['name']} {json.dumps(call.get('arguments') or {})}")
 
 
+@sessions_app.command("set-model")
+def set_model(
+    session_id: str = typer.Argument(..., metavar="ID", help="A session id or a unique prefix."),
+    spec: str = typer.Argument(..., metavar="SPEC",
+                               help="echo, scripted:FILE, openai:MODEL, anthropic:MODEL, local, "
+                                    "auto or ext:EXTENSION/PROVIDER."),
+    as_json: bool = typer.Option(False, "--json", help="Print the session as JSON."),
+) -> None:
+    """Make one session talk to another model from its next turn on."""
+    from workbench.core.host import Host
+
+    with reported(), Host.open(defer_extensions=True) as host:
+        session = host.set_session_model(session_id, spec)
+    if as_json:
+        typer.echo(json.dumps(session, indent=2, default=str))
+        return
+    typer.echo(f"Session {session['id'][:12]} now talks to {session['model']}")
+
+
 @sessions_app.command("tools")
 def session_tools(
     session_id: str = typer.Argument(..., metavar="ID", help="A session id or a unique prefix."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    every: bool = typer.Option(False, "--all", help="Every tool a session can switch, with its "
+                               "state there, not only those offered."),
 ) -> None:
-    """The tools the model is offered in one session, and the extensions it switched off."""
+    """The tools the model is offered in one session, and what it switched off."""
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
         session = host.session(session_id)
+        listing = host.session_switches(session["id"]) if every else None
         tools = host.session_tools(session["id"])
-        switches = host.store.session_extensions(session["id"])
-    off = sorted(name for name, on in switches.items() if not on)
+        switches = host.chat_switches(session["id"])
+    if listing is not None:
+        _print_switches(listing, as_json)
+        return
+    off = sorted(switches.extensions_off)
+    tools_off = sorted(f"{extension}.{name}" for (extension, name), on in switches.tools.items()
+                       if not on)
     if as_json:
         typer.echo(json.dumps({
-            "session": session["id"], "switched_off": off,
+            "session": session["id"], "switched_off": off, "tools_off": tools_off,
             "tools": [{"name": t.name, "extension": t.extension, "source": t.source,
                        "qualified_name": t.qualified_name, "description": t.description}
                       for t in tools]}, indent=2))
@@ -93,6 +123,29 @@ def session_tools(
         typer.echo("No tools are offered in this session.")
     if off:
         typer.echo(f"\nSwitched off in this session: {', '.join(off)}")
+    if tools_off:
+        if not off:
+            typer.echo("")
+        typer.echo(f"Tools switched off in this session: {', '.join(tools_off)}")
+
+
+def _print_switches(switches: dict, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(switches, indent=2))
+        return
+    tools = switches["tools"]
+    width = max((len(t["name"]) for t in tools), default=0)
+    extension_width = max((len(t["extension"]) for t in tools), default=0)
+    for tool in tools:
+        state = ("on" if tool["on"] else "off") + ("*" if tool["own"] else "")
+        note = "  (another tool has its name)" if tool["on"] and not tool["offered"] else ""
+        typer.echo(f"{state:<4}  {tool['name']:<{width}}  "
+                   f"{tool['extension']:<{extension_width}}{note}".rstrip())
+    chosen = [f"{e['name']} {'on' if e['on'] else 'off'}" for e in switches["extensions"] if e["own"]]
+    if chosen:
+        typer.echo(f"\nExtensions switched in this session: {', '.join(chosen)}")
+    if any(t["own"] for t in tools):
+        typer.echo("* switched in this session; the other tools follow their extension.")
 
 
 def _switch(session_id: str, extension: str, enabled: bool) -> None:
@@ -121,3 +174,31 @@ def enable_extension(
 ) -> None:
     """Switch an extension back on in one session."""
     _switch(session_id, extension, True)
+
+
+def _switch_tool(session_id: str, tool: str, enabled: bool) -> None:
+    from workbench.core.host import Host
+
+    with reported(), Host.open() as host:
+        full = host.session(session_id)["id"]
+        chosen = host.set_tool_enabled(full, tool, enabled)
+    state = "on" if enabled else "off"
+    typer.echo(f"Switched {chosen.qualified_name} {state} in session {full[:12]}")
+
+
+@sessions_app.command("disable-tool")
+def disable_tool(
+    session_id: str = typer.Argument(..., metavar="ID", help="A session id or a unique prefix."),
+    tool: str = typer.Argument(..., metavar="TOOL", help="The tool's name, or EXTENSION.TOOL."),
+) -> None:
+    """Switch one tool off in one session: not offered there, calls to it refused."""
+    _switch_tool(session_id, tool, False)
+
+
+@sessions_app.command("enable-tool")
+def enable_tool(
+    session_id: str = typer.Argument(..., metavar="ID", help="A session id or a unique prefix."),
+    tool: str = typer.Argument(..., metavar="TOOL", help="The tool's name, or EXTENSION.TOOL."),
+) -> None:
+    """Switch one tool on in one session, even when its extension is switched off there."""
+    _switch_tool(session_id, tool, True)

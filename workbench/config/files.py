@@ -82,13 +82,17 @@ class Config:
         return config
 
     def reload(self) -> None:
-        """Read the files again, e.g. after they changed on disk."""
-        self.project_file = None
-        self.project_state = "none"
-        self.trust_record = None
-        self.notices = []
-        self.layers = []
-        self._read()
+        """Read the files again, e.g. after they changed on disk.
+
+        The files are read into a new object first, so a reader on another thread
+        never sees the layers half read, and a file that no longer parses leaves the
+        values in force as they were (the ``ConfigError`` is raised).
+        """
+        fresh = type(self)(self.home, self.cwd)
+        fresh._read()
+        self.project_file, self.project_state = fresh.project_file, fresh.project_state
+        self.trust_record, self.notices = fresh.trust_record, fresh.notices
+        self.layers = fresh.layers
 
     def _read(self) -> None:
         global_file = self.home.config_file

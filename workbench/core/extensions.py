@@ -3,7 +3,8 @@
 Only extensions whose files match what the person approved are loaded; a held or
 broken one is listed with its reason instead. Project-local extensions run only in
 a trusted project. ``extensions.enabled = false`` loads nothing but keeps the
-diagnostics. Knowledge and skills that loaded extensions ship join the memories.
+diagnostics. Knowledge and skills that loaded extensions ship join the memories; the
+hooks and providers they declare join their registries.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.capabilities.memories import Memories, read_shipped
+from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider
 from workbench.errors import WorkbenchError
 from workbench.ext.manager import ExtensionManager
 from workbench.hooks.registry import Hook, HookRegistry
@@ -41,9 +43,20 @@ def _ship_memories(memories: Memories, name: str, folder: Path, manifest) -> Non
             log.warning("cannot read %s's memory %s: %s", name, memory.path, exc)
 
 
+def _register_providers(providers: ProviderRegistry, folder: Path, manifest, source: str) -> None:
+    entry, runtime = manifest.resolve_entry(folder)
+    for spec in manifest.providers:
+        providers.add(RegisteredProvider(
+            type=spec.type, name=spec.name, extension=manifest.name, source=source,
+            function=spec.function, folder=folder, entry=entry, runtime=runtime,
+            config=spec.config.model_dump(exclude_unset=True),
+            permissions=spec.permissions.model_dump(by_alias=True, exclude_none=True),
+            database=manifest.database))
+
+
 def _load(registry: ToolRegistry, memories: Memories, loaded: Loaded, folder: Path, *,
           source: str, scope: str, version: str = "", manifest=None,
-          hooks: HookRegistry | None = None) -> None:
+          hooks: HookRegistry | None = None, providers: ProviderRegistry | None = None) -> None:
     """Load ``folder``; a ``manifest`` the caller already validated is not read again."""
     if manifest is None:
         manifest, tools = read_extension(registry, folder, source=source)
@@ -56,6 +69,8 @@ def _load(registry: ToolRegistry, memories: Memories, loaded: Loaded, folder: Pa
             for event, function in manifest.hooks.items():
                 hooks.add(Hook(extension=manifest.name, event=event, function=function,
                                folder=folder, entry=entry, runtime=runtime))
+        if providers is not None and manifest.providers:
+            _register_providers(providers, folder, manifest, source)
         loaded.extensions.append({"name": manifest.name, "version": version, "path": str(folder),
                                   "source": source, "scope": scope,
                                   "tools": [t.name for t in tools]})
@@ -63,7 +78,8 @@ def _load(registry: ToolRegistry, memories: Memories, loaded: Loaded, folder: Pa
 
 def load_extensions(*, registry: ToolRegistry, manager: ExtensionManager, memories: Memories,
                     cwd: Path, enabled: bool, samples: bool,
-                    hooks: HookRegistry | None = None) -> Loaded:
+                    hooks: HookRegistry | None = None,
+                    providers: ProviderRegistry | None = None) -> Loaded:
     """Install the built-in if needed, then load what may run; see the module docstring."""
     loaded = Loaded()
     try:
@@ -79,14 +95,15 @@ def load_extensions(*, registry: ToolRegistry, manager: ExtensionManager, memori
             continue
         if enabled and ext.enabled:
             _load(registry, memories, loaded, ext.path, source="builtin" if ext.builtin else "extension",
-                  scope="global", version=ext.version, manifest=ext.manifest, hooks=hooks)
+                  scope="global", version=ext.version, manifest=ext.manifest, hooks=hooks,
+                  providers=providers)
     for found in manager.discover(cwd, include_global=False):
         if not found.runnable:
             registry.load_errors.append(LoadError(found.name, found.folder, found.reason))
         elif enabled:
             _load(registry, memories, loaded, found.folder, source="extension", scope="project",
-                  manifest=found.manifest, hooks=hooks)
+                  manifest=found.manifest, hooks=hooks, providers=providers)
     if samples and enabled and SAMPLES_DIR.is_dir():
         _load(registry, memories, loaded, SAMPLES_DIR, source="extension", scope="development",
-              hooks=hooks)
+              hooks=hooks, providers=providers)
     return loaded

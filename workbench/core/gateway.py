@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import uuid
-from collections.abc import Callable, Iterable
+import secrets
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import jsonschema
 
+from workbench.core.argument_check import Check, quick_check
 from workbench.errors import ToolError
 from workbench.events import (AskUserRequest, DisplayBubble, PermissionRequest, RequestDenied,
                               ToolCallEnded, ToolCallLog, ToolCallProgress, ToolCallStarted)
@@ -30,6 +30,11 @@ from workbench.tools.context import ChatContext, ToolContext
 from workbench.tools.registry import Tool, ToolRegistry
 
 Runner = Callable[[Tool, dict[str, Any], ToolContext], Any]
+
+_QUICK_DRAFTS = ("Draft6Validator", "Draft7Validator", "Draft201909Validator",
+                 "Draft202012Validator")
+"""The drafts whose type rules ``argument_check`` follows (by class name: ``jsonschema``
+is imported at the first validation, not when the host starts)."""
 
 
 @dataclass
@@ -76,27 +81,68 @@ class CallOptions:
 
 
 class _PausableDeadline:
-    """A time limit that stops counting while a form is open."""
+    """A time limit that stops counting while a form is open.
+
+    ``run`` awaits the tool in the calling task under an ``asyncio.timeout`` scope,
+    which ``pause`` and ``resume`` move: no task of its own and no polling, so a warm
+    call pays nothing for the limit.
+    """
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.started = time.monotonic()
         self.paused_total = 0.0
         self._paused_at: float | None = None
+        self._scope: asyncio.Timeout | None = None
 
     def pause(self) -> None:
         self._paused_at = time.monotonic()
+        self._move(None)
 
     def resume(self) -> None:
         if self._paused_at is not None:
             self.paused_total += time.monotonic() - self._paused_at
             self._paused_at = None
+            self._move(self.remaining())
 
     def remaining(self) -> float | None:
         """Seconds left, or None while paused."""
         if self._paused_at is not None:
             return None
         return self.seconds - (time.monotonic() - self.started - self.paused_total)
+
+    def _move(self, remaining: float | None) -> None:
+        """Make the running scope expire ``remaining`` seconds from now (never while None)."""
+        if self._scope is None or self._scope.expired():
+            return
+        when = None if remaining is None else asyncio.get_running_loop().time() + remaining
+        self._scope.reschedule(when)
+
+    async def run(self, awaitable: Awaitable[Any]) -> Any:
+        """Await ``awaitable`` in this task; past the limit it is cancelled, its cleanup
+        (the runner kills the worker) is awaited, and the call fails.
+
+        Raises:
+            ToolError: of kind ``timeout`` when the limit passed, however the tool ended.
+        """
+        task = asyncio.current_task()
+        cancelling = task.cancelling() if task is not None else 0
+        scope = asyncio.timeout(None)
+        try:
+            async with scope:
+                self._scope = scope
+                self._move(self.remaining())
+                result = await awaitable
+        except BaseException as exc:
+            cancelled_too = (isinstance(exc, asyncio.CancelledError) and task is not None
+                             and task.cancelling() > cancelling)
+            if not scope.expired() or cancelled_too:
+                raise
+        finally:
+            self._scope = None
+        if scope.expired():
+            raise ToolError("timeout", f"the call took longer than {self.seconds:g} s")
+        return result
 
 
 class ToolGateway:
@@ -119,21 +165,28 @@ class ToolGateway:
         self.default_timeout_ms = default_timeout_ms
         self.max_output_bytes = max_output_bytes
         self.max_input_bytes = max_input_bytes
-        self._validators: dict[str, tuple[Any, Any]] = {}
-        """Per tool: the schema object a validator was built for, and the validator."""
+        self._validators: dict[str, tuple[Any, Any, Check | None]] = {}
+        """Per tool: the schema object a validator was built for, the validator, and the
+        quick check of that schema (None when it has none)."""
         self.hooks = hooks or HookRegistry()
         self.run_hook = run_hook
         self.observe = observe or (lambda event, payload: None)
         self.cwd = cwd
+        self._running: dict[str, tuple[asyncio.Task, ToolContext]] = {}
+        """Calls whose tool is running: the task awaiting it and its context."""
+        self._stopping: set[str] = set()
+        """Calls ``cancel_call`` stopped, until their runner has returned."""
 
     def requirements(self, tool: Tool) -> list[Requirement]:
         """The tool's declared permissions, templates expanded."""
+        if not tool.permissions:
+            return []
         return requirements_of(tool.permissions, roots=self.roots, extension_dir=tool.folder)
 
     async def call(self, name: str, arguments: Any, options: CallOptions = CallOptions(),
                    call_id: str | None = None) -> ToolOutcome:
         """Make one tool call; never raises for a failure of the call itself."""
-        call_id = call_id or f"call_{uuid.uuid4().hex[:12]}"
+        call_id = call_id or f"call_{secrets.token_hex(6)}"
         try:
             tool = self.registry.resolve(name)
         except ToolError as exc:
@@ -163,25 +216,32 @@ class ToolGateway:
 
     # --- the steps ---------------------------------------------------------
 
-    def _validator(self, tool: Tool):
-        """The tool's argument validator, built once per schema (the registry keeps the
-        same schema object for a tool until it reloads)."""
+    def _validator(self, tool: Tool) -> tuple[Any, Check | None]:
+        """The tool's argument validator and its quick check (``argument_check``), built
+        once per schema (the registry keeps the same schema object for a tool until it
+        reloads)."""
         cached = self._validators.get(tool.qualified_name)
         if cached is not None and cached[0] is tool.parameters:
-            return cached[1]
+            return cached[1], cached[2]
+        import jsonschema
+
         validator_cls = jsonschema.validators.validator_for(
             tool.parameters, default=jsonschema.Draft202012Validator)
         validator = validator_cls(tool.parameters)
-        self._validators[tool.qualified_name] = (tool.parameters, validator)
-        return validator
+        quick = (quick_check(tool.parameters)
+                 if validator_cls.__name__ in _QUICK_DRAFTS else None)
+        self._validators[tool.qualified_name] = (tool.parameters, validator, quick)
+        return validator, quick
 
     def _validate(self, tool: Tool, arguments: Any) -> None:
         size = len(json.dumps(arguments, default=str).encode())
         if size > self.max_input_bytes:
             raise ToolError("input_too_large",
                             f"arguments are {size} bytes; the limit is {self.max_input_bytes}")
-        errors = sorted(self._validator(tool).iter_errors(arguments),
-                        key=lambda e: list(e.absolute_path))
+        validator, quick = self._validator(tool)
+        if quick is not None and quick(arguments):
+            return
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
         if errors:
             first = errors[0]
             pointer = "".join(f"/{p}" for p in first.absolute_path)
@@ -248,8 +308,10 @@ class ToolGateway:
                    contexts: list[str] | None = None) -> ToolOutcome:
         key = tool.qualified_name
         model_arguments = arguments if model_arguments is None else model_arguments
-        self.store.start_tool_call(call_id, key, arguments, options.caller, options.session_id)
-        self.store.audit(options.caller, "tool.call", key, {"call_id": call_id})
+        # The records go behind the call (the store's writer thread commits them in
+        # order); reading them, or closing the store, waits for them: see store/writer.py.
+        self.store.start_tool_call(call_id, key, arguments, options.caller, options.session_id,
+                                   audit=True, defer=True)
         self.publish(ToolCallStarted(call_id=call_id, tool=key, arguments=arguments,
                                      caller=options.caller, session_id=options.session_id))
         self.observe("on_tool_execution_start", {"id": call_id, "name": key, "args": model_arguments,
@@ -257,19 +319,13 @@ class ToolGateway:
         finish = _Finisher(self, call_id, tool, arguments, options, list(contexts or []))
         deadline = _PausableDeadline((tool.timeout_ms or self.default_timeout_ms) / 1000)
         ctx = self._context(call_id, tool, options, deadline, granted)
-        task = asyncio.ensure_future(self.runner(tool, arguments, ctx,
-                                                 timeout_ms=tool.timeout_ms or self.default_timeout_ms))
         try:
-            result = await _await_with_deadline(task, deadline)
-            size = len(json.dumps(result, default=str).encode())
-            if size > self.max_output_bytes:
-                raise ToolError("output_too_large",
-                                f"the result is {size} bytes; the limit is {self.max_output_bytes}")
-            json.dumps(result)
+            result = await deadline.run(self._stoppable(call_id, ctx, self.runner(
+                tool, arguments, ctx, timeout_ms=tool.timeout_ms or self.default_timeout_ms)))
+            self._check_result(result)
         except asyncio.CancelledError:
+            # The cancellation reached the runner in this task, which stopped the tool.
             ctx.signal.abort("cancelled")
-            task.cancel()
-            await asyncio.wait({task}, timeout=5)
             self._finish(call_id, key, options, "cancelled",
                          error={"kind": "cancelled", "message": "the call was cancelled"})
             raise
@@ -279,6 +335,65 @@ class ToolGateway:
         except (TypeError, ValueError) as exc:
             return await finish("error", error={"kind": "tool", "message": f"the result is not JSON: {exc}"})
         return await finish("ok", result=result)
+
+    def cancel_call(self, call_id: str) -> bool:
+        """Stop one running call, leaving the rest of its turn running.
+
+        The tool sees the cancellation (its signal is aborted and the runner stops its
+        worker or server request), and the call ends as an error of kind ``cancelled``,
+        which is what its caller — the model — gets as the result.
+
+        Returns:
+            Whether the call was running (and not already being stopped).
+        """
+        running = self._running.get(call_id)
+        if running is None or call_id in self._stopping:
+            return False
+        task, ctx = running
+        self._stopping.add(call_id)
+        ctx.signal.abort("cancelled")
+        task.cancel()
+        return True
+
+    async def _stoppable(self, call_id: str, ctx: ToolContext, awaitable: Awaitable[Any]) -> Any:
+        """Await the runner so that ``cancel_call`` can stop this call alone.
+
+        The cancellation it sends is taken back here and becomes a ``cancelled``
+        ``ToolError``; a cancellation from elsewhere too (the turn, the host closing)
+        still propagates.
+        """
+        task = asyncio.current_task()
+        assert task is not None
+        before = task.cancelling()
+        self._running[call_id] = (task, ctx)
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            if call_id in self._stopping and task.cancelling() - before == 1:
+                task.uncancel()
+                raise ToolError("cancelled", "the call was cancelled by the person") from None
+            raise
+        finally:
+            self._running.pop(call_id, None)
+            self._stopping.discard(call_id)
+
+    def _check_result(self, result: Any) -> None:
+        """Refuse a result larger than the output bound, or not JSON (never cut it).
+
+        Raises:
+            ToolError: of kind ``output_too_large``.
+            TypeError, ValueError: The result is not JSON.
+        """
+        try:
+            size = len(json.dumps(result).encode())
+        except (TypeError, ValueError):
+            # Measured as text anyway, so that a huge result is named for its size.
+            size = len(json.dumps(result, default=str).encode())
+            if size <= self.max_output_bytes:
+                raise
+        if size > self.max_output_bytes:
+            raise ToolError("output_too_large",
+                            f"the result is {size} bytes; the limit is {self.max_output_bytes}")
 
     def _context(self, call_id: str, tool: Tool, options: CallOptions,
                  deadline: _PausableDeadline, granted: list[Requirement]) -> ToolContext:
@@ -333,8 +448,8 @@ class ToolGateway:
     def _finish(self, call_id: str, key: str, options: CallOptions, status: str,
                 result: Any = None, error: dict[str, Any] | None = None,
                 context: str | None = None, details: dict[str, Any] | None = None) -> ToolOutcome:
-        self.store.finish_tool_call(call_id, status, result=result, error=error)
-        self.store.audit(options.caller, f"tool.{status}", key, {"call_id": call_id})
+        self.store.finish_tool_call(call_id, status, result=result, error=error, audit=True,
+                                    defer=True)
         outcome = ToolOutcome(call_id, key, status == "ok", result=result, error=error,
                               context=context, details=dict(details or {}))
         self.observe("on_tool_execution_end", {"id": call_id, "name": key,
@@ -377,22 +492,6 @@ class _Finisher:
         return gateway._finish(self.call_id, self.tool.qualified_name, self.options, status,
                                result=result, error=error, context=join_contexts(self.contexts),
                                details=details)
-
-
-async def _await_with_deadline(task: asyncio.Future, deadline: _PausableDeadline) -> Any:
-    """Wait for ``task``, counting time only while the deadline is not paused."""
-    while True:
-        remaining = deadline.remaining()
-        wait = 0.05 if remaining is None else max(0.0, remaining)
-        done, _ = await asyncio.wait({task}, timeout=wait)
-        if done:
-            return task.result()
-        remaining = deadline.remaining()
-        if remaining is not None and remaining <= 0:
-            task.cancel()
-            # Let the runner stop the tool (it kills the worker) before answering.
-            await asyncio.wait({task}, timeout=5)
-            raise ToolError("timeout", f"the call took longer than {deadline.seconds:g} s")
 
 
 def _listing(state: str, reqs: Iterable[Requirement]) -> str:

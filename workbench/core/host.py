@@ -11,20 +11,20 @@ import asyncio
 import os
 import threading
 import time
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.agent.loop import TurnLoop, TurnResult
 from workbench.agent.messages import ToolCall, ToolSpec
-from workbench.agent.providers import ModelProvider, make_provider
+from workbench.agent.providers import ModelProvider
 from workbench.config.files import Config
 from workbench.config.home import Home
 from workbench.core.bus import EventBus
 from workbench.core.extension_ops import ExtensionOps
 from workbench.core.mcp_ops import McpOps
 from workbench.core.memory_ops import MemoryOps
+from workbench.core.provider_ops import ProviderOps
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
 from workbench.core.schedule_ops import ScheduleOps
@@ -40,7 +40,7 @@ from workbench.core.runner import Dispatcher, SandboxRunner
 from workbench.hooks.dispatch import CONTEXT_LABEL
 from workbench.hooks.registry import HookRegistry
 from workbench.core.services import HostServices
-from workbench.core.switches import known_extensions, route_in_chat
+from workbench.core.switches import SwitchOps, known_extensions
 from workbench.sandbox.policy import Limits
 from workbench.tools.disclosure import BRIDGE_TOOLS, disclose, is_on_demand
 from workbench.tools.registry import Tool, ToolRegistry
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from workbench.core.status import StatusReport
 
 
-class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps):
+class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps):
     """Owns everything below the front-ends; see the module docstring.
 
     Build one with ``Host.open``; close it with ``close`` (or use it as a context
@@ -139,6 +139,16 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps):
             if not self._extensions_loaded:
                 self.reload_extensions()
 
+    def _extensions_ready(self) -> bool:
+        """Whether the extensions are loaded and no (re)load is under way: then a call
+        need not hand ``ensure_extensions`` to a thread to wait for it."""
+        if not self._loading.acquire(blocking=False):
+            return False
+        try:
+            return self._extensions_loaded
+        finally:
+            self._loading.release()
+
     def reload_extensions(self) -> None:
         """(Re)build the tool registry from the extensions that may run here, add the
         host-native tools, and publish ``ExtensionStatusChanged`` with the new report."""
@@ -156,11 +166,12 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps):
             self.memories.clear_shipped()
             record = LoadRecord(self.manager)
             self.hooks.clear()
+            self.providers.clear()
             loaded = load_extensions(registry=self.registry, manager=record, memories=self.memories,
-                                     hooks=self.hooks,
+                                     hooks=self.hooks, providers=self.providers,
                                      cwd=self.cwd, enabled=bool(self.config.get("extensions.enabled")),
                                      samples=bool(self.config.get("extensions.samples")))
-            for tool in host_tools(self) + on_demand_tools(self):
+            for tool in host_tools(self) + on_demand_tools(self) + self.provider_tools():
                 self.registry.add(tool)
             self.loaded_extensions = loaded.extensions
             self.extension_notices = loaded.notices
@@ -195,7 +206,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps):
                                    shipped=self.memories.shipped.values(),
                                    record=self._load_record, notices=self.extension_notices,
                                    built_at=self.extensions_loaded_at, session=context,
-                                   schema_budget=int(self.config.get("tools.schema_token_budget")))
+                                   schema_budget=int(self.config.get("tools.schema_token_budget")),
+                                   providers=self.providers)
 
     def __enter__(self) -> Host:
         return self
@@ -229,6 +241,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps):
         closer = getattr(self._provider, "close", None)
         if callable(closer):
             closer()
+        self.close_models()
         self.sandbox.close()
         self.databases.close()
         self.store.close()
@@ -262,10 +275,10 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps):
     # --- the model ---------------------------------------------------------
 
     def provider(self) -> ModelProvider:
-        """The model this host talks to, built on first use."""
+        """The model this host talks to, built on first use (an extension's model
+        provider too: ``ext:EXTENSION/NAME``)."""
         if self._provider is None:
-            self._provider = make_provider(self.model, cwd=self.cwd, settings=self.config,
-                                           env=self.env, home_root=self.home.root)
+            self._provider = self.build_model(self.model)
         return self._provider
 
     def tool_specs(self, session_id: str | None = None, message: str | None = None) -> list[ToolSpec]:
@@ -288,7 +301,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps):
         plan = disclose([t for t in every if not is_on_demand(t)], message or "",
                         int(self.config.get("tools.schema_token_budget")), bridge=bridge)
         offered = list(plan.offered) + (bridge if plan.active else [])
-        if self.has_memories(session_id):
+        if self.has_memories(session_id) or self.has_memory_providers(session_id):
             offered.append(on_demand.get("memory_search"))
         if self.has_memories(session_id, "skill"):
             offered += [on_demand.get("skill_load"), on_demand.get("skill_file")]
@@ -300,9 +313,12 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps):
         return self._enabled(session_id)
 
     def _enabled(self, session_id: str | None, *, on_demand: bool = False) -> list[Tool]:
-        off = self.store.switched_off_extensions(self.session(session_id)["id"]) if session_id else ()
+        switches = self.chat_switches(self.session(session_id)["id"] if session_id else None)
         self.ensure_extensions()
-        tools = self.registry.available(exclude=off)
+        exclude, skip = switches.exclusions(self.registry)
+        off = switches.extensions_off
+        tools = [t for t in self.registry.available(exclude=exclude, skip=skip)
+                 if self.provider_tool_on(t, off)]
         return tools if on_demand else [t for t in tools if not is_on_demand(t)]
 
     # --- per-chat extension switches ----------------------------------------
@@ -337,7 +353,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps):
     # --- sessions ----------------------------------------------------------
 
     def new_session(self, title: str | None = None) -> dict[str, Any]:
-        session = self.store.create_session(title=title, model=self.model)
+        session = self.store.create_session(title=title, model=self.model, folder=str(self.cwd))
         self.bus.publish(SessionStarted(session_id=session["id"]))
         return session
 
@@ -361,15 +377,18 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps):
     # --- turns -------------------------------------------------------------
 
     async def send_prompt(self, text: str, session_id: str | None = None) -> TurnResult:
-        """Run one turn of ``session_id`` (a new session when None) with ``text``."""
+        """Run one turn of ``session_id`` (a new session when None) with ``text``.
+
+        A resumed session talks to its own model and works in its own folder (the host
+        moves there first), not the host's current ones."""
         resumed = session_id is not None
         if session_id is None:
             session_id = self.new_session(title=text[:60])["id"]
         else:
-            session_id = self.session(session_id)["id"]
+            session_id = (await asyncio.to_thread(self.enter_session, session_id))["id"]
             self.bus.publish(SessionStarted(session_id=session_id, resumed=True))
-        provider = self.provider()
         await asyncio.to_thread(self.ensure_extensions)
+        provider = self.session_provider(session_id)
         context = await self.hook_runtime.session_start(session_id, resumed=resumed)
         if context:
             # A hidden message, before the first prompt, in model context and history.
@@ -402,19 +421,10 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps):
     async def call_for_model(self, session_id: str | None, name: str, arguments: Any, *,
                              user_message: str = "", call_id: str | None = None) -> ToolOutcome:
         """Make a call the model asked for — directly or through ``tool_invoke`` — in the
-        chat ``session_id``: a tool only its switched-off extensions provide is refused
-        (audited and published like any refusal), their hooks do not run, and the rest
-        goes through the gateway with the caller ``model``."""
-        off = self.store.switched_off_extensions(session_id) if session_id else set()
-        options = CallOptions(caller="model", session_id=session_id, user_message=user_message,
-                              without_hooks_of=frozenset(off))
-        routed, refusal = name, None
-        if off:
-            routed, refusal = route_in_chat(self.registry, name, off)
-        if refusal is not None:
-            return self.gateway._refused(call_id or f"call_{uuid.uuid4().hex[:12]}", name,
-                                         arguments, options, refusal)
-        return await self.gateway.call(routed, arguments, options, call_id=call_id)
+        chat ``session_id`` with the caller ``model``, as the chat sees its tools
+        (``call_in_chat``: a tool it switched off is refused)."""
+        options = CallOptions(caller="model", session_id=session_id, user_message=user_message)
+        return await self.call_in_chat(name, arguments, options, call_id=call_id)
 
     def _parallel_safe(self, name: str) -> bool:
         try:
@@ -434,11 +444,23 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps):
             return True
         return False
 
+    def cancel_call(self, call_id: str) -> bool:
+        """Cancel one running tool call; the rest of its turn goes on.
+
+        The tool sees the cancellation and the model gets an error result of kind
+        ``cancelled`` for that call. Returns whether the call was running.
+        """
+        return self.gateway.cancel_call(call_id)
+
     # --- tools -------------------------------------------------------------
 
     async def call_tool(self, name: str, arguments: Any, options: CallOptions = CallOptions()) -> ToolOutcome:
-        """Call a tool directly (a person, a schedule or another agent), through the gateway."""
-        await asyncio.to_thread(self.ensure_extensions)
+        """Call a tool directly (a person, a schedule or another agent), through the gateway;
+        in a chat (``options.session_id``), as that chat sees its tools."""
+        if not self._extensions_ready():
+            await asyncio.to_thread(self.ensure_extensions)
+        if options.session_id is not None:
+            return await self.call_in_chat(name, arguments, options)
         return await self.gateway.call(name, arguments, options)
 
     def resolve_grant_flags(self, name: str, flags: list[str], grant_all: bool = False) -> tuple[tuple[str, str], ...]:

@@ -16,8 +16,14 @@ memories as they are now):
   summaries and content), which finds them.
 
 The extensions a chat switched off are as if not loaded: their memories are left
-out of that chat. This module imports the capabilities and the tools' ranking;
-never a front-end.
+out of that chat.
+
+Memory providers that extensions register answer ``memory_search`` too
+(:func:`merge_recalled`): the built-in memories (the ``local`` provider) come first,
+then each provider's documents in precedence order, taken in turns up to the limit,
+a document id seen once only, a provider's failure reported beside the others'
+answers. This module imports the capabilities and the tools' ranking; never a
+front-end.
 """
 
 from __future__ import annotations
@@ -26,9 +32,10 @@ import html
 import os
 import re
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workbench.capabilities.memories import Memories, ShippedMemory, front_matter
 from workbench.tools.ranking import Bm25, Field, terms
@@ -298,3 +305,70 @@ def skill_files(item: MemoryItem, limit: int = 200) -> list[str]:
         if len(found) >= limit:
             break
     return found
+
+
+def merge_recalled(answer: dict[str, Any], recalled: Sequence[tuple[str, Any]], *,
+                   limit: int, room: int, note: str) -> dict[str, Any]:
+    """Join what memory providers recalled to a ``memory_search`` answer.
+
+    The built-in matches keep their places; then the matches are taken in turns — the
+    next built-in one, then each provider's next document in precedence order — up to
+    ``limit`` in all. A document whose id (its title when it has none) was already
+    taken is left out. Knowledge text is shared out of ``room`` characters, the
+    built-in matches' first. A provider that failed is listed under ``providers``
+    with its error, never in place of the others.
+
+    Args:
+        answer: What ``search_memories`` answered for the built-in memories.
+        recalled: ``(EXTENSION/NAME, documents or the error it failed with)`` per
+            provider, in precedence order; documents have ``id``, ``title``,
+            ``content`` and ``summary``.
+        limit: How many matches the answer may hold in all.
+        room: The characters of knowledge text the answer may carry in all.
+        note: What the answer says of its knowledge when it has matches (that it is
+            data, not instructions).
+    """
+    if not recalled:
+        return answer
+    local = list(answer.get("matches", []))
+    queues: list[list[dict[str, Any]]] = [local]
+    status = []
+    for provider, documents in recalled:
+        if isinstance(documents, Exception):
+            status.append({"provider": provider, "ok": False,
+                           "error": getattr(documents, "message", str(documents))})
+            queues.append([])
+            continue
+        status.append({"provider": provider, "ok": True, "count": len(documents)})
+        queues.append([{"id": doc.id, "title": doc.title, "kind": "knowledge",
+                        "source": f"provider:{provider}", "summary": doc.summary,
+                        "content": doc.content} for doc in documents])
+    seen: set[str] = set()
+    matches: list[dict[str, Any]] = []
+    left = sum(len(queue) for queue in queues)
+    used = sum(len(entry.get("content") or "") for entry in local)
+    while left and len(matches) < limit:
+        for queue in queues:
+            if not queue or len(matches) >= limit:
+                continue
+            entry = queue.pop(0)
+            left -= 1
+            key = entry.get("id") or entry["title"]
+            if key in seen:
+                continue
+            seen.add(key)
+            if entry["source"].startswith("provider:"):
+                text = entry["content"][:max(0, room - used)]
+                if len(text) < len(entry["content"]):
+                    entry["content_truncated"] = True
+                    entry["content_chars"] = len(entry["content"])
+                entry["content"] = text
+                used += len(text)
+            matches.append(entry)
+    merged = dict(answer)
+    merged["matches"] = matches
+    merged["more"] = int(answer.get("more", 0)) + left
+    merged["providers"] = status
+    if matches:
+        merged["note"] = note
+    return merged

@@ -342,6 +342,9 @@ class ScheduleOps:
         installed = self._load_record.installed if self._load_record else []
         apply_card(self.store, session_id, card, always_on=HOST_EXTENSION,
                    known=known_extensions(self.registry, self.loaded_extensions, installed))
+        # The run's chat keeps the card's model and folder, even one resumed after an edit.
+        self.store.set_session_model(session_id, card.model)
+        self.store.set_session_folder(session_id, str(self.cwd))
         loop = asyncio.get_running_loop()
 
         def end_now(need: dict[str, Any]) -> None:

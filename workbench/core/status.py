@@ -1,14 +1,18 @@
-"""The extension status report: what loaded, what did not and why, which tool names clash.
+"""The extension status report: what loaded, what did not and why, which tool and
+provider names clash.
 
 The report is built from what the last (re)load found — the extensions loaded, the
 registry, the memories they ship and the states the ``ExtensionManager`` reported
 (kept by :class:`~workbench.core.load_record.LoadRecord`) — never by checking the files again, so it is cheap
-enough to build at every reload. ``Host.status_report()`` builds it;
+enough to build at every reload. Providers are reported as ``provider_registration``
+(registered, conflicts, totals): a provider that loses its name to a built-in or to an
+extension first by name is a conflict, as a tool is. ``Host.status_report()`` builds it;
 ``workbench ext status`` prints it (:meth:`StatusReport.to_json`,
 :meth:`StatusReport.to_text`), the ``extensions_status`` tool returns
 :meth:`StatusReport.to_markdown`, and ``ExtensionStatusChanged`` carries its JSON.
 
-This module imports only the ext, tools and capabilities packages of ours; never a front-end.
+This module imports only the ext, tools and capabilities packages of ours and the
+provider registry; never a front-end.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 from workbench.capabilities.memories import ShippedMemory
 from workbench.core.load_record import LoadRecord
+from workbench.core.provider_registry import ProviderRegistry
 from workbench.ext.consent import permission_items
 from workbench.ext.plan import read_version
 from workbench.tools.disclosure import DisclosureSummary, catalog_for, is_on_demand, summarize
@@ -52,6 +57,8 @@ class ExtensionEntry:
             permission, as the manifest has it.
         config_schema: The JSON Schema of its settings (extensions have none yet).
         switched_off: Whether the chat the report was built for switched it off.
+        providers: ``{"type", "name", "function", "registered", "permissions"}`` per
+            provider it declares; ``registered`` is whether it wins its name.
     """
 
     name: str
@@ -67,12 +74,13 @@ class ExtensionEntry:
     permissions: tuple[dict[str, Any], ...] = ()
     config_schema: dict[str, Any] | None = None
     switched_off: bool = False
+    providers: tuple[dict[str, Any], ...] = ()
 
     def capabilities(self) -> list[str]:
         """The kinds of things it brings: ``tools``, ``hooks``, ``knowledge``, ``skills``,
-        ``database``."""
+        ``database``, ``providers``."""
         present = {"tools": self.tools, "hooks": self.hooks, "knowledge": self.knowledge,
-                   "skills": self.skills, "database": self.database}
+                   "skills": self.skills, "database": self.database, "providers": self.providers}
         return [name for name, value in present.items() if value]
 
     def to_json(self) -> dict[str, Any]:
@@ -81,7 +89,8 @@ class ExtensionEntry:
                 "capabilities": {"tools": list(self.tools), "hooks": list(self.hooks),
                                  "knowledge": list(self.knowledge), "skills": list(self.skills),
                                  "database": self.database,
-                                 "permissions": list(self.permissions)},
+                                 "permissions": list(self.permissions),
+                                 "providers": list(self.providers)},
                 "config_schema": self.config_schema, "switched_off": self.switched_off}
 
 
@@ -164,6 +173,14 @@ class StatusReport:
     disclosure: DisclosureSummary | None = None
     """The budget and the tokens per extension and source; None when the report was
     built without a budget."""
+    provider_registration: dict[str, Any] | None = None
+    """``registered`` (the providers that win their names), ``conflicts`` (``{"type",
+    "name", "winner", "shadowed"}``, each party ``{"source", "extension"}``),
+    ``total_registered`` and ``total_conflicts``; None when built without providers."""
+
+    @property
+    def provider_conflicts(self) -> list[dict[str, Any]]:
+        return list((self.provider_registration or {}).get("conflicts", []))
 
     # --- summaries ---------------------------------------------------------
 
@@ -181,8 +198,9 @@ class StatusReport:
         parts = [f"{self.total_loaded} loaded"]
         if self.load_errors:
             parts.append(f"{self.total_errors} errors")
-        if self.conflicts:
-            parts.append(f"{len(self.conflicts)} conflicts")
+        conflicts = len(self.conflicts) + len(self.provider_conflicts)
+        if conflicts:
+            parts.append(f"{conflicts} conflicts")
         text = ("Reloaded: " if reloaded else "") + ", ".join(parts)
         if self.session is None:
             text += " (no session context)"
@@ -208,6 +226,7 @@ class StatusReport:
                             else self.counts["total_tools"]),
                 "estimated_schema_tokens": self.schema_tokens,
                 **(self.disclosure.to_json() if self.disclosure else {})},
+            "provider_registration": self.provider_registration or _NO_PROVIDERS,
             "total_loaded": self.total_loaded,
             "total_errors": self.total_errors,
             "built_at": self.built_at,
@@ -261,6 +280,7 @@ class StatusReport:
             lines += ["", "### Conflicts"]
             lines += [f"- `{c['tool_name']}`: {_party(c['winner'], strong=True)} wins; shadowed: "
                       + ", ".join(_party(s) for s in c["shadowed"]) for c in self.conflicts]
+        lines += self._provider_markdown(details)
         if self.notices:
             lines += ["", "## Notices"] + [f"- {notice}" for notice in self.notices]
         lines += ["", "## Tool Disclosure",
@@ -269,6 +289,28 @@ class StatusReport:
         if self.disclosure:
             lines += self.disclosure.markdown_lines()
         return "\n".join(lines) + "\n"
+
+    def _provider_markdown(self, details: bool) -> list[str]:
+        registration = self.provider_registration
+        if not registration or not (registration["registered"] or registration["conflicts"]):
+            return []
+        lines = ["", "## Providers", f"- **Registered:** {registration['total_registered']}",
+                 f"- **Conflicts:** {registration['total_conflicts']}"]
+        for item in registration["registered"]:
+            line = f"- {item['type']} **{item['name']}** ({item['extension']})"
+            if item.get("label"):
+                line += f" — {item['label']}"
+            if not item["enabled"]:
+                line += " — disabled"
+            lines.append(line)
+            if details:
+                lines.append(f"  - Function: `{item['function']}` ({item['source']})")
+        if registration["conflicts"]:
+            lines += ["", "### Provider Conflicts"]
+            lines += [f"- {c['type']} `{c['name']}`: {_party(c['winner'], strong=True)} wins; "
+                      "shadowed: " + ", ".join(_party(s) for s in c["shadowed"])
+                      for c in registration["conflicts"]]
+        return lines
 
     def _budget_text(self) -> str:
         return f" (budget {self.disclosure.budget})" if self.disclosure else ""
@@ -287,6 +329,8 @@ class StatusReport:
             count = len(entry.tools)
             line = (f"  {entry.name:<{width}}  {entry.version or '-':<10}  "
                     f"{count} tool{'' if count == 1 else 's'}")
+            if entry.providers:
+                line += f", {len(entry.providers)} provider{'' if len(entry.providers) == 1 else 's'}"
             if entry.scope != "global":
                 line += f"  ({entry.scope})"
             lines.append(line)
@@ -302,6 +346,16 @@ class StatusReport:
         for conflict in self.conflicts:
             lines.append(f"  {conflict['tool_name']}: {_party(conflict['winner'])} wins; "
                          f"shadowed: {', '.join(_party(s) for s in conflict['shadowed'])}")
+        registration = self.provider_registration or _NO_PROVIDERS
+        if registration["registered"] or registration["conflicts"]:
+            lines.append(f"\nProviders: {registration['total_registered']}")
+            for item in registration["registered"]:
+                state = "" if item["enabled"] else "  (disabled)"
+                lines.append(f"  {item['type']:<6}  {item['name']}  from {item['extension']}{state}")
+            lines.append(f"Provider conflicts: {registration['total_conflicts']}")
+            for conflict in registration["conflicts"]:
+                lines.append(f"  {conflict['type']} {conflict['name']}: {_party(conflict['winner'])} "
+                             f"wins; shadowed: {', '.join(_party(s) for s in conflict['shadowed'])}")
         counts = ", ".join(f"{source} {self.counts[f'{source}_count']}" for source in SOURCE_ORDER)
         lines.append(f"\nTools offered: {self.counts['total_tools']} ({counts}); "
                      f"shadowed: {self.counts['shadowed_count']}")
@@ -316,6 +370,10 @@ class StatusReport:
         lines += [f"notice: {notice}" for notice in self.notices]
         lines.append(f"Loaded at {self.built_at_text()}")
         return "\n".join(lines) + "\n"
+
+
+_NO_PROVIDERS: dict[str, Any] = {"registered": [], "conflicts": [], "total_registered": 0,
+                                 "total_conflicts": 0}
 
 
 def _indented(text: str, indent: str) -> str:
@@ -340,6 +398,14 @@ def _details(entry: ExtensionEntry) -> list[str]:
     for kind, shipped in (("knowledge", entry.knowledge), ("skill", entry.skills)):
         for memory in shipped:
             lines.append(f"      {kind} {memory['title']} ({memory['path']})")
+    for provider in entry.providers:
+        note = "" if provider["registered"] else "  [not registered: its name is taken]"
+        lines.append(f"      {provider['type']} provider {provider['name']} "
+                     f"({provider['function']}){note}")
+        for item in provider["permissions"]:
+            what = f"{item['kind']} {item['value']}".strip()
+            optional = " (optional)" if item["optional"] else ""
+            lines.append(f"        {what}{optional}: {item['reason']}")
     if entry.database:
         lines.append("      database: a private database")
     lines.append(f"      hooks: {', '.join(entry.hooks) or 'none'}; config schema: "
@@ -360,7 +426,7 @@ def _memories(folder: Path, manifest: Any, shipped: list[ShippedMemory], kind: s
 
 def _entry(loaded: dict[str, Any], tools: list[Tool], offered: set[int],
            shipped: list[ShippedMemory], record: LoadRecord | None,
-           switched_off: tuple[str, ...]) -> ExtensionEntry:
+           switched_off: tuple[str, ...], providers: ProviderRegistry | None) -> ExtensionEntry:
     folder = Path(loaded["path"])
     manifest = record.manifest_at(folder) if record is not None else None
     mine = [t for t in tools if t.folder == folder and t.extension == loaded["name"]]
@@ -375,7 +441,18 @@ def _entry(loaded: dict[str, Any], tools: list[Tool], offered: set[int],
         knowledge=_memories(folder, manifest, shipped, "knowledge"),
         skills=_memories(folder, manifest, shipped, "skill"),
         database=database, permissions=permissions,
-        switched_off=loaded["name"] in switched_off)
+        switched_off=loaded["name"] in switched_off,
+        providers=_providers_of(loaded["name"], folder, providers))
+
+
+def _providers_of(name: str, folder: Path, providers: ProviderRegistry | None
+                  ) -> tuple[dict[str, Any], ...]:
+    if providers is None:
+        return ()
+    return tuple({"type": p.type, "name": p.name, "function": p.function,
+                  "registered": providers.resolve(p.type, p.name) is p,
+                  "permissions": [item.to_json() for item in permission_items(p.permissions)]}
+                 for p in providers.all() if p.extension == name and p.folder == folder)
 
 
 def _conflicts(registry: ToolRegistry, tools: list[Tool]) -> tuple[dict[str, Any], ...]:
@@ -393,7 +470,8 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
                         shipped: Iterable[ShippedMemory], record: LoadRecord | None = None,
                         notices: Iterable[str] = (), built_at: int = 0,
                         session: SessionContext | None = None,
-                        schema_budget: int | None = None) -> StatusReport:
+                        schema_budget: int | None = None,
+                        providers: ProviderRegistry | None = None) -> StatusReport:
     """Put the report together from what loading found.
 
     Args:
@@ -406,6 +484,7 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
         built_at: When the extensions were loaded, in unix milliseconds.
         session: The chat the report is for, if any.
         schema_budget: ``tools.schema_token_budget``, to say whether disclosure is on.
+        providers: The providers the extensions registered.
     """
     tools = registry.all_tools()
     every = registry.available()
@@ -413,7 +492,8 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
     offered = {id(tool) for tool in available}
     shipped = list(shipped)
     switched_off = session.switched_off if session is not None else ()
-    entries = tuple(_entry(item, tools, offered, shipped, record, switched_off) for item in loaded)
+    entries = tuple(_entry(item, tools, offered, shipped, record, switched_off, providers)
+                    for item in loaded)
     problems = tuple(
         LoadProblem(error.extension, str(error.path),
                     (record.state_of(Path(error.path)) if record is not None else None) or "broken",
@@ -433,6 +513,7 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
                         disclosure_active=bool(disclosure and disclosure.active),
                         disclosure=disclosure,
                         built_at=built_at, session=session,
+                        provider_registration=providers.registration() if providers else None,
                         host_tools=tuple(t.name for t in available if t.runtime == HOST_RUNTIME),
                         disabled=tuple(found.name for found in (record.installed if record else ())
                                        if found.ok and not found.enabled))

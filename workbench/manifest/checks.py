@@ -3,9 +3,10 @@
 The models check each value's shape. What needs the whole document, the folder or a
 second schema language is checked here, on the raw parsed data, so that these checks
 still run (and report) when the models refused something elsewhere: tool names unique
-and snake_case, `parameters` a valid JSON Schema of an object, each `function`
-exported by the entry module, each shipped memory present, inside the folder and of
-the right shape, and keys the models ignore. Values the models refused are skipped
+and snake_case, provider names unique within their type, `parameters` a valid JSON
+Schema of an object, each tool's, hook's and provider's `function` exported by the
+entry module, each shipped memory present, inside the folder and of the right shape,
+and keys the models ignore. Values the models refused are skipped
 here, so nothing is reported twice. Nothing here runs the extension's code.
 
 This module imports nothing of workbench but the manifest package.
@@ -27,9 +28,11 @@ from workbench.manifest.locate import join_pointer
 from workbench.manifest.models import (
     EXPORT_NAME_PATTERN,
     PERMISSION_ENTRY_MODELS,
+    PROVIDER_NAME_PATTERN,
     TOOL_NAME_PATTERN,
     Memory,
     Permissions,
+    Provider,
     Tool,
 )
 from workbench.manifest.paths import ENTRY_CANDIDATES, check_relative_path, runtime_for
@@ -66,27 +69,70 @@ def _unknown_keys(data: Any, known: list[str], pointer: str, found: Collector) -
         found.warning(join_pointer(pointer, key), f"unknown field '{key}' is ignored{hint}")
 
 
-def check_ignored_keys(tools: list[Any], memories: list[Any], found: Collector) -> None:
-    """Warn about keys of tools, permissions and memories that the models ignore."""
+def _check_permission_keys(permissions: Any, pointer: str, found: Collector) -> None:
+    """Warn about keys of a permissions object (at ``pointer``) that the models ignore."""
+    _unknown_keys(permissions, _keys(Permissions), pointer, found)
+    if not isinstance(permissions, dict):
+        return
+    for kind, entries in permissions.items():
+        model = PERMISSION_ENTRY_MODELS.get(kind)
+        kind_pointer = join_pointer(pointer, kind)
+        if model is None:
+            continue
+        if isinstance(entries, dict):
+            _unknown_keys(entries, _keys(model), kind_pointer, found)
+        elif isinstance(entries, list):
+            for position, entry in enumerate(entries):
+                _unknown_keys(entry, _keys(model), join_pointer(kind_pointer, position), found)
+
+
+def check_ignored_keys(tools: list[Any], memories: list[Any], found: Collector,
+                       providers: list[Any] = ()) -> None:
+    """Warn about keys of tools, providers, permissions and memories that the models ignore."""
     for index, tool in enumerate(tools):
         pointer = join_pointer("/tools", index)
         _unknown_keys(tool, _keys(Tool), pointer, found)
         permissions = tool.get("permissions") if isinstance(tool, dict) else None
-        _unknown_keys(permissions, _keys(Permissions), join_pointer(pointer, "permissions"), found)
-        if not isinstance(permissions, dict):
-            continue
-        for kind, entries in permissions.items():
-            model = PERMISSION_ENTRY_MODELS.get(kind)
-            kind_pointer = join_pointer(pointer, "permissions", kind)
-            if model is None:
-                continue
-            if isinstance(entries, dict):
-                _unknown_keys(entries, _keys(model), kind_pointer, found)
-            elif isinstance(entries, list):
-                for position, entry in enumerate(entries):
-                    _unknown_keys(entry, _keys(model), join_pointer(kind_pointer, position), found)
+        _check_permission_keys(permissions, join_pointer(pointer, "permissions"), found)
+    for index, provider in enumerate(providers):
+        pointer = join_pointer("/providers", index)
+        _unknown_keys(provider, _keys(Provider), pointer, found)
+        permissions = provider.get("permissions") if isinstance(provider, dict) else None
+        _check_permission_keys(permissions, join_pointer(pointer, "permissions"), found)
     for index, memory in enumerate(memories):
         _unknown_keys(memory, _keys(Memory), join_pointer("/memories", index), found)
+
+
+PROVIDER_CONFIG_OWNERS = {"scopes": "memory", "priority": "search", "api_key_env": "model"}
+"""The configuration keys that mean something for one provider type only."""
+
+
+def check_providers(providers: list[Any], found: Collector) -> None:
+    """Refuse a provider name repeated within its type; warn about a configuration key
+    meant for another provider type."""
+    first_use: dict[tuple[str, str], int] = {}
+    for index, provider in enumerate(providers):
+        if not isinstance(provider, dict):
+            continue
+        kind, name = provider.get("type"), provider.get("name")
+        config = provider.get("config")
+        if isinstance(config, dict) and isinstance(kind, str):
+            for key, owner in PROVIDER_CONFIG_OWNERS.items():
+                if key in config and kind != owner:
+                    found.warning(join_pointer("/providers", index, "config", key),
+                                  f"'{key}' applies to {owner} providers; this one is a "
+                                  f"{kind} provider, so only its function reads it")
+        if not isinstance(name, str) or not re.fullmatch(PROVIDER_NAME_PATTERN, name):
+            continue
+        if not isinstance(kind, str):
+            continue
+        if (kind, name) in first_use:
+            found.error(join_pointer("/providers", index, "name"),
+                        f"the {kind} provider name '{name}' is already used by "
+                        f"/providers/{first_use[(kind, name)]}; provider names must be unique "
+                        "within their type")
+            continue
+        first_use[(kind, name)] = index
 
 
 def check_tool_names(tools: list[Any], found: Collector) -> None:
@@ -150,9 +196,12 @@ def check_entry(data: dict[str, Any], tools: list[Any], folder: Path, found: Col
     """Find the entry module and check that it exports every tool's `function` and
     every hook's function."""
     hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    providers = data.get("providers") if isinstance(data.get("providers"), list) else []
     exports = [(join_pointer("/tools", index, "function"), tool.get("function"))
                for index, tool in enumerate(tools) if isinstance(tool, dict)]
     exports += [(join_pointer("/hooks", event), function) for event, function in hooks.items()]
+    exports += [(join_pointer("/providers", index, "function"), provider.get("function"))
+                for index, provider in enumerate(providers) if isinstance(provider, dict)]
     root = folder.resolve()
     declared = data.get("entry")
     if declared is not None and not (_is_relative_path(declared) and runtime_for(declared)):
@@ -164,7 +213,8 @@ def check_entry(data: dict[str, Any], tools: list[Any], folder: Path, found: Col
         if declared is not None:
             found.error(pointer, f"the entry module {declared} does not exist")
         elif exports:
-            has = " and ".join(kind for kind, present in (("tools", tools), ("hooks", hooks)) if present)
+            has = " and ".join(kind for kind, present in (("tools", tools), ("hooks", hooks),
+                                                          ("providers", providers)) if present)
             found.error(pointer, f"the extension has {has} but no entry module: looked for "
                         f"{', '.join(ENTRY_CANDIDATES)}", locate_it=False)
         return
@@ -272,8 +322,10 @@ def check_content(data: dict[str, Any], folder: Path, found: Collector) -> None:
     """
     tools = data.get("tools") if isinstance(data.get("tools"), list) else []
     memories = data.get("memories") if isinstance(data.get("memories"), list) else []
-    check_ignored_keys(tools, memories, found)
+    providers = data.get("providers") if isinstance(data.get("providers"), list) else []
+    check_ignored_keys(tools, memories, found, providers)
     check_tool_names(tools, found)
+    check_providers(providers, found)
     for index, tool in enumerate(tools):
         if isinstance(tool, dict):
             check_parameters(tool.get("parameters"), join_pointer("/tools", index, "parameters"),

@@ -261,6 +261,61 @@ class Tool(BaseModel):
         return platform.startswith("linux") and "linux" in self.platforms
 
 
+PROVIDER_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+"""What a provider name must match: lowercase letters, digits, '_' and '-' (it is part
+of a model spec such as ``ext:EXTENSION/NAME``, so it holds no ':' or '/')."""
+
+ProviderType = Literal["model", "memory", "search"]
+"""What a provider answers: the chat's model, memory search, or web search."""
+
+MemoryScope = Literal["session", "agent", "workspace", "all"]
+"""A scope a memory provider recalls for."""
+
+
+class ProviderConfig(BaseModel):
+    """The provider's configuration, handed to its function with every call. The keys
+    below mean something to the host; any other key is the provider's own."""
+
+    model_config = ConfigDict(strict=True, extra="allow", populate_by_name=True,
+                              use_attribute_docstrings=True, frozen=True)
+
+    enabled: bool = True
+    """False registers the provider but keeps it from answering."""
+    timeout_ms: int | None = Field(None, gt=0)
+    """How long one call may run, in milliseconds; absent means the host's tool timeout."""
+    label: NonEmptyStr | None = None
+    """A name for people, shown in the status report."""
+    scopes: list[MemoryScope] | None = None
+    """For a memory provider: the scopes it recalls for (session, agent, workspace, all);
+    each search request carries the chat session and the workspace folder."""
+    priority: int = 0
+    """For a search provider: the highest priority answers first (ties follow precedence)."""
+    api_key_env: NonEmptyStr | None = None
+    """For a model provider: the environment variable holding its API key (declare it
+    under `permissions.env` too: the provider's worker sees only granted variables)."""
+
+
+class Provider(BaseModel):
+    """A provider the extension registers (a workbench extension of the format): a model
+    a chat can talk to, a memory store that memory search also asks, or a web search. Its
+    function runs like a tool, in a sandboxed worker with exactly the permissions granted
+    to it, called as fn(request, ctx)."""
+
+    model_config = _NESTED
+
+    type: ProviderType
+    """`model`, `memory` or `search`."""
+    name: str = Field(pattern=PROVIDER_NAME_PATTERN)
+    """Unique among the extension's providers of its type. A model provider is chosen
+    with the model spec `ext:EXTENSION/NAME`, or `NAME` when no built-in model has it."""
+    function: str = Field(pattern=EXPORT_NAME_PATTERN)
+    """The name of the entry module's export that answers, called as fn(request, ctx)."""
+    config: ProviderConfig = Field(default_factory=ProviderConfig)
+    """Optional configuration passed to the provider with every request."""
+    permissions: Permissions = Field(default_factory=Permissions)
+    """What the provider's worker may reach (a model provider usually needs `net`)."""
+
+
 class Memory(BaseModel):
     """A piece of knowledge or a skill the extension ships, installed read-only."""
 
@@ -305,6 +360,10 @@ class Manifest(BaseModel):
     ``on_message_start``, ``on_message_end``, ``on_tool_execution_start`` and
     ``on_tool_execution_end``. Each runs like a tool, in a sandboxed worker with no
     permissions, called as fn(event, ctx)."""
+    providers: list[Provider] = []
+    """Model, memory and search providers the extension registers (a workbench extension
+    of the format). Built-in providers win a name; among extensions the first by name
+    wins, and the others are reported as conflicts."""
     entry: EntryPath | None = None
     """The entry module's path relative to the folder (a workbench extension of the
     format). When absent the host looks for index.ts, index.js, mod.ts, then main.py. The

@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from workbench.manifest.locate import Locations, join_pointer
-from workbench.manifest.models import EXPORT_NAME_PATTERN, TOOL_NAME_PATTERN, Manifest
+from workbench.manifest.models import (EXPORT_NAME_PATTERN, PROVIDER_NAME_PATTERN, TOOL_NAME_PATTERN,
+                                       Manifest)
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,9 @@ def _message(error: dict[str, Any]) -> str:
         if ctx.get("pattern") == TOOL_NAME_PATTERN:
             return (f"{_shown(value)} is not a valid tool name: use 1 to 64 letters, digits, "
                     "'_' or '-'")
+        if ctx.get("pattern") == PROVIDER_NAME_PATTERN:
+            return (f"{_shown(value)} is not a valid provider name: use 1 to 64 lowercase "
+                    "letters, digits, '_' or '-', starting with a letter or digit")
         if ctx.get("pattern") == EXPORT_NAME_PATTERN:
             return f"{_shown(value)} is not a valid export name"
         return f"{_shown(value)} does not match the pattern {ctx.get('pattern')}"

@@ -16,7 +16,6 @@ import datetime as dt
 import functools
 from dataclasses import dataclass
 
-from croniter import croniter
 
 YEARS_AHEAD = 10
 """How far a search goes before deciding that an expression never matches."""
@@ -92,6 +91,8 @@ def _parse(expr: str) -> CronSpec:
                          "day-of-week")
     if any(mark in expr for mark in ("w", "#")):
         raise ValueError("W and # are not supported in cron expressions")
+    from croniter import croniter  # Only when a cron schedule is read: it is slow to import.
+
     if not croniter.is_valid(expr):
         raise ValueError(f"{expr!r} is not a valid cron expression")
     (minutes, hours, days, months, weekdays), nth = croniter.expand(expr)

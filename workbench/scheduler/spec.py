@@ -117,3 +117,28 @@ def from_flags(*, at: str | None = None, every: int | None = None, weekly: str |
         return check_schedule({"kind": "yearly", "month": int(match.group(1)),
                                "day": int(match.group(2)), "hour": hour, "minute": minute})
     return check_schedule({"kind": "cron", "expr": cron})
+
+
+def to_flag(schedule: dict[str, Any], zone: dt.tzinfo) -> tuple[str, str]:
+    """A checked schedule as the flag that gives it back, without the dashes:
+    ``("weekly", "mon,wed@09:00")``, ``("every", "15")``, ``("at", "2025-03-01T09:00")``.
+
+    ``from_flags(**{name: text})`` (with ``every`` as a number) reads it back.
+    """
+    kind = schedule["kind"]
+    clock = f"{schedule.get('hour', 0):02d}:{schedule.get('minute', 0):02d}"
+    if kind == "once":
+        moment = dt.datetime.fromtimestamp(schedule["atMs"] / 1000, tz=zone)
+        return "at", moment.strftime("%Y-%m-%dT%H:%M")
+    if kind == "interval":
+        return "every", str(schedule["everyMinutes"])
+    if kind == "weekly":
+        days = sorted(schedule["weekdays"])
+        names = {tuple(group): name for name, group in GROUPS.items()}
+        words = names.get(tuple(days)) or ",".join(list(NAMES)[day] for day in days)
+        return "weekly", f"{words}@{clock}"
+    if kind == "monthly":
+        return "monthly", f"{schedule['day']}@{clock}"
+    if kind == "yearly":
+        return "yearly", f"{schedule['month']:02d}-{schedule['day']:02d}@{clock}"
+    return "cron", schedule["expr"]

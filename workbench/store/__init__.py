@@ -1,6 +1,7 @@
 """The SQLite store: schema, numbered migrations, and every query as a ``Store`` method.
 
-Owns ``workbench.db`` (WAL, foreign keys on) and its tables. Must not import the
+Owns ``workbench.db`` (WAL, foreign keys on) and its tables, and the writer thread
+that commits tool call records behind the call (``writer.py``). Must not import the
 config package, the core or any front-end; callers pass the file's path.
 """
 
@@ -8,5 +9,6 @@ from __future__ import annotations
 
 from workbench.store.migrations import LATEST_VERSION, MIGRATIONS, Migration
 from workbench.store.store import Store
+from workbench.store.writer import DeferredWriteError
 
-__all__ = ["LATEST_VERSION", "MIGRATIONS", "Migration", "Store"]
+__all__ = ["LATEST_VERSION", "MIGRATIONS", "DeferredWriteError", "Migration", "Store"]

@@ -7,9 +7,19 @@ This module must not import anything above the store.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from workbench.store.db import StoreBase, dump_json, load_json
+
+
+def insert_audit(conn: sqlite3.Connection, at: int, actor: str, action: str,
+                 subject: str | None, detail: Any) -> int:
+    """Insert one entry on ``conn``, inside the caller's transaction; return its id."""
+    cursor = conn.execute(
+        "INSERT INTO audit_log (at, actor, action, subject, detail) VALUES (?, ?, ?, ?, ?)",
+        (at, actor, action, subject, dump_json(detail)))
+    return int(cursor.lastrowid)
 
 
 class AuditMixin(StoreBase):
@@ -29,10 +39,12 @@ class AuditMixin(StoreBase):
             The entry's id.
         """
         with self.transaction():
-            cursor = self._execute(
-                "INSERT INTO audit_log (at, actor, action, subject, detail) "
-                "VALUES (?, ?, ?, ?, ?)", (self.clock(), actor, action, subject, dump_json(detail)))
-        return int(cursor.lastrowid)
+            return self._add_audit(actor, action, subject, detail)
+
+    def _add_audit(self, actor: str, action: str, subject: str | None, detail: Any) -> int:
+        """Insert one entry inside the caller's transaction (see ``audit``)."""
+        with self._lock:
+            return insert_audit(self._db.conn, self.clock(), actor, action, subject, detail)
 
     def list_audit(self, limit: int | None = 100) -> list[dict[str, Any]]:
         """Audit entries, newest first, with ``detail`` decoded.

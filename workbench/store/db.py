@@ -5,6 +5,11 @@ existing file is a SQLite database and that its schema is not newer than this
 code knows, reading it read-only, so a file from a newer workbench (or a file
 that is not ours at all) is left byte for byte as it was.
 
+Writes that may go behind the caller (a tool call's records, see ``writer.py``) are
+queued to the store's ``Writer``; ``StoreBase`` keeps reads consistent with them: before
+a statement that names one of ``DEFERRED_TABLES``, and before each transaction, it
+waits for the queue to drain. Query modules need do nothing for it.
+
 This module must not import the config package or anything above the store; the
 table-specific queries live in the sibling modules, one per table group.
 """
@@ -12,6 +17,7 @@ table-specific queries live in the sibling modules, one per table group.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -24,6 +30,7 @@ from sqlite_utils import Database
 
 from workbench.errors import StoreCorruptError, StoreError, StoreTooNewError
 from workbench.store.migrations import LATEST_VERSION, migrate
+from workbench.store.writer import Write, Writer
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite database file."""
@@ -34,6 +41,12 @@ USER_VERSION_OFFSET = 60
 
 BUSY_TIMEOUT_MS = 5_000
 """How long a write waits for another process's lock before failing."""
+
+DEFERRED_TABLES = ("tool_calls", "audit_log")
+"""The tables the writer thread writes to: a statement naming one first drains its queue."""
+
+_NAMES_DEFERRED = re.compile(
+    rf"\b(?:FROM|JOIN|INTO|UPDATE)\s+(?:{'|'.join(DEFERRED_TABLES)})\b", re.IGNORECASE)
 
 
 def now_ms() -> int:
@@ -49,6 +62,22 @@ def dump_json(value: Any) -> str | None:
 def load_json(text: str | None) -> Any:
     """A JSON column's text as a value; NULL stays None."""
     return None if text is None else json.loads(text)
+
+
+def connect(path: Path, **options: Any) -> sqlite3.Connection:
+    """A connection to the store file with the pragmas every connection needs."""
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
+                           **options)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def _writer_connection(path: Path) -> sqlite3.Connection:
+    """The writer thread's own connection: it begins and commits its groups itself."""
+    conn = connect(path, isolation_level=None)
+    conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
 
 
 def check_existing_file(path: Path) -> None:
@@ -119,6 +148,13 @@ class StoreBase:
     The connection may be used from any thread, one thread at a time: every
     public method takes ``_lock`` (re-entrant, so methods compose inside
     ``transaction()``).
+
+    Writes queued with ``_write_behind`` are committed by ``writer`` on its own
+    connection. Every statement run here that names a table it writes to, and every
+    transaction begun here, first waits for its queue (``flush``), so what this process
+    wrote is what it reads, in order; queued writes are never waited for inside a
+    transaction (the writer could not commit while it is open, and it is empty then:
+    submitting takes ``_lock`` too).
     """
 
     def __init__(self, path: Path, db: Database) -> None:
@@ -128,6 +164,8 @@ class StoreBase:
         self._lock = threading.RLock()
         self.clock: Callable[[], int] = now_ms
         """Returns the current time in unix milliseconds; replace it in tests."""
+        self.writer = Writer(lambda: _writer_connection(path))
+        """Commits the writes queued behind their callers; see ``writer.py``."""
 
     @classmethod
     def open(cls, path: str | Path) -> Self:
@@ -151,13 +189,11 @@ class StoreBase:
         check_existing_file(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+            conn = connect(path)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the store: {exc}", where=str(path)) from None
         try:
             db = Database(conn, execute_plugins=False)
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA foreign_keys = ON")
             db.enable_wal()
             conn.execute("PRAGMA synchronous = NORMAL")
             migrate(db, str(path))
@@ -170,9 +206,30 @@ class StoreBase:
         return cls(path, db)
 
     def close(self) -> None:
-        """Close the connection; the store cannot be used afterwards."""
+        """Commit the queued writes, stop the writer thread and close the connection; the
+        store cannot be used afterwards.
+
+        Raises:
+            DeferredWriteError: When queued writes failed and no flush has said so yet
+                (everything is closed all the same).
+        """
         with self._lock:
-            self._db.close()
+            try:
+                self.writer.close()
+            finally:
+                self._db.close()
+
+    def flush(self) -> None:
+        """Wait until every write queued behind its caller so far is committed.
+
+        Reads of the tables concerned do this themselves; call it before telling another
+        process that a record is there.
+
+        Raises:
+            DeferredWriteError: Naming the queued writes that failed since the last flush.
+        """
+        with self._lock:
+            self.writer.flush()
 
     def __enter__(self) -> Self:
         return self
@@ -194,13 +251,39 @@ class StoreBase:
     def transaction(self) -> Iterator[None]:
         """Group writes: all of them happen, or none (on an exception).
 
-        Holds the store's lock for the whole block; nested blocks become savepoints.
+        Holds the store's lock for the whole block; nested blocks become savepoints. The
+        outermost block first waits for the writes queued behind their callers.
         """
-        with self._lock, self._db.atomic():
-            yield
+        with self._lock:
+            if self.writer.owes and not self._db.conn.in_transaction:
+                self.writer.flush()
+            with self._db.atomic():
+                yield
+
+    def _write_behind(self, write: Write) -> None:
+        """Queue ``write`` for the writer thread; inside a transaction of the calling
+        thread, run it there instead, so it commits or rolls back with the rest.
+
+        Raises:
+            Exception: Whatever ``write.apply`` raises, when it runs here.
+        """
+        with self._lock:
+            if self._db.conn.in_transaction:
+                with self._db.atomic():
+                    write.apply(self._db.conn)
+            else:
+                self.writer.submit(write)
+
+    def _drain_for(self, sql: str) -> None:
+        """Before ``sql`` runs: wait for queued writes when it names a table they go to
+        (the caller holds ``_lock``)."""
+        if (self.writer.owes and not self._db.conn.in_transaction
+                and _NAMES_DEFERRED.search(sql)):
+            self.writer.flush()
 
     def _all(self, sql: str, params: tuple | dict = ()) -> list[dict[str, Any]]:
         with self._lock:
+            self._drain_for(sql)
             return list(self._db.query(sql, params))
 
     def _one(self, sql: str, params: tuple | dict = ()) -> dict[str, Any] | None:
@@ -209,4 +292,5 @@ class StoreBase:
 
     def _execute(self, sql: str, params: tuple | dict = ()) -> sqlite3.Cursor:
         with self._lock:
+            self._drain_for(sql)
             return self._db.execute(sql, params)

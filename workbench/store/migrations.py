@@ -265,6 +265,41 @@ def m005_schedule_runs(db: Database) -> None:
         db.execute(statement)
 
 
+M006_STATEMENTS = (
+    # The folder a chat works in (its project); the model spec is the existing
+    # ``model`` column. NULL for sessions made before: they follow the host's folder.
+    "ALTER TABLE sessions ADD COLUMN folder TEXT",
+)
+
+
+def m006_session_folder(db: Database) -> None:
+    """Each session's project folder."""
+    for statement in M006_STATEMENTS:
+        db.execute(statement)
+
+
+M007_STATEMENTS = (
+    # Single tools a chat switched on or off; a tool with no row follows its
+    # extension's switch in that chat. ``tool`` is the tool's own name.
+    """
+    CREATE TABLE session_tools (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        extension TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (session_id, extension, tool)
+    ) WITHOUT ROWID
+    """,
+)
+
+
+def m007_session_tool_switches(db: Database) -> None:
+    """Per-chat switches of single tools."""
+    for statement in M007_STATEMENTS:
+        db.execute(statement)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -286,6 +321,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "m003_memories_and_schedules", m003_memories_and_schedules),
     Migration(4, "m004_session_extension_switches", m004_session_extension_switches),
     Migration(5, "m005_schedule_runs", m005_schedule_runs),
+    Migration(6, "m006_session_folder", m006_session_folder),
+    Migration(7, "m007_session_tool_switches", m007_session_tool_switches),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 

@@ -23,7 +23,7 @@ ROLES = frozenset({"user", "assistant", "tool", "system"})
 """The roles a message may have."""
 
 _SESSION_COLUMNS = """
-    s.id, s.title, s.model, s.created_at, s.updated_at,
+    s.id, s.title, s.model, s.folder, s.created_at, s.updated_at,
     (SELECT count(*) FROM messages m WHERE m.session_id = s.id) AS message_count
 """
 
@@ -36,25 +36,27 @@ def _like_prefix(prefix: str) -> str:
 class SessionsMixin(StoreBase):
     """Queries on ``sessions`` and ``messages``."""
 
-    def create_session(self, title: str | None = None, model: str | None = None) -> dict[str, Any]:
+    def create_session(self, title: str | None = None, model: str | None = None,
+                       folder: str | None = None) -> dict[str, Any]:
         """Start a new session.
 
         Args:
             title: A title to show; None until one is chosen.
-            model: The model the session talks to.
+            model: The model spec the session talks to.
+            folder: The project folder the session works in.
 
         Returns:
-            The session: ``id`` (32 hex characters), ``title``, ``model``,
+            The session: ``id`` (32 hex characters), ``title``, ``model``, ``folder``,
             ``created_at``, ``updated_at`` and ``message_count``.
         """
         session_id = uuid.uuid4().hex
         now = self.clock()
         with self.transaction():
             self._execute(
-                "INSERT INTO sessions (id, title, model, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?)", (session_id, title, model, now, now))
-        return {"id": session_id, "title": title, "model": model, "created_at": now,
-                "updated_at": now, "message_count": 0}
+                "INSERT INTO sessions (id, title, model, folder, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)", (session_id, title, model, folder, now, now))
+        return {"id": session_id, "title": title, "model": model, "folder": folder,
+                "created_at": now, "updated_at": now, "message_count": 0}
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         """A session by its id or by a unique prefix of at least six characters.
@@ -124,6 +126,28 @@ class SessionsMixin(StoreBase):
             cursor = self._execute(
                 "UPDATE sessions SET title = ?, updated_at = ? WHERE id = ?",
                 (title, self.clock(), session_id))
+        return cursor.rowcount > 0
+
+    def set_session_model(self, session_id: str, model: str) -> bool:
+        """Keep ``model`` as the model spec of the session ``session_id`` (its full id).
+
+        Returns:
+            True when the session exists.
+        """
+        with self.transaction():
+            cursor = self._execute("UPDATE sessions SET model = ? WHERE id = ?",
+                                   (model, session_id))
+        return cursor.rowcount > 0
+
+    def set_session_folder(self, session_id: str, folder: str) -> bool:
+        """Keep ``folder`` as the project folder of the session ``session_id`` (its full id).
+
+        Returns:
+            True when the session exists.
+        """
+        with self.transaction():
+            cursor = self._execute("UPDATE sessions SET folder = ? WHERE id = ?",
+                                   (folder, session_id))
         return cursor.rowcount > 0
 
     def delete_session(self, session_id: str) -> bool:

@@ -3,21 +3,37 @@
 Arguments, results and errors are stored as JSON. A call's id is the id the model
 (or caller) gave it, so a message's ``tool_call_id`` finds its record.
 
+The gateway writes a call's start and its end, each with its audit entry (all or
+nothing), behind the call (``defer=True``): they are queued to the store's writer
+thread, which commits them in order, grouped with whatever else is queued, so no commit
+waits in the call's path. Values and times are taken when the method is called; what
+could refuse a queued write (a duplicate id, an unknown session) is raised by the next
+read of these records or ``flush`` (see ``writer.py``), and an end whose start was
+refused is not written. Called with ``defer=False`` (the default), each is its own
+transaction and a refusal is raised at once.
+
 This module must not import anything above the store.
 """
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from workbench.errors import StoreError
-from workbench.store.db import StoreBase, dump_json, load_json
+from workbench.store.audit import AuditMixin, insert_audit
+from workbench.store.db import dump_json, load_json
+from workbench.store.writer import Write
 
 FINAL_STATUSES = frozenset({"ok", "error", "cancelled", "denied"})
 """The statuses a finished call may have; a call in progress is ``running``."""
 
 _COLUMNS = ("id, session_id, tool, arguments, caller, status, result, error, "
             "started_at, ended_at")
+
+Clock = Callable[[], int]
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
@@ -26,11 +42,54 @@ def _decode(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-class ToolCallsMixin(StoreBase):
-    """Queries on ``tool_calls``."""
+def _write_start(conn: sqlite3.Connection, call_id: str, tool: str, arguments: str | None,
+                 caller: str, session_id: str | None, audit: bool, clock: Clock) -> None:
+    """The start's statements on ``conn``, inside the caller's transaction or savepoint."""
+    try:
+        conn.execute(
+            f"INSERT INTO tool_calls ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, 'running', "
+            "NULL, NULL, ?, NULL)", (call_id, session_id, tool, arguments, caller, clock()))
+    except sqlite3.IntegrityError as exc:
+        # The primary key and the session's foreign key guard the insert; the
+        # lookups run only to say which of them refused it.
+        raise _start_refused(conn, call_id, session_id, exc) from None
+    if audit:
+        insert_audit(conn, clock(), caller, "tool.call", tool, {"call_id": call_id})
+
+
+def _start_refused(conn: sqlite3.Connection, call_id: str, session_id: str | None,
+                   exc: sqlite3.IntegrityError) -> StoreError:
+    if conn.execute("SELECT 1 FROM tool_calls WHERE id = ?", (call_id,)).fetchone():
+        return StoreError(f"tool call {call_id!r} was already started")
+    if session_id is not None and not conn.execute(
+            "SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+        return StoreError(f"no session {session_id!r}")
+    return StoreError(f"tool call {call_id!r} cannot be recorded: {exc}")
+
+
+def _write_finish(conn: sqlite3.Connection, call_id: str, status: str, result: str | None,
+                  error: str | None, audit: bool, clock: Clock) -> None:
+    """The end's statements on ``conn``, inside the caller's transaction or savepoint."""
+    ended = conn.execute(
+        "UPDATE tool_calls SET status = ?, result = ?, error = ?, ended_at = ? "
+        "WHERE id = ? AND status = 'running' RETURNING caller, tool",
+        (status, result, error, clock(), call_id)).fetchall()
+    if not ended:
+        found = conn.execute("SELECT status FROM tool_calls WHERE id = ?", (call_id,)).fetchone()
+        if found is None:
+            raise StoreError(f"no tool call {call_id!r}")
+        raise StoreError(f"tool call {call_id!r} already ended ({found[0]})")
+    if audit:
+        caller, tool = ended[0]
+        insert_audit(conn, clock(), caller, f"tool.{status}", tool, {"call_id": call_id})
+
+
+class ToolCallsMixin(AuditMixin):
+    """Queries on ``tool_calls`` (and the audit entries of their start and end)."""
 
     def start_tool_call(self, call_id: str, tool: str, arguments: Any, caller: str,
-                        session_id: str | None = None) -> None:
+                        session_id: str | None = None, *, audit: bool = False,
+                        defer: bool = False) -> None:
         """Record that a tool call started.
 
         Args:
@@ -39,23 +98,25 @@ class ToolCallsMixin(StoreBase):
             arguments: The arguments, JSON-serializable.
             caller: Who made the call: ``model``, ``user``, a workflow or extension name.
             session_id: The session it belongs to, if any.
+            audit: Also add the audit entry ``tool.call`` (actor the caller, subject the
+                tool, detail the call's id), in the same transaction.
+            defer: Queue the write to the writer thread and return at once (see the
+                module docstring); inside a transaction of this thread it is written there.
 
         Raises:
-            StoreError: When a call with this id exists, or the session does not.
+            StoreError: When a call with this id exists, or the session does not (at
+                once, or with ``defer`` at the next flush, as a ``DeferredWriteError``).
         """
+        write = partial(_write_start, call_id=call_id, tool=tool, arguments=dump_json(arguments),
+                        caller=caller, session_id=session_id, audit=audit)
+        if defer:
+            self._defer(f"start of tool call {call_id!r}", write, 1 + audit, key=call_id)
+            return
         with self.transaction():
-            if self._one("SELECT 1 AS found FROM tool_calls WHERE id = ?", (call_id,)):
-                raise StoreError(f"tool call {call_id!r} was already started")
-            if session_id is not None and not self._one(
-                    "SELECT 1 AS found FROM sessions WHERE id = ?", (session_id,)):
-                raise StoreError(f"no session {session_id!r}")
-            self._execute(
-                f"INSERT INTO tool_calls ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, 'running', "
-                "NULL, NULL, ?, NULL)",
-                (call_id, session_id, tool, dump_json(arguments), caller, self.clock()))
+            write(self._db.conn, clock=self.clock)
 
     def finish_tool_call(self, call_id: str, status: str, result: Any = None,
-                         error: Any = None) -> None:
+                         error: Any = None, *, audit: bool = False, defer: bool = False) -> None:
         """Record how a running tool call ended.
 
         Args:
@@ -63,24 +124,34 @@ class ToolCallsMixin(StoreBase):
             status: ``ok``, ``error``, ``cancelled`` or ``denied``.
             result: The result, JSON-serializable.
             error: The error, JSON-serializable (e.g. ``ToolError.to_json()``).
+            audit: Also add the audit entry ``tool.STATUS`` (actor the call's caller,
+                subject its tool, detail its id), in the same transaction.
+            defer: Queue the write behind the call's start (see ``start_tool_call``); when
+                that start was refused, this end is not written.
 
         Raises:
-            ValueError: When ``status`` is not a final status.
-            StoreError: When no running call has this id.
+            ValueError: When ``status`` is not a final status (at once, always).
+            StoreError: When no running call has this id (at once, or with ``defer`` at
+                the next flush, as a ``DeferredWriteError``).
         """
         if status not in FINAL_STATUSES:
             raise ValueError(f"unknown final status {status!r}; "
                              f"expected one of {sorted(FINAL_STATUSES)}")
+        write = partial(_write_finish, call_id=call_id, status=status, result=dump_json(result),
+                        error=dump_json(error), audit=audit)
+        if defer:
+            self._defer(f"end of tool call {call_id!r}", write, 1 + audit, needs=call_id)
+            return
         with self.transaction():
-            cursor = self._execute(
-                "UPDATE tool_calls SET status = ?, result = ?, error = ?, ended_at = ? "
-                "WHERE id = ? AND status = 'running'",
-                (status, dump_json(result), dump_json(error), self.clock(), call_id))
-            if cursor.rowcount == 0:
-                found = self._one("SELECT status FROM tool_calls WHERE id = ?", (call_id,))
-                if found is None:
-                    raise StoreError(f"no tool call {call_id!r}")
-                raise StoreError(f"tool call {call_id!r} already ended ({found['status']})")
+            write(self._db.conn, clock=self.clock)
+
+    def _defer(self, label: str, write: Callable[..., None], ticks: int,
+               key: str | None = None, needs: str | None = None) -> None:
+        """Queue ``write(conn, clock=…)`` with the clock's next ``ticks`` readings taken now,
+        handed out in the same order however often the writer applies it."""
+        readings = tuple(self.clock() for _ in range(ticks))
+        self._write_behind(Write(label, lambda conn: write(conn, clock=iter(readings).__next__),
+                                 key=key, needs=needs))
 
     def get_tool_call(self, call_id: str) -> dict[str, Any] | None:
         """One tool call with its JSON columns decoded, or None."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.events import Notice
+from workbench.events import Notice, NotificationPosted
 from workbench.supervisor.events import ScheduleFired, ScheduleRunEnded
 from workbench.supervisor.process import SupervisedProcess
 from workbench.supervisor.states import ProcessState
@@ -174,5 +174,7 @@ def notify(store, publish: Callable[[Any], None], run: dict[str, Any]) -> None:
             for n in store.list_notifications(limit=20)):
         return  # One notice a day that the limit was reached is enough; each run is recorded.
     body = run.get("error") or run["status"]
-    store.add_notification(level, title, body, source="scheduler", run_id=run["id"])
+    notification = store.add_notification(level, title, body, source="scheduler", run_id=run["id"])
     publish(Notice(level=level, message=f"{title} — {body}"))
+    publish(NotificationPosted(id=notification, level=level, title=title, body=body,
+                               source="scheduler", run_id=run["id"]))

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.events import NotificationPosted
 from workbench.scheduler.planner import GRACE_MS, plan, settled_until
 from workbench.scheduler.shapes import ScheduleError, check_schedule
 from workbench.scheduler.zone import local_zone
@@ -186,9 +187,11 @@ class Supervisor(Stateful):
             shape = check_schedule(schedule["schedule"])
         except ScheduleError as exc:
             self.store.update_schedule(schedule["id"], enabled=False, last_due_at=now, next_due_at=None)
-            self.store.add_notification("error", f"Schedule paused: {schedule['title']}",
-                                        f"its schedule cannot be read ({exc}); edit it to resume it",
-                                        source="scheduler")
+            title = f"Schedule paused: {schedule['title']}"
+            body = f"its schedule cannot be read ({exc}); edit it to resume it"
+            notification = self.store.add_notification("error", title, body, source="scheduler")
+            self.publish(NotificationPosted(id=notification, level="error", title=title, body=body,
+                                            source="scheduler"))
             return
         last_due, anchor = settled_until(schedule)
         decision = plan(shape, last_due=last_due, anchor=anchor, now=now,

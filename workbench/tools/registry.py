@@ -4,7 +4,8 @@ Precedence follows the source: built-in, then extension, then MCP, then plugin; 
 extensions of one source the first by name wins. A shadowed tool is never dropped in
 silence: ``conflicts()`` names it with its winner, and ``EXTENSION.TOOL`` still
 reaches it. ``available`` and ``resolve`` can leave some extensions out (those a chat
-switched off): the next tool by precedence then takes the name.
+switched off), and single tools by ``EXTENSION.TOOL``: the next tool by precedence then
+takes the name.
 
 Most tools run in a sandboxed worker. A tool whose ``runtime`` is ``"host"`` is the
 host's own code (such as ``extensions_status``): it has a ``handler`` that is awaited
@@ -128,42 +129,46 @@ class ToolRegistry:
             else:
                 del self._by_name[name]
 
-    def _runs_here(self, tool: Tool) -> bool:
+    def runs_here(self, tool: Tool) -> bool:
+        """Whether ``tool`` runs on this system (its ``platforms``, when it names some)."""
         return not tool.platforms or bool(self.platforms & set(tool.platforms))
 
-    def _offered(self, tool: Tool, exclude: Collection[str]) -> bool:
-        return self._runs_here(tool) and tool.extension not in exclude
+    def _offered(self, tool: Tool, exclude: Collection[str], skip: Collection[str]) -> bool:
+        return (self.runs_here(tool) and tool.extension not in exclude
+                and (not skip or tool.qualified_name not in skip))
 
-    def resolve(self, name: str, exclude: Collection[str] = ()) -> Tool:
+    def resolve(self, name: str, exclude: Collection[str] = (), skip: Collection[str] = ()) -> Tool:
         """The tool ``name`` means: a plain name by precedence, or ``EXTENSION.TOOL``.
 
         Args:
             name: A tool name, or ``EXTENSION.TOOL``.
             exclude: Extensions to leave out, as if they were not loaded.
+            skip: Single tools to leave out, by ``EXTENSION.TOOL``.
 
         Raises:
             ToolError: of kind ``not_found`` when nothing by that name runs here.
         """
-        candidates = [t for t in self._by_name.get(name, []) if self._offered(t, exclude)]
+        candidates = [t for t in self._by_name.get(name, []) if self._offered(t, exclude, skip)]
         if candidates:
             return candidates[0]
         extension, dot, tool_name = name.rpartition(".")
         if dot:
             for tool in self._by_name.get(tool_name, []):
-                if tool.extension == extension and self._offered(tool, exclude):
+                if tool.extension == extension and self._offered(tool, exclude, skip):
                     return tool
         raise ToolError("not_found", f"no tool named {name!r}")
 
-    def available(self, exclude: Collection[str] = ()) -> list[Tool]:
+    def available(self, exclude: Collection[str] = (), skip: Collection[str] = ()) -> list[Tool]:
         """The winning tool of every name that runs on this system, by name.
 
         Args:
             exclude: Extensions to leave out, as if they were not loaded: a name one
                 of them won goes to the next tool by precedence.
+            skip: Single tools to leave out, by ``EXTENSION.TOOL``; the same holds.
         """
         winners = []
         for name in sorted(self._by_name):
-            candidates = [t for t in self._by_name[name] if self._offered(t, exclude)]
+            candidates = [t for t in self._by_name[name] if self._offered(t, exclude, skip)]
             if candidates:
                 winners.append(candidates[0])
         return winners

@@ -1,25 +1,70 @@
-"""The Textual app: key bindings, themes, and the one bridge from core events to screens.
+"""The Textual app: key bindings, the screens it opens, themes, and the one bridge from
+core events to screens.
 
 Everything the app shows comes from the ``Host`` it is given; layout lives in the
-screens and behaviour in the core.
+screens and behaviour in the core. The app also runs this home's scheduler (the
+``Host``'s supervisor) while it is open, unless another process holds it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 from textual import work
 from textual.app import App, SystemCommand, active_app
 from textual.binding import Binding
+from textual.command import CommandPalette
+from textual.message import Message
+from textual.reactive import reactive
 from textual.screen import Screen
+from textual.theme import Theme
 
 from workbench.core.host import Host
-from workbench.events import Event, Notice
+from workbench.errors import WorkbenchError
+from workbench.events import Event, ExtensionStatusChanged, Notice, NotificationPosted
+from workbench.supervisor.events import ProcessStateChanged, ScheduleFired, ScheduleRunEnded
 from workbench.tui.core_event import CoreEvent
+from workbench.tui.keys import key_rows
 from workbench.tui.responder import TuiResponder
 from workbench.tui.screens.chat import ChatScreen
 from workbench.tui.themes import DEFAULT_THEME, THEMES_DIR, load_themes
+
+SHELL_EVENTS = (NotificationPosted, ProcessStateChanged, ScheduleFired, ScheduleRunEnded,
+                ExtensionStatusChanged)
+"""The core events the app's own screens follow (the chat gets every event)."""
+
+UNREAD_EVERY_S = 15.0
+"""How often the unread notifications are counted again, for those posted elsewhere."""
+
+SUPERVISOR_STOP_S = 10.0
+"""How long closing the app waits for the scheduler to let its runs end and its lock go."""
+
+
+class Place(NamedTuple):
+    """A screen the app opens by name: what the palette and the help call it."""
+
+    title: str
+    help: str
+
+
+PLACES: dict[str, Place] = {
+    "tools": Place("Tools in this chat", "Switch extensions and MCP servers on or off for this "
+                   "chat; see each tool's grants and revoke them"),
+    "notifications": Place("Notifications", "Cards, notices and failed background runs; "
+                           "mark them read"),
+    "extensions": Place("Extensions", "Install, update, remove and trust extensions; the "
+                        "marketplace; their status"),
+    "mcp": Place("MCP servers", "The MCP servers with their state and tools"),
+    "tasks": Place("Tasks", "Scheduled prompts: next times, runs and failures; pause, run, "
+                   "edit, delete"),
+    "settings": Place("Settings", "The global and project config, and trusting the project's"),
+    "help": Place("Help", "The keys of this screen and of every screen"),
+}
 
 
 def extensions_screen() -> Screen:
@@ -31,6 +76,14 @@ def extensions_screen() -> Screen:
     return ExtensionsScreen(app.host)
 
 
+class ShellEvent(Message):
+    """A core event the app itself follows (unread count) and passes to its screens."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
 class WorkbenchApp(App):
     """The workbench TUI.
 
@@ -39,24 +92,41 @@ class WorkbenchApp(App):
         responder: The responder the host was opened with; a new one is made (and
             given to the host) when omitted.
         themes_dir: Where the theme files are.
+        scheduler: Run this home's scheduler while the app is open (when no other
+            process holds it).
     """
 
     TITLE = "workbench"
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
-        Binding("ctrl+e", "show_extensions", "Extensions", priority=True),
+        Binding("ctrl+e", "open('extensions')", "Extensions", priority=True),
+        Binding("ctrl+t", "open('tools')", "Tools", show=False, priority=True),
+        Binding("ctrl+n", "open('notifications')", "Notifications", show=False, priority=True),
+        Binding("f2", "open('tasks')", "Tasks", show=False, priority=True),
+        Binding("f3", "open('mcp')", "MCP servers", show=False, priority=True),
+        Binding("f4", "open('settings')", "Settings", show=False, priority=True),
+        Binding("f1", "open('help')", "Help", show=False, priority=True),
+        Binding("question_mark", "open('help')", "Help", show=False),
     ]
     SCREENS = {"extensions": extensions_screen}
 
+    unread: reactive[int] = reactive(0)
+    """How many notifications are unread; shown in the footer when there are some."""
+
     def __init__(self, host: Host, responder: TuiResponder | None = None, *,
-                 themes_dir: Path = THEMES_DIR) -> None:
+                 themes_dir: Path = THEMES_DIR, scheduler: bool = True) -> None:
         super().__init__()
         self.host = host
         self.responder = responder or TuiResponder()
         self.responder.bind(self)
         host.set_responder(self.responder)
         self._startup_notices = self._load_themes(themes_dir)
-        self._unsubscribe: Callable[[], None] | None = None
+        self._remembered_theme = self.theme
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._run_scheduler = scheduler
+        self._scheduler_stop: asyncio.Event | None = None
+        self._scheduler_task: asyncio.Future[None] | None = None
+        self._counts = 0
         self.chat: ChatScreen
         """The chat screen, pushed at mount."""
 
@@ -84,48 +154,228 @@ class WorkbenchApp(App):
         # The event bridge. Listeners run where the core publishes: mostly on this
         # loop, but a tool running in a worker thread reports progress from that
         # thread, and post_message is safe to call from any thread.
-        self._unsubscribe = self.host.bus.subscribe(
-            lambda event: chat.post_message(CoreEvent(event)))
+        bus = self.host.bus
+        self._unsubscribe = [
+            bus.subscribe(lambda event: chat.post_message(CoreEvent(event))),
+            bus.subscribe(lambda event: self.post_message(ShellEvent(event))
+                          if isinstance(event, SHELL_EVENTS) else None)]
         for problem in self._startup_notices:
             self.post_core_event(Notice(level="warning", message=problem))
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.load_extensions()
+        self.count_unread()
+        # Runs of a scheduler in another process (a daemon) post their notifications
+        # there: count again now and then to see them too.
+        self.set_interval(UNREAD_EVERY_S, self.count_unread)
 
     @work(thread=True, group="startup")
     def load_extensions(self) -> None:
-        """Load the extensions after the first frame, then show the setup notices."""
+        """Load the extensions after the first frame, then show the setup notices and
+        start the scheduler."""
         self.host.ensure_extensions()
         self.call_from_thread(self.host.announce)
+        if self._run_scheduler:
+            self.call_from_thread(self.run_scheduler)
 
-    def action_show_extensions(self) -> None:
-        """Open the Extensions screen over the chat."""
-        if self.screen is self.chat:
-            self.push_screen("extensions")
+    # --- the screens -------------------------------------------------------------
+
+    def _shell_name(self, screen: Screen) -> str | None:
+        return getattr(screen, "shell_name", None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "show_extensions":
-            # Only from the chat: over a prompt, a permission or a form waits for its
-            # answer; on the Extensions screen the key goes back (its own binding).
-            return self.screen is getattr(self, "chat", None)
+        if action == "open":
+            top = self.screen
+            if isinstance(top, CommandPalette) and len(self.screen_stack) > 1:
+                top = self.screen_stack[-2]  # the palette lists what runs once it closes
+            if self._shell_name(top) == "help":
+                return False  # the help's own keys close it
+            if parameters and parameters[0] == "help":
+                return True
+            if parameters and self._shell_name(top) == parameters[0]:
+                return False  # the screen's own binding for the key takes it back
+            # From the chat, or from one of these screens to another; never over a
+            # question (a permission, a form, a confirmation) waiting for its answer.
+            return top is getattr(self, "chat", None) or self._shell_name(top) is not None
         return True
 
+    async def action_open(self, name: str) -> None:
+        """Open one of the app's screens over the chat (from another of them, in its
+        place); on its own screen the key is the screen's, and goes back."""
+        top = self.screen
+        if name == "help":
+            from workbench.tui.screens.help import HelpScreen
+
+            self.push_screen(HelpScreen(self._title_of(top), key_rows(top, self.describe_action)))
+            return
+        while self.screen is not self.chat and self._shell_name(self.screen) is not None:
+            await self.pop_screen()
+        self.push_screen(self._make_screen(name))
+
+    def _title_of(self, screen: Screen) -> str:
+        name = self._shell_name(screen)
+        if name in PLACES:
+            return PLACES[name].title
+        if screen is getattr(self, "chat", None):
+            return "Chat"
+        return screen.__class__.__name__.removesuffix("Screen") or "This screen"
+
+    def _make_screen(self, name: str) -> Screen | str:
+        if name == "extensions":
+            return "extensions"
+        if name == "tools":
+            from workbench.tui.screens.tools_menu import ToolsMenuScreen
+
+            return ToolsMenuScreen(self.host, self.chat.session_id)
+        if name == "notifications":
+            from workbench.tui.screens.drawer import NotificationDrawer
+
+            return NotificationDrawer(self.host)
+        if name == "tasks":
+            from workbench.tui.screens.tasks import TasksScreen
+
+            return TasksScreen(self.host)
+        if name == "mcp":
+            from workbench.tui.screens.mcp import McpScreen
+
+            return McpScreen(self.host)
+        if name == "settings":
+            from workbench.tui.screens.settings import SettingsScreen
+
+            return SettingsScreen(self.host)
+        raise ValueError(f"no screen named {name!r}")
+
+    def describe_action(self, action: str) -> str:
+        """What one of the app's actions does, for the palette and the help."""
+        for name, place in PLACES.items():
+            if action == f"open('{name}')":
+                return place.help
+        return ""
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        if screen is self.chat:
-            yield SystemCommand("Extensions", "Install, update, remove and trust extensions; "
-                                "the marketplace; their status", self.action_show_extensions)
+        """Every key of the app and of ``screen`` (as the help lists them), then themes."""
+        for row in key_rows(screen, self.describe_action):
+            if row.enabled and row.action != "command_palette":
+                yield SystemCommand(row.description, f"{', '.join(row.keys)} · {row.help}",
+                                    partial(self.run_action, row.action, row.node))
+        yield SystemCommand("Theme", "Choose a theme (remembered for the next start)",
+                            self.action_change_theme)
+        for name in sorted(self.available_themes):
+            if name.startswith("workbench-") and name != self.theme:
+                yield SystemCommand(f"Theme: {name}", "Switch to this theme (remembered)",
+                                    partial(setattr, self, "theme", name), discover=False)
+
+    # --- themes ------------------------------------------------------------------
+
+    def _theme_changed(self, theme: Theme) -> None:
+        if theme.name != self._remembered_theme:
+            self._remembered_theme = theme.name
+            if self.host.config.get("theme") != theme.name:  # not already written (Settings)
+                self.remember_theme(theme.name)
+
+    @work(thread=True, exclusive=True, group="theme")
+    def remember_theme(self, name: str) -> None:
+        """Write the theme chosen to the person's config (comments kept)."""
+        config = self.host.config
+        try:
+            config.set("theme", name)
+        except WorkbenchError as exc:
+            self.call_from_thread(self.notify, f"The theme could not be remembered: {exc}",
+                                  severity="error")
+            return
+        if config.get("theme") != name:
+            self.call_from_thread(self.notify, f"The theme is remembered, but {config.origin('theme')} "
+                                  "sets another one, which applies at the next start.",
+                                  severity="warning")
+
+    # --- notifications -----------------------------------------------------------
+
+    def count_unread(self) -> None:
+        """Count the unread notifications again, in a thread."""
+        self._counts += 1
+        self._count_unread(self._counts)
+
+    @work(thread=True, group="unread")
+    def _count_unread(self, count_id: int) -> None:
+        try:
+            count = len(self.host.notifications(unread_only=True, limit=None))
+        except WorkbenchError:
+            return
+        self.call_from_thread(self._counted, count_id, count)
+
+    def _counted(self, count_id: int, count: int) -> None:
+        if count_id == self._counts:  # a later count is on its way otherwise
+            self.unread = count
+
+    def watch_unread(self, count: int) -> None:
+        # The footer shows the key only when there is something to read, with the count
+        # as its description. Textual has no public way to change a binding's description,
+        # so the app's own binding is replaced in its map, and the footers redrawn.
+        described = f"Notifications ({count})" if count else "Notifications"
+        bindings = self._bindings.key_to_bindings
+        for key, found in bindings.items():
+            bindings[key] = [dataclasses.replace(b, description=described, show=bool(count))
+                             if b.action == "open('notifications')" else b for b in found]
+        self.refresh_bindings()
+
+    def on_notification_drawer_changed(self) -> None:
+        self.count_unread()
+
+    def on_shell_event(self, message: ShellEvent) -> None:
+        event = message.event
+        if isinstance(event, NotificationPosted):
+            self.count_unread()
+        if self._shell_name(self.screen) is not None:
+            self.screen.post_message(CoreEvent(event))
+
+    # --- the scheduler -----------------------------------------------------------
+
+    def run_scheduler(self) -> None:
+        """Run this home's supervisor until the app closes; when another process holds
+        the home's scheduler, it stands by (the Tasks screen names the holder).
+
+        A task of its own rather than a worker: it lives as long as the app, and
+        ``workers.wait_for_complete`` is for work that ends.
+        """
+        if self._scheduler_task is None:
+            self._scheduler_stop = asyncio.Event()
+            self._scheduler_task = asyncio.ensure_future(self._supervise(self._scheduler_stop))
+
+    async def _supervise(self, stop: asyncio.Event) -> None:
+        try:
+            await self.host.supervisor().run(stop)
+        except Exception as exc:  # noqa: BLE001 - the chat goes on without a scheduler
+            self.post_core_event(Notice(level="error", message=f"The scheduler stopped: {exc}"))
+
+    async def _stop_scheduler(self) -> None:
+        task, stop = self._scheduler_task, self._scheduler_stop
+        if task is None or stop is None:
+            return
+        stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), SUPERVISOR_STOP_S)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            task.cancel()
+
+    async def action_quit(self) -> None:
+        """Close the workbench (the scheduler stops; running runs get a few seconds)."""
+        await self._stop_scheduler()
+        self.exit()
+
+    # --- core events -------------------------------------------------------------
 
     def post_core_event(self, event: Event) -> None:
         """Deliver an event of the TUI's own (a theme problem) the way core events go."""
         self.chat.post_message(CoreEvent(event))
 
-    def on_unmount(self) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
+    async def on_unmount(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
         self.host.cancel()
+        await self._stop_scheduler()
 
 
 def open_app(*, model: str | None = None, cwd: Path | None = None,
-             env: Mapping[str, str] | None = None) -> WorkbenchApp:
+             env: Mapping[str, str] | None = None, scheduler: bool = True) -> WorkbenchApp:
     """Open a host answered by the TUI and build the app on it.
 
     The one factory the CLI and the tests share. The caller runs the app and then
@@ -135,10 +385,11 @@ def open_app(*, model: str | None = None, cwd: Path | None = None,
         model: The model spec; the configured model when None.
         cwd: The working folder (project config, relative model files).
         env: The environment to find the home in; ``os.environ`` when None.
+        scheduler: Run this home's scheduler while the app is open.
 
     Raises:
         WorkbenchError: The host cannot be opened (a config file or the store).
     """
     responder = TuiResponder()
     host = Host.open(cwd=cwd, model=model, responder=responder, env=env, defer_extensions=True)
-    return WorkbenchApp(host, responder)
+    return WorkbenchApp(host, responder, scheduler=scheduler)

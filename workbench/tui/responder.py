@@ -2,8 +2,8 @@
 
 ``TuiResponder`` implements the core's ``Responder`` protocol: it pushes a modal on
 the running app and awaits a future the modal's dismissal resolves. The core never
-sees a Textual type; it gets a ``PermissionAnswer``, a list of answers, or
-``RequestDenied``.
+sees a Textual type; it gets a ``PermissionAnswer``, a list of answers, a schedule
+answer, or ``RequestDenied``.
 """
 
 from __future__ import annotations
@@ -14,18 +14,21 @@ from typing import Any
 from textual.app import App
 from textual.screen import Screen
 
-from workbench.events import AskUserRequest, PermissionAnswer, PermissionRequest, Request, RequestDenied
-from workbench.tui.screens.ask_user import ChoiceAnswer, ChoiceScreen
-from workbench.tui.screens.permission import PermissionScreen
+from workbench.events import (AskUserRequest, PermissionAnswer, PermissionRequest, Request, RequestDenied,
+                              ScheduleProposalRequest)
 
 
 class TuiResponder:
     """Answers requests by asking the person in the TUI.
 
-    Permission requests: Once, Session and Always grant; Deny (or Escape) refuses
-    with ``RequestDenied``, so the tool fails now and is asked about again next time,
-    as in the headless front-end. Ask-user forms: ``choice`` questions are shown one
-    screen each; any other kind is refused with a message saying so.
+    - Permission requests: Once, Session and Always grant; Deny (or Escape) refuses
+      with ``RequestDenied``, so the tool fails now and is asked about again next
+      time, as in the headless front-end.
+    - Ask-user forms: every question in one form (``AskUserScreen``); closing it
+      without sending refuses with ``RequestDenied``, which the tool sees as a
+      cancelled form.
+    - Schedule proposals: the draft in a form to edit (``ScheduleScreen``); Save
+      answers ``{"accepted": True, "draft": …}``, Cancel ``{"accepted": False}``.
 
     Args:
         app: The app that shows the modals; ``bind`` sets it when the responder is
@@ -41,26 +44,27 @@ class TuiResponder:
 
     async def answer(self, request: Request) -> Any:
         if isinstance(request, PermissionRequest):
+            from workbench.tui.screens.permission import PermissionScreen
+
             decision = await self._show(PermissionScreen(request))
             if decision in (None, "deny"):
                 raise RequestDenied("you chose Deny")
             return PermissionAnswer(decision)
         if isinstance(request, AskUserRequest):
             return await self._form(request)
+        if isinstance(request, ScheduleProposalRequest):
+            from workbench.tui.forms.schedule_screen import ScheduleScreen
+
+            draft = await self._show(ScheduleScreen(request.tool, request.draft))
+            return {"accepted": False} if draft is None else {"accepted": True, "draft": draft}
         raise RequestDenied(f"the TUI cannot answer a {request.kind} request yet")
 
     async def _form(self, request: AskUserRequest) -> list[Any]:
-        kinds = {str(question.get("kind", "choice")) for question in request.questions}
-        unsupported = sorted(kinds - {"choice"})
-        if unsupported:
-            raise RequestDenied(f"the TUI can answer only choice questions, not {', '.join(unsupported)}")
-        answers = []
-        total = len(request.questions)
-        for index, question in enumerate(request.questions, start=1):
-            chosen = await self._show(ChoiceScreen(request.tool, question, (index, total)))
-            if not isinstance(chosen, ChoiceAnswer):
-                raise RequestDenied("you closed the form without answering")
-            answers.append(chosen.value)
+        from workbench.tui.screens.ask_user import AskUserScreen
+
+        answers = await self._show(AskUserScreen(request.tool, list(request.questions)))
+        if answers is None:
+            raise RequestDenied("you closed the form without answering")
         return answers
 
     async def _show(self, screen: Screen) -> Any:

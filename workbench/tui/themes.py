@@ -28,11 +28,12 @@ class ThemeFileError(ValueError):
     """A theme file that cannot be used; the message names the file and the key."""
 
 
-def _check_color(value: Any, where: str) -> str:
+def _check_color(value: Any, where: str, *, alpha_suffix: bool = False) -> str:
     if not isinstance(value, str):
         raise ThemeFileError(f"{where}: expected a color string, got {type(value).__name__}")
     # Derived variables may carry an alpha suffix ("#6CA0F0 35%"); check the color part.
-    color = value.split()[0] if value.strip() else value
+    # Base colors may not: Textual parses them whole (write "#6CA0F059" instead).
+    color = value.split()[0] if alpha_suffix and value.strip() else value
     try:
         Color.parse(color)
     except ColorParseError:
@@ -75,7 +76,7 @@ def parse_theme(data: dict[str, Any], source: str) -> Theme:
         if not isinstance(value, str):
             raise ThemeFileError(f"{source}: variables.{key} must be a string")
         if key.endswith(("-background", "-foreground", "-color")):
-            _check_color(value, f"{source}: variables.{key}")
+            _check_color(value, f"{source}: variables.{key}", alpha_suffix=True)
     return Theme(name=name, dark=dark, variables=dict(variables), **checked)
 
 

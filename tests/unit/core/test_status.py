@@ -106,7 +106,8 @@ def test_the_report_names_the_conflict_and_every_extension_that_did_not_load(pro
             "skills": [{"title": "summing", "path": "skills/summing"}],
             "database": True,
             "permissions": [{"tool": "shared_tool", "kind": "read", "value": "$home/notes",
-                             "reason": "Read the notes you name.", "optional": False}]},
+                             "reason": "Read the notes you name.", "optional": False}],
+            "providers": []},
         "config_schema": None, "switched_off": False}
     b = report["extensions"][2]
     assert (b["version"], b["capabilities"]["tools"]) == (

@@ -30,6 +30,8 @@ def test_schema_is_a_valid_draft_2020_12_schema() -> None:
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["additionalProperties"] is False
     assert set(schema["required"]) == {"name", "displayName", "description"}
+    assert set(schema["$defs"]["Provider"]["required"]) == {"type", "name", "function"}
+    assert schema["$defs"]["ProviderConfig"]["additionalProperties"] is True
     tool = schema["$defs"]["Tool"]["properties"]
     assert {"alwaysAvailable", "timeoutMs", "parameters", "function"} <= set(tool)
     assert "title" not in tool["name"]
@@ -55,6 +57,12 @@ def base(**fields) -> dict:
 
 def tool(**fields) -> dict:
     data = {"name": "t", "description": "d", "parameters": {"type": "object"}, "function": "f"}
+    data.update(fields)
+    return data
+
+
+def provider(**fields) -> dict:
+    data = {"type": "model", "name": "m", "function": "f"}
     data.update(fields)
     return data
 
@@ -88,6 +96,22 @@ SAMPLES = [
     base(memories=[{"kind": "skill", "path": "/skills/a"}]),
     base(memories=[{"kind": "knowledge", "path": "a/../b.md"}]),
     base(memories=[{"kind": "knowledge", "path": "C:\\b.md"}]),
+    json.loads((FIXTURES / "house" / "loca.json").read_text()),
+    base(providers=[provider()]),
+    base(providers=[provider(type="storage")]),
+    base(providers=[provider(name="Upper")]),
+    base(providers=[provider(name="a/b")]),
+    base(providers=[provider(function="1x")]),
+    base(providers=[{"type": "model", "name": "m"}]),
+    base(providers=[provider(config={"enabled": False, "label": "L", "own": {"x": 1}})]),
+    base(providers=[provider(config={"enabled": "no"})]),
+    base(providers=[provider(config={"timeout_ms": 0})]),
+    base(providers=[provider(config={"priority": 1.5})]),
+    base(providers=[provider(type="memory", config={"scopes": ["session", "all"]})]),
+    base(providers=[provider(type="memory", config={"scopes": ["team"]})]),
+    base(providers=[provider(permissions={"net": [{"host": "h", "ports": [443], "reason": "r"}]})]),
+    base(providers=[provider(permissions={"read": [{"path": "rel", "reason": "r"}]})]),
+    base(providers={"type": "model"}),
 ]
 
 

@@ -226,10 +226,11 @@ async def test_a_run_past_its_time_limit_is_killed_with_its_tree_and_recorded(st
     assert run["status"] == "timed_out" and "longer than 1 s" in run["error"]
     assert "2 processes were killed" in run["error"]
     kinds = [type(e).__name__ for e in events]
-    assert kinds[0] == "ScheduleFired" and kinds[-2:] == ["ScheduleRunEnded", "Notice"]
+    assert kinds[0] == "ScheduleFired" and kinds[-3:] == ["ScheduleRunEnded", "Notice", "NotificationPosted"]
     states = [e.new for e in events if isinstance(e, ProcessStateChanged)]
     assert states == ["starting", "running", "stopping", "stopped"]
     assert store.list_notifications()[0]["title"] == "Scheduled run timed out: Slow"
+    assert (events[-1].id, events[-1].run_id) == (store.list_notifications()[0]["id"], run_id)
 
 
 async def test_a_run_process_that_dies_without_an_outcome_is_failed_with_its_last_words(store, tmp_path):

@@ -1,120 +1,153 @@
-"""The ask-user form for ``choice`` questions: pick an option, several, or type an answer.
+"""The ask-user form: every question a tool asks at once, in one dialog.
 
-A tool's form may hold several questions; ``TuiResponder`` shows one screen per
-question, in order. The other question kinds (diff, files, image, table) are refused
-by the responder until they have screens of their own.
+The five kinds (choice, diff, files, image, table) are widgets of their own in
+``workbench/tui/forms``; this screen lays them out in order, moves focus on as each
+is answered, and sends the answers only when every question has one. Escape closes
+the form without answering, which the tool sees as a cancellation.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import Any
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, OptionList, SelectionList
-from textual.widgets.option_list import Option
+from textual.widgets import Button, Static
+
+from workbench.tui.forms.kinds import question_for
+from workbench.tui.forms.question import Question, Unanswered
 
 
-@dataclass(frozen=True)
-class ChoiceAnswer:
-    """What the person chose; a wrapper so that a chosen ``null`` differs from no answer."""
+class MissingAnswer(Exception):
+    """A question of the form has no answer yet.
 
-    value: Any
+    Args:
+        question: The first such question.
+        why: What it is missing (``pick one``).
+    """
+
+    def __init__(self, question: Question, why: str) -> None:
+        super().__init__(why)
+        self.question = question
+        self.why = why
 
 
-class ChoiceScreen(ModalScreen[ChoiceAnswer | None]):
-    """One ``choice`` question; dismisses with a ``ChoiceAnswer``, or None when escaped.
+class AskUserScreen(ModalScreen[list[Any] | None]):
+    """All of a tool's questions; dismisses with one answer per question, in order,
+    or None when closed without answering.
 
     | Key | Does |
     | --- | --- |
-    | enter | Choose the highlighted option (one choice), or send the typed answer |
-    | space | Tick or untick an option (several choices) |
-    | ctrl+s | Send the ticked options (several choices) |
-    | escape | Close without answering |
+    | tab, shift+tab | Next or previous field |
+    | enter, space | Pick, tick or press what has focus |
+    | ctrl+s | Send the answers |
+    | escape | Close without answering (the tool is told it was cancelled) |
 
     Args:
         tool: The tool that asks.
-        question: The question, as the toolkit sends it.
-        position: ``(index, total)`` of this question in its form, from 1.
+        questions: The questions, as the toolkit sends them.
     """
 
     CSS_PATH = "ask_user.tcss"
     BINDINGS = [
-        Binding("escape", "dismiss_form", "Close"),
-        Binding("ctrl+s", "submit_selection", "Send", show=False),
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "send", "Send", priority=True),
     ]
 
-    def __init__(self, tool: str, question: dict[str, Any], position: tuple[int, int] = (1, 1)) -> None:
+    def __init__(self, tool: str, questions: list[dict[str, Any]]) -> None:
         super().__init__()
         self.tool = tool
-        self.question = question
-        self.position = position
-        self.options: list[dict[str, Any]] = [
-            option for option in question.get("options") or [] if isinstance(option, dict)]
-        self.multiselect = bool(question.get("multiselect")) and bool(self.options)
-        self.freeform = bool(question.get("allowFreeformInput")) or not self.options
+        self.questions = [question if isinstance(question, dict) else {} for question in questions]
+        self.problem = ""
+        """What the form said is missing at the last try to send (empty: nothing yet)."""
 
     def compose(self) -> ComposeResult:
-        index, total = self.position
+        total = len(self.questions)
         with Vertical(id="ask-dialog") as dialog:
             dialog.border_title = f"{self.tool} asks"
             if total > 1:
-                dialog.border_subtitle = f"question {index} of {total}"
-            yield Label(Text(str(self.question.get("question", ""))), id="ask-question")
-            if self.multiselect:
-                yield SelectionList[int](*(
-                    (self._prompt(option), position) for position, option in enumerate(self.options)),
-                    id="ask-selection")
-                yield Button("Send (ctrl+s)", id="ask-send", variant="primary", compact=True)
-            elif self.options:
-                yield OptionList(*(Option(self._prompt(option), id=str(position))
-                                   for position, option in enumerate(self.options)),
-                                 id="ask-options")
-            if self.freeform:
-                yield Input(placeholder="Type an answer and press Enter", id="ask-input")
+                dialog.border_subtitle = f"{total} questions"
+            with VerticalScroll(id="ask-questions", can_focus=False):
+                for number, question in enumerate(self.questions, start=1):
+                    yield question_for(question, number if total > 1 else None)
+            yield Static("", id="ask-problem")
+            with Horizontal(id="ask-buttons"):
+                yield Static(Content.styled("Tab moves · Ctrl+S sends · Esc cancels", "$text-muted"),
+                             id="ask-keys")
+                yield Button("Send", id="ask-send", variant="primary", compact=True)
+                yield Button("Cancel", id="ask-cancel", compact=True)
 
-    @staticmethod
-    def _prompt(option: dict[str, Any]) -> Text:
-        label = option.get("label")
-        if label is None:
-            label = json.dumps(option.get("value"), ensure_ascii=False, default=str)
-        prompt = Text(str(label))
-        if option.get("description"):
-            prompt.append(f"  {option['description']}", style="dim")
-        return prompt
+    def on_mount(self) -> None:
+        first = self.question_widgets[0].first_focus() if self.question_widgets else None
+        (first or self.query_one("#ask-send", Button)).focus()
 
-    def _value(self, position: int) -> Any:
-        option = self.options[position]
-        return option.get("value", option.get("label"))
+    @property
+    def question_widgets(self) -> list[Question]:
+        return list(self.query_one("#ask-questions").query_children(Question))
 
-    @on(OptionList.OptionSelected, "#ask-options")
-    def choose_option(self, event: OptionList.OptionSelected) -> None:
+    # --- moving on ----------------------------------------------------------
+
+    @on(Question.Answered)
+    def _next_question(self, event: Question.Answered) -> None:
+        """Focus the next question, or Send after the last one."""
         event.stop()
-        self.dismiss(ChoiceAnswer(self._value(int(event.option.id or 0))))
+        questions = self.question_widgets
+        event.question.remove_class("-unanswered")
+        index = questions.index(event.question)
+        target = questions[index + 1].first_focus() if index + 1 < len(questions) else None
+        target = target or self.query_one("#ask-send", Button)
+        target.focus()
 
-    @on(Input.Submitted, "#ask-input")
-    def send_text(self, event: Input.Submitted) -> None:
-        event.stop()
-        if event.value.strip():
-            self.dismiss(ChoiceAnswer(event.value))
+    # --- sending ------------------------------------------------------------
+
+    def answers(self) -> list[Any]:
+        """One answer per question, in order.
+
+        Raises:
+            MissingAnswer: Naming the first question with no answer yet.
+        """
+        found = []
+        for question in self.question_widgets:
+            try:
+                found.append(question.answer())
+            except Unanswered as exc:
+                raise MissingAnswer(question, str(exc)) from None
+        return found
+
+    def action_send(self) -> None:
+        """Send the answers, or point at the first question without one."""
+        try:
+            answers = self.answers()
+        except MissingAnswer as missing:
+            question = missing.question
+            for widget in self.question_widgets:
+                widget.set_class(widget is question, "-unanswered")
+            where = f"Question {question.number}" if question.number else "The question"
+            self.problem = f"{where} has no answer yet: {missing.why}."
+            problem = self.query_one("#ask-problem", Static)
+            problem.update(Content.styled(self.problem, "$text-error"))
+            problem.add_class("-shown")
+            question.scroll_visible()
+            target = question.first_focus()
+            if target is not None:
+                target.focus()
+            return
+        self.dismiss(answers)
+
+    def action_cancel(self) -> None:
+        """Close the form without answering."""
+        self.dismiss(None)
 
     @on(Button.Pressed, "#ask-send")
-    def send_button(self, event: Button.Pressed) -> None:
+    def _send_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.action_submit_selection()
+        self.action_send()
 
-    def action_submit_selection(self) -> None:
-        """Send the ticked options (several choices)."""
-        if self.multiselect:
-            chosen = self.query_one(SelectionList).selected
-            self.dismiss(ChoiceAnswer([self._value(position) for position in sorted(chosen)]))
-
-    def action_dismiss_form(self) -> None:
-        """Close without answering."""
-        self.dismiss(None)
+    @on(Button.Pressed, "#ask-cancel")
+    def _cancel_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_cancel()

@@ -65,6 +65,8 @@ class ExtensionsScreen(Screen):
     """
 
     CSS_PATH = "extensions.tcss"
+    shell_name = "extensions"
+    """The name the app opens it by."""
     BINDINGS = [
         Binding("escape", "close", "Back"),
         Binding("ctrl+e", "close", "Back", show=False),

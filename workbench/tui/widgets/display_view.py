@@ -1,20 +1,22 @@
-"""A display bubble a tool pushed: markdown, a table, a diff, or an image's description."""
+"""A display bubble a tool pushed, as the conversation holds it.
+
+``DisplayView(display, payload)`` is what the message list mounts for each
+``DisplayBubble`` event; the bubble itself (``widgets/bubbles``) depends on the kind.
+"""
 
 from __future__ import annotations
 
-import difflib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.syntax import Syntax
-from rich.table import Table
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Markdown, Static
+
+if TYPE_CHECKING:
+    from workbench.tui.widgets.bubbles.bubble import Bubble
 
 
 class DisplayView(Vertical):
-    """One display bubble.
+    """One display bubble in the conversation.
 
     Args:
         display: ``markdown``, ``table``, ``diff`` or ``image``.
@@ -25,16 +27,6 @@ class DisplayView(Vertical):
     DisplayView {
         height: auto;
         margin: 0 0 1 2;
-        padding: 0 1;
-        background: $boost;
-        & > Markdown {
-            margin: 0;
-            padding: 0;
-            background: transparent;
-        }
-        & > Static {
-            height: auto;
-        }
     }
     """
 
@@ -43,26 +35,16 @@ class DisplayView(Vertical):
         self.kind = display
         self.payload = payload
 
+    @property
+    def bubble(self) -> Bubble:
+        """The bubble shown."""
+        from workbench.tui.widgets.bubbles.bubble import Bubble
+
+        return self.query_one(Bubble)
+
     def compose(self) -> ComposeResult:
-        payload = self.payload
-        if self.kind == "markdown":
-            yield Markdown(str(payload.get("text", "")))
-        elif self.kind == "table":
-            table = Table(expand=False, show_edge=False)
-            for column in payload.get("columns", []):
-                table.add_column(str(column))
-            for row in payload.get("rows", []):
-                table.add_row(*(str(cell) for cell in row))
-            yield Static(table)
-        elif self.kind == "diff":
-            lines = difflib.unified_diff(
-                str(payload.get("before", "")).splitlines(),
-                str(payload.get("after", "")).splitlines(),
-                fromfile="before", tofile="after", lineterm="")
-            if payload.get("title"):
-                yield Static(Text(str(payload["title"]), style="bold"))
-            yield Static(Syntax("\n".join(lines) or "(no changes)", "diff",
-                                theme="ansi_dark", background_color="default"))
-        else:
-            alt = payload.get("alt") or "no description"
-            yield Static(Text(f"[image {payload.get('mime', '')}: {alt}]", style="italic"))
+        # Imported at the first bubble: the bubbles (Markdown, syntax highlighting)
+        # are not needed for the first frame.
+        from workbench.tui.widgets.bubbles.bubble import bubble_for
+
+        yield bubble_for(self.kind, self.payload)

@@ -1,24 +1,41 @@
-"""One chat message: plain text while it streams in, Markdown once it has ended."""
+"""One chat message: the person's text as typed, the model's as Markdown, even while it streams."""
 
 from __future__ import annotations
 
+import time
+
+from rich.console import RenderableType
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.widgets import Markdown, Static
+from rich.theme import Theme
+from textual.binding import Binding
+from textual.timer import Timer
+from textual.widgets import Static
 
 
-class MessageView(Vertical):
-    """A user or assistant message.
+STREAM_INTERVAL = 1 / 20
+"""At most this often (seconds) a streaming reply is drawn again."""
 
-    User messages are shown as typed. Assistant messages grow with ``append`` while
-    the model streams and are rendered as Markdown by ``finish``.
+_themes: dict[str, Theme] = {}
+"""Rich themes for the Markdown, per Textual theme name: the same for every message."""
+
+
+class MessageView(Static, can_focus=True):
+    """A user or assistant message; focus it to copy it.
+
+    Assistant messages are Markdown from the first streamed piece on: ``append`` adds
+    pieces (drawn at most every ``STREAM_INTERVAL``), ``finish`` draws the final text.
+
+    | Key | Does |
+    | --- | --- |
+    | c | Copy the message's text to the clipboard. |
 
     Args:
         role: ``user`` or ``assistant``; becomes the class ``-user`` or ``-assistant``.
         text: The text so far.
         streaming: Whether more text will come (``finish`` ends it).
     """
+
+    BINDINGS = [Binding("c", "copy", "Copy")]
 
     DEFAULT_CSS = """
     MessageView {
@@ -30,16 +47,12 @@ class MessageView(Vertical):
             border-left: outer $primary;
             background: $primary 10%;
         }
-        & > .message-view--body {
-            height: auto;
+        &.-streaming {
+            border-left: outer $secondary 50%;
         }
-        & > Markdown {
-            margin: 0;
-            padding: 0;
-            background: transparent;
-            & > MarkdownBlock:last-child {
-                margin-bottom: 0;
-            }
+        &:focus {
+            border-left: outer $accent;
+            background: $accent 10%;
         }
     }
     """
@@ -52,20 +65,56 @@ class MessageView(Vertical):
         """The message's text so far."""
         self.streaming = streaming
         """Whether the message is still growing."""
+        self.set_class(streaming, "-streaming")
+        self._drawn_at = 0.0
+        self._drawn_theme: str | None = None
+        self._timer: Timer | None = None
 
-    def compose(self) -> ComposeResult:
-        if self.role == "assistant" and not self.streaming:
-            yield Markdown(self.text)
-        else:
-            yield Static(Text(self.text), classes="message-view--body")
+    def on_mount(self) -> None:
+        self._draw()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        # A new theme restyles every widget: draw the Markdown again in its colors.
+        # (Not a theme signal subscription: a long chat mounts and unmounts many views.)
+        drawn = getattr(self, "_drawn_theme", None)  # also called while __init__ runs
+        if drawn is not None and drawn != self.app.theme:
+            self._draw()
+
+    def _renderable(self) -> RenderableType:
+        if self.role != "assistant":
+            return Text(self.text)
+        # Imported with the first reply (Rich's Markdown and Syntax are slow to
+        # import and the first frame has none).
+        from workbench.tui.widgets.chat_markdown import ChatMarkdown, markdown_theme
+
+        name = self.app.theme
+        theme = _themes.get(name)
+        if theme is None:
+            theme = _themes[name] = markdown_theme(self.app.theme_variables)
+        return ChatMarkdown(self.text, theme, dark=self.app.current_theme.dark)
+
+    def _draw(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._drawn_at = time.monotonic()
+        self._drawn_theme = self.app.theme
+        self.update(self._renderable())
 
     def append(self, text: str) -> None:
         """Add a streamed piece of text."""
         self.text += text
-        self.query_one(".message-view--body", Static).update(Text(self.text))
+        if not self.is_mounted or self._timer is not None:
+            return
+        wait = STREAM_INTERVAL - (time.monotonic() - self._drawn_at)
+        if wait <= 0:
+            self._draw()
+        else:
+            self._timer = self.set_timer(wait, self._draw)
 
     async def finish(self, text: str | None = None) -> None:
-        """End the stream and render the whole text as Markdown.
+        """End the stream and draw the whole text.
 
         Args:
             text: The message's final text, when the sender gives it; otherwise the
@@ -74,8 +123,14 @@ class MessageView(Vertical):
         if text is not None:
             self.text = text
         self.streaming = False
-        if self.role != "assistant":
-            self.query_one(".message-view--body", Static).update(Text(self.text))
-            return
-        await self.remove_children()
-        await self.mount(Markdown(self.text))
+        self.remove_class("-streaming")
+        if self.is_mounted:
+            self._draw()
+
+    def action_copy(self) -> None:
+        """Copy the message's text to the clipboard and say so."""
+        self.app.copy_to_clipboard(self.text)
+        lines = self.text.count("\n") + 1
+        self.notify(f"Copied the {'reply' if self.role == 'assistant' else 'message'} "
+                    f"({len(self.text)} characters, {lines} line{'s' if lines != 1 else ''}).",
+                    title="Copied")

@@ -1,17 +1,29 @@
-"""A tool call in the chat: its name, its arguments in short, progress, then the outcome."""
+"""A tool call in the chat: its arguments, live progress, its log on demand, the outcome.
+
+What the card shows lives in a ``ToolCallState``, which the conversation keeps while
+the card is not mounted (scrolled far away) and hands to the next card it builds.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
 ARGUMENTS_WIDTH = 72
 RESULT_WIDTH = 200
+LOG_LINES_KEPT = 500
+"""Log lines a card keeps; older ones are counted, not kept."""
+LOG_LINES_SHOWN = 8
+"""Log lines an open card shows: the latest ones."""
 
 
 def shorten(text: str, width: int) -> str:
@@ -45,17 +57,102 @@ def summarize_result(result: Any, width: int = RESULT_WIDTH) -> str:
     return shorten(json.dumps(result, ensure_ascii=False, default=str), width)
 
 
-class ToolCallCard(Vertical):
-    """One tool call; the screen feeds it progress and the outcome.
+@dataclass(eq=False)
+class ToolCallState:
+    """Everything a card shows about one call; kept while its card is not mounted."""
 
-    States are the classes ``-running``, ``-ok`` and ``-error``.
+    call_id: str
+    tool: str
+    arguments: Any = None
+    """The call's arguments, or None when they are not known (refused before it started)."""
+    progress: float = 0.0
+    """How far along, from 0 to 1."""
+    label: str = ""
+    """The tool's latest progress label."""
+    description: str = ""
+    """The tool's latest progress description."""
+    logs: list[str] = field(default_factory=list)
+    """The latest ``LOG_LINES_KEPT`` log lines, ``level: message``."""
+    log_count: int = 0
+    """Every log line the call wrote, kept or not."""
+    logs_open: bool = False
+    """Whether the card shows its log."""
+    ok: bool | None = None
+    """None while running, then whether the call succeeded."""
+    outcome: str = ""
+    """The outcome line once the call ended: ``✓ result`` or ``✗ error``."""
+    stopping: bool = False
+    """Whether the person asked to cancel the call and it has not ended yet."""
+
+    @property
+    def running(self) -> bool:
+        return self.ok is None
+
+    def set_progress(self, progress: float, label: str | None = None,
+                     description: str | None = None) -> None:
+        self.progress = max(0.0, min(1.0, progress))
+        if label is not None:
+            self.label = label
+        if description is not None:
+            self.description = description
+
+    def add_log(self, line: str) -> None:
+        self.logs.append(line)
+        self.log_count += 1
+        if len(self.logs) > LOG_LINES_KEPT:
+            del self.logs[: len(self.logs) - LOG_LINES_KEPT]
+
+    def finish(self, ok: bool, result: Any = None, error: dict[str, Any] | None = None) -> None:
+        self.ok = ok
+        self.stopping = False
+        if ok:
+            self.outcome = f"✓ {summarize_result(result)}"
+        else:
+            message = (error or {}).get("message") or "the call failed"
+            self.outcome = f"✗ {message}"
+
+
+class ToolCallActions(Static):
+    """The card's line of clickable actions: ``▸ N log lines`` and ``✕ cancel``."""
+
+    class Chosen(Message):
+        """An action on the line was clicked: ``logs`` or ``cancel``."""
+
+        def __init__(self, action: str) -> None:
+            super().__init__()
+            self.action = action
+
+    def action_choose(self, action: str) -> None:
+        self.post_message(self.Chosen(action))
+
+
+class ToolCallCard(Vertical, can_focus=True):
+    """One tool call; the conversation feeds it progress, log lines and the outcome.
+
+    States are the classes ``-running``, ``-ok`` and ``-error``; ``-logs-open`` while
+    the log shows.
+
+    | Key | Does |
+    | --- | --- |
+    | l, enter | Show or hide the call's log. |
+    | x | Cancel this call (only while it runs; the turn goes on). |
+    | c | Copy the outcome (or the arguments while it runs). |
+
+    Clicking the ``▸ log`` line toggles the log; clicking ``✕ cancel`` cancels.
 
     Args:
         call_id: The call's id, as the events carry it.
         tool: The tool's qualified name.
         arguments: The call's arguments, or None when they are not known (a call
             refused before it started).
+        state: What an earlier card of the same call showed; a new state when None.
     """
+
+    BINDINGS = [
+        Binding("l,enter", "toggle_logs", "Log"),
+        Binding("x", "cancel_call", "Cancel call"),
+        Binding("c", "copy", "Copy"),
+    ]
 
     DEFAULT_CSS = """
     ToolCallCard {
@@ -65,91 +162,230 @@ class ToolCallCard(Vertical):
         border: round $border-blurred;
         border-title-color: $text-primary;
         border-title-style: bold;
-        &.-running {
-            border: round $primary 60%;
+        &.-running { border: round $primary 60%; }
+        &.-ok { border: round $success 50%; }
+        &.-error { border: round $error 70%; }
+        &:focus {
+            background: $accent 6%;
+            border-title-color: $text-accent;
+            &.-running { border: round $primary; }
+            &.-ok { border: round $success; }
+            &.-error { border: round $error; }
         }
-        &.-ok {
-            border: round $success 50%;
-        }
-        &.-error {
-            border: round $error 70%;
-        }
+        & > Static { height: auto; }
         & > .tool-call-card--arguments {
             height: 1;
             color: $text-muted;
             text-wrap: nowrap;
             text-overflow: ellipsis;
         }
-        & > ProgressBar {
+        & > .tool-call-card--label {
             height: 1;
-        }
-        & > .tool-call-card--log {
-            height: 1;
-            color: $text-muted;
             text-wrap: nowrap;
             text-overflow: ellipsis;
         }
-        & > .tool-call-card--outcome {
-            height: auto;
-            max-height: 6;
+        & > ProgressBar {
+            height: 1;
+            width: 100%;
+            & > Bar { width: 1fr; }
         }
-        &.-ok > .tool-call-card--outcome {
-            color: $text-success;
+        & > .tool-call-card--actions {
+            height: 1;
+            color: $text-secondary;
+            text-wrap: nowrap;
+            text-overflow: ellipsis;
         }
-        &.-error > .tool-call-card--outcome {
-            color: $text-error;
+        & > .tool-call-card--log {
+            color: $text-muted;
+            background: $surface;
+            padding: 0 1;
         }
+        & > .tool-call-card--outcome { max-height: 6; }
+        &.-ok > .tool-call-card--outcome { color: $text-success; }
+        &.-error > .tool-call-card--outcome { color: $text-error; }
     }
     """
 
-    def __init__(self, call_id: str, tool: str, arguments: Any = None) -> None:
-        super().__init__(classes="-running")
-        self.call_id = call_id
-        self.tool = tool
-        self.arguments = arguments
-        self.ok: bool | None = None
+    class CancelRequested(Message):
+        """The person asked to cancel this card's call."""
+
+        def __init__(self, card: ToolCallCard) -> None:
+            super().__init__()
+            self.card = card
+            self.call_id = card.call_id
+
+        @property
+        def control(self) -> ToolCallCard:
+            return self.card
+
+    def __init__(self, call_id: str, tool: str, arguments: Any = None, *,
+                 state: ToolCallState | None = None) -> None:
+        super().__init__()
+        self.state = state or ToolCallState(call_id, tool, arguments)
+        self.border_title = Text(self.state.tool)
+        self._set_state_classes()
+
+    # --- what the card shows -------------------------------------------------
+
+    @property
+    def call_id(self) -> str:
+        return self.state.call_id
+
+    @property
+    def tool(self) -> str:
+        return self.state.tool
+
+    @property
+    def arguments(self) -> Any:
+        return self.state.arguments
+
+    @property
+    def ok(self) -> bool | None:
         """None while running, then whether the call succeeded."""
-        self.outcome = ""
+        return self.state.ok
+
+    @property
+    def outcome(self) -> str:
         """The outcome line once the call ended: ``✓ result`` or ``✗ error``."""
-        self.border_title = Text(tool)
+        return self.state.outcome
+
+    @property
+    def logs_open(self) -> bool:
+        return self.state.logs_open
 
     def compose(self) -> ComposeResult:
-        if self.arguments is not None:
-            summary = summarize_arguments(self.arguments) if self.arguments else "(no arguments)"
+        state = self.state
+        if state.arguments is not None:
+            summary = summarize_arguments(state.arguments) if state.arguments else "(no arguments)"
             yield Static(Text(summary), classes="tool-call-card--arguments")
-        yield ProgressBar(total=100, show_eta=False)
-        log = Static("", classes="tool-call-card--log")
-        log.display = False
-        yield log
-        outcome = Static("", classes="tool-call-card--outcome")
-        outcome.display = False
-        yield outcome
+        # A finished card (most of a long chat's) is two or three lines: only what it
+        # can still show is composed.
+        if state.running:
+            yield Static(self._label(), classes="tool-call-card--label")
+            yield ProgressBar(total=100, show_eta=False)
+        if state.running or state.log_count:
+            yield ToolCallActions(self._actions(), classes="tool-call-card--actions")
+            yield Static(self._log_text(), classes="tool-call-card--log")
+        yield Static(Text(state.outcome), classes="tool-call-card--outcome")
 
-    def set_progress(self, progress: float, label: str | None = None) -> None:
-        """Show how far along the call is, from 0 to 1."""
-        self.query_one(ProgressBar).update(progress=max(0.0, min(1.0, progress)) * 100)
-        if label:
-            self.add_log(label)
+    def on_mount(self) -> None:
+        self._refresh_parts()
+
+    def _set_state_classes(self) -> None:
+        state = self.state
+        self.set_class(state.running, "-running")
+        self.set_class(state.ok is True, "-ok")
+        self.set_class(state.ok is False, "-error")
+        self.set_class(state.logs_open, "-logs-open")
+
+    def _label(self) -> Text:
+        state = self.state
+        if state.stopping:
+            return Text("cancelling…", style="italic")
+        text = Text(state.label or "running…", style="" if state.label else "italic")
+        if state.description:
+            text.append(f" — {state.description}", style="dim")
+        return text
+
+    def _actions(self) -> Content:
+        state = self.state
+        parts: list[Content] = []
+        if state.log_count:
+            arrow = "▾" if state.logs_open else "▸"
+            lines = f"{state.log_count} log line{'s' if state.log_count != 1 else ''}"
+            parts.append(Content.from_markup(f"[@click=choose('logs')]$arrow {lines}[/] [dim](l)[/]",
+                                             arrow=arrow))
+        if state.running and not state.stopping:
+            parts.append(Content.from_markup("[@click=choose('cancel')]✕ cancel[/] [dim](x)[/]"))
+        return Content("   ").join(parts)
+
+    def _log_text(self) -> Text:
+        state = self.state
+        shown = state.logs[-LOG_LINES_SHOWN:]
+        text = Text()
+        hidden = state.log_count - len(shown)
+        if hidden:
+            text.append(f"… {hidden} earlier line{'s' if hidden != 1 else ''}\n", style="italic")
+        text.append("\n".join(shown))
+        return text
+
+    def _refresh_parts(self) -> None:
+        """Bring every part up to date with the state."""
+        state = self.state
+        self._set_state_classes()
+        for actions in self.query(ToolCallActions):
+            actions.update(self._actions())
+            actions.display = bool(state.log_count) or state.running
+        for log in self.query(".tool-call-card--log").results(Static):
+            log.display = state.logs_open and bool(state.log_count)
+            if log.display:
+                log.update(self._log_text())
+        outcome = self.query_one(".tool-call-card--outcome", Static)
+        outcome.update(Text(state.outcome))
+        outcome.display = not state.running
+        for bar in self.query(ProgressBar):
+            bar.update(progress=state.progress * 100)
+            bar.display = state.running
+        for label in self.query(".tool-call-card--label").results(Static):
+            label.update(self._label())
+            label.display = state.running
+
+    # --- what the conversation tells it --------------------------------------
+
+    def set_progress(self, progress: float, label: str | None = None,
+                     description: str | None = None) -> None:
+        """Show how far along the call is, from 0 to 1, with the tool's label."""
+        self.state.set_progress(progress, label, description)
+        self._refresh_parts()
 
     def add_log(self, message: str) -> None:
-        """Show the call's latest log line (or progress label) under the bar."""
-        log = self.query_one(".tool-call-card--log", Static)
-        log.update(Text(shorten(message, RESULT_WIDTH)))
-        log.display = True
+        """Add a line to the call's log (shown when the log is open)."""
+        self.state.add_log(message)
+        self._refresh_parts()
 
     def finish(self, ok: bool, result: Any = None, error: dict[str, Any] | None = None) -> None:
         """Show the outcome: ✓ and a short result, or ✗ and the error's message."""
-        self.ok = ok
-        if ok:
-            self.outcome = f"✓ {summarize_result(result)}"
+        self.state.finish(ok, result, error)
+        self._refresh_parts()
+
+    # --- what the person does -------------------------------------------------
+
+    def action_toggle_logs(self) -> None:
+        """Show or hide the call's log."""
+        if not self.state.log_count:
+            self.notify("This call has written no log lines.", severity="information")
+            return
+        self.state.logs_open = not self.state.logs_open
+        self._refresh_parts()
+        if self.state.logs_open:
+            self.call_after_refresh(self.scroll_visible, animate=False)
+
+    def action_cancel_call(self) -> None:
+        """Ask to cancel this call (the chat screen does it)."""
+        if not self.state.running or self.state.stopping:
+            return
+        self.state.stopping = True
+        self._refresh_parts()
+        self.post_message(self.CancelRequested(self))
+
+    def action_copy(self) -> None:
+        """Copy the outcome, or the arguments while the call runs."""
+        state = self.state
+        text = state.outcome or json.dumps(state.arguments, ensure_ascii=False, default=str)
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied the {'outcome' if state.outcome else 'arguments'} of {state.tool}.",
+                    title="Copied")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_call":
+            return self.state.running and not self.state.stopping
+        if action == "toggle_logs":
+            return True if self.state.log_count else None
+        return True
+
+    def on_tool_call_actions_chosen(self, message: ToolCallActions.Chosen) -> None:
+        message.stop()
+        if message.action == "cancel":
+            self.action_cancel_call()
         else:
-            message = (error or {}).get("message") or "the call failed"
-            self.outcome = f"✗ {message}"
-        self.query_one(ProgressBar).display = False
-        self.query_one(".tool-call-card--log", Static).display = False
-        outcome = self.query_one(".tool-call-card--outcome", Static)
-        outcome.update(Text(self.outcome))
-        outcome.display = True
-        self.set_class(ok, "-ok")
-        self.set_class(not ok, "-error")
-        self.remove_class("-running")
+            self.action_toggle_logs()

@@ -1,0 +1,52 @@
+"""What the shell's Pilot tests read off the screen, and how they get to a screen."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.pilot import Pilot
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import OptionList, Static
+from textual.widgets._footer import FooterKey
+from textual.worker import WorkerCancelled
+
+
+def text_of(widget: Widget) -> str:
+    """Every line the widget and its ``Static``/``Label`` children show, joined."""
+    statics = [widget] if isinstance(widget, Static) else []
+    statics += list(widget.query(Static))
+    return "\n".join(str(static.render()) for static in statics)
+
+
+def options_of(option_list: OptionList) -> list[str]:
+    """The text of each option a list shows."""
+    return [str(option_list.get_option_at_index(index).prompt)
+            for index in range(option_list.option_count)]
+
+
+def footer_keys(screen: Screen) -> dict[str, str]:
+    """What the screen's footer shows: key as shown -> description, the enabled ones."""
+    return {key.key_display: key.description for key in screen.query(FooterKey)
+            if not key.has_class("-disabled")}
+
+
+async def open_screen(pilot: Pilot, until: Callable, key: str, kind: type[Screen]) -> Screen:
+    """Press ``key`` and wait until a screen of ``kind`` is on top and idle."""
+    app = pilot.app
+    await pilot.press(key)
+    await until(pilot, lambda: isinstance(app.screen, kind))
+    await pilot.pause()
+    return app.screen
+
+
+async def settle(pilot: Pilot) -> None:
+    """Let the workers that read and write finish (one made obsolete by a newer one is
+    cancelled: that is fine), and the screen redraw."""
+    while True:
+        try:
+            await pilot.app.workers.wait_for_complete()
+        except WorkerCancelled:
+            continue
+        break
+    await pilot.pause()

@@ -1,0 +1,83 @@
+"""Pilot tests of the notification drawer and the unread count in the footer."""
+
+from __future__ import annotations
+
+from shell_helpers import footer_keys, open_screen, options_of, settle, text_of
+from textual.widgets import OptionList
+
+from workbench.supervisor.launch import notify
+from workbench.tui.screens.drawer import NotificationDrawer
+
+SIZE = (80, 24)
+
+
+def fail_a_run(host, title: str = "Daily digest") -> int:
+    """A run of a schedule that fails, and the notification the supervisor posts for it
+    (``supervisor.launch.notify``, as the launcher calls it)."""
+    schedule = host.add_schedule(title=title, instruction="Summarize.",
+                                 schedule={"kind": "interval", "everyMinutes": 60})
+    run_id = host.store.add_run(schedule["id"], title, fired_by="schedule", due_at=None)
+    host.store.start_run(run_id, owner="1@elsewhere")
+    host.store.finish_run(run_id, "failed", error="the run's process exited with status 1")
+    notify(host.store, host.bus.publish, host.store.get_run(run_id))
+    return run_id
+
+
+async def test_unread_count_in_the_footer_and_marking_read(make_app, until) -> None:
+    app = make_app([])
+    app.host.store.add_notification("warning", "Scheduled run paused: Inbox sweep",
+                                     "it needed read ~/mail", source="scheduler")
+    app.host.store.add_notification("error", "Scheduled run failed: Backup",
+                                    "timed out after 900 s", source="scheduler")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: footer_keys(app.chat).get("^n") == "Notifications (2)")
+        drawer = await open_screen(pilot, until, "ctrl+n", NotificationDrawer)
+        listed = drawer.query_one(OptionList)
+        await until(pilot, lambda: listed.option_count == 2)
+        shown = options_of(listed)
+        assert shown[0].startswith("✖ Scheduled run failed: Backup  new\n")
+        assert "scheduler" in shown[0] and "timed out after 900 s" in shown[0]
+        assert shown[1].startswith("▲ Scheduled run paused: Inbox sweep  new")
+        assert text_of(drawer.query_one("#drawer-summary")) == "2 unread of 2"
+        await pilot.press("enter")
+        await until(pilot, lambda: len(app.host.notifications(unread_only=True)) == 1)
+        await until(pilot, lambda: text_of(drawer.query_one("#drawer-summary")) == "1 unread of 2")
+        assert "  new" not in options_of(listed)[0]
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is app.chat)
+        await until(pilot, lambda: footer_keys(app.chat).get("^n") == "Notifications (1)")
+        await open_screen(pilot, until, "ctrl+n", NotificationDrawer)
+        await pilot.press("a")
+        await until(pilot, lambda: not app.host.notifications(unread_only=True))
+        await settle(pilot)
+        assert text_of(app.screen.query_one("#drawer-summary")) == "All 2 read"
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.screen is app.chat)
+        await until(pilot, lambda: "^n" not in footer_keys(app.chat))
+
+
+async def test_a_new_notification_arrives_live(make_app, until) -> None:
+    app = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "^n" not in footer_keys(app.chat)
+        run_id = fail_a_run(app.host)
+        await until(pilot, lambda: footer_keys(app.chat).get("^n") == "Notifications (1)")
+        drawer = await open_screen(pilot, until, "ctrl+n", NotificationDrawer)
+        listed = drawer.query_one(OptionList)
+        await until(pilot, lambda: listed.option_count == 1)
+        assert f"run {run_id}" in options_of(listed)[0]
+        # While the drawer is open, another one is added at the top.
+        fail_a_run(app.host, "Weekly report")
+        await until(pilot, lambda: listed.option_count == 2)
+        assert options_of(listed)[0].startswith("✖ Scheduled run failed: Weekly report  new")
+        await until(pilot, lambda: text_of(drawer.query_one("#drawer-summary")) == "2 unread of 2")
+
+
+async def test_an_empty_drawer_says_what_it_is_for(make_app, until) -> None:
+    app = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        drawer = await open_screen(pilot, until, "ctrl+n", NotificationDrawer)
+        await until(pilot, lambda: "Nothing yet" in text_of(drawer.query_one("#drawer-summary")))
+        await until(pilot, lambda: "a" not in footer_keys(drawer))
+        assert footer_keys(drawer) == {"esc": "Close"}

@@ -1,0 +1,24 @@
+"""What a person sees: the terminal's lines, or one widget's, as text."""
+
+from __future__ import annotations
+
+from textual.app import App
+from textual.geometry import Region
+from textual.widget import Widget
+
+
+def screen_lines(app: App) -> list[str]:
+    """The lines of the terminal as the app draws them now (the top screen, with the
+    screens under a modal one, as a snapshot shows them)."""
+    update = app.screen._compositor.render_update(full=True,
+                                                  screen_stack=app._background_screens)
+    return ["".join(segment.text for segment in strip) for strip in update.strips]
+
+
+def screen_text(app: App) -> str:
+    return "\n".join(screen_lines(app))
+
+
+def widget_lines(widget: Widget) -> list[str]:
+    """What ``widget`` draws, line by line (whether or not it is scrolled into view)."""
+    return [strip.text for strip in widget.render_lines(Region(0, 0, *widget.size))]

@@ -1,0 +1,183 @@
+"""The providers extensions register: models, memory stores and web searches, and which
+one a name means.
+
+Precedence follows the tools': the built-in providers always win their names (the
+models ``auto``, ``echo``, ``openai``, ``anthropic``, ``local`` and ``scripted``, and
+the memory provider ``local``, which is the person's memories in the store), then the
+first extension by name. A shadowed provider is never dropped in silence:
+``conflicts()`` names it with its winner, and ``get(type, extension, name)`` still
+reaches it (the model spec ``ext:EXTENSION/NAME``). ``resolve`` and ``winners`` can
+leave some extensions out (those a chat switched off): the next provider by precedence
+then takes the name.
+
+This module imports the built-in model names and the tools' source order; nothing runs
+here, and it must not import a front-end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.agent.providers import BUILTIN_MODELS
+from workbench.tools.registry import SOURCE_ORDER
+
+PROVIDER_TYPES = ("model", "memory", "search")
+"""What a provider answers, in the order the status report lists them."""
+
+BUILTIN_PROVIDERS: dict[str, tuple[str, ...]] = {
+    "model": BUILTIN_MODELS,
+    "memory": ("local",),
+    "search": (),
+}
+"""The names the host's own providers hold, per type; an extension's provider of the
+same name is shadowed."""
+
+BUILTIN_OWNER = "workbench"
+"""How the status report names the host when a built-in provider wins a name."""
+
+
+@dataclass(frozen=True)
+class RegisteredProvider:
+    """One provider an extension registers, as the host sees it.
+
+    Attributes:
+        type: ``model``, ``memory`` or ``search``.
+        name: Its name, unique per type within its extension.
+        extension: The extension registering it.
+        source: ``builtin`` or ``extension``: its place in the precedence.
+        function: The entry module's export that answers, called as ``fn(request, ctx)``.
+        folder: The extension's folder.
+        entry: The entry module.
+        runtime: ``python`` or ``deno``.
+        config: Its configuration, handed to the function with every request.
+        permissions: What its worker may reach, in the manifest's shape.
+        database: Whether its extension has a private database (``ctx.db``).
+    """
+
+    type: str
+    name: str
+    extension: str
+    source: str
+    function: str
+    folder: Path
+    entry: Path
+    runtime: str
+    config: dict[str, Any] = field(default_factory=dict)
+    permissions: dict[str, Any] = field(default_factory=dict)
+    database: bool = False
+
+    @property
+    def qualified_name(self) -> str:
+        """``EXTENSION/NAME``: how people and model specs (``ext:EXTENSION/NAME``) name it."""
+        return f"{self.extension}/{self.name}"
+
+    @property
+    def key(self) -> str:
+        """``TYPE:EXTENSION/NAME``: what its grants and audit entries are kept under."""
+        return f"{self.type}:{self.qualified_name}"
+
+    @property
+    def enabled(self) -> bool:
+        """False when its config says ``"enabled": false``: registered, never asked."""
+        return self.config.get("enabled", True) is not False
+
+    @property
+    def priority(self) -> int:
+        """A search provider's ``priority`` (the highest answers first)."""
+        value = self.config.get("priority", 0)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    def rank(self) -> tuple[int, str]:
+        return (SOURCE_ORDER.index(self.source), self.extension)
+
+    def party(self) -> dict[str, str]:
+        return {"source": self.source, "extension": self.extension}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "name": self.name, "extension": self.extension,
+                "source": self.source, "function": self.function,
+                "label": self.config.get("label"), "enabled": self.enabled}
+
+
+class ProviderRegistry:
+    """Every provider the loaded extensions register, by type and name."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[tuple[str, str], list[RegisteredProvider]] = {}
+
+    def clear(self) -> None:
+        """Forget every provider (before a reload)."""
+        self._by_name.clear()
+
+    def add(self, provider: RegisteredProvider) -> None:
+        """Register ``provider``; precedence decides whether it wins its name."""
+        if provider.type not in PROVIDER_TYPES:
+            raise ValueError(f"unknown provider type {provider.type!r}")
+        if provider.source not in SOURCE_ORDER:
+            raise ValueError(f"unknown provider source {provider.source!r}")
+        candidates = self._by_name.setdefault((provider.type, provider.name), [])
+        candidates.append(provider)
+        candidates.sort(key=RegisteredProvider.rank)
+
+    def all(self, type: str | None = None) -> list[RegisteredProvider]:
+        """Every provider (of ``type``), shadowed ones included, by type then name."""
+        return [p for key in sorted(self._by_name, key=_order) for p in self._by_name[key]
+                if type is None or p.type == type]
+
+    def get(self, type: str, extension: str, name: str) -> RegisteredProvider | None:
+        """The provider ``name`` of ``extension``, whether it wins its name or not."""
+        return next((p for p in self._by_name.get((type, name), []) if p.extension == extension),
+                    None)
+
+    def resolve(self, type: str, name: str, exclude: Collection[str] = ()) -> RegisteredProvider | None:
+        """The extension provider ``name`` means, or None when a built-in holds the name
+        or no extension (outside ``exclude``) registers it."""
+        if name in BUILTIN_PROVIDERS[type]:
+            return None
+        return next((p for p in self._by_name.get((type, name), []) if p.extension not in exclude),
+                    None)
+
+    def winners(self, type: str, exclude: Collection[str] = ()) -> list[RegisteredProvider]:
+        """The provider that wins each name of ``type``, leaving out ``exclude``'s
+        extensions (a name one of them won goes to the next by precedence) and names a
+        built-in holds; by name."""
+        found = []
+        for kind, name in sorted(self._by_name):
+            if kind == type:
+                winner = self.resolve(type, name, exclude)
+                if winner is not None:
+                    found.append(winner)
+        return found
+
+    def conflicts(self) -> list[dict[str, Any]]:
+        """Every name registered more than once, or registered over a built-in:
+        ``{"type", "name", "winner", "shadowed"}``, each party ``{"source", "extension"}``."""
+        found = []
+        for key in sorted(self._by_name, key=_order):
+            type, name = key
+            candidates = self._by_name[key]
+            if name in BUILTIN_PROVIDERS[type]:
+                winner, shadowed = {"source": "builtin", "extension": BUILTIN_OWNER}, candidates
+            elif len(candidates) > 1:
+                winner, shadowed = candidates[0].party(), candidates[1:]
+            else:
+                continue
+            found.append({"type": type, "name": name, "winner": winner,
+                          "shadowed": [p.party() for p in shadowed]})
+        return found
+
+    def registration(self) -> dict[str, Any]:
+        """What the status report says of providers (its ``provider_registration``):
+        ``registered`` (the winners), ``conflicts``, ``total_registered`` and
+        ``total_conflicts``."""
+        winners = [p for type in PROVIDER_TYPES for p in self.winners(type)]
+        conflicts = self.conflicts()
+        return {"registered": [p.to_json() for p in winners], "conflicts": conflicts,
+                "total_registered": len(winners), "total_conflicts": len(conflicts)}
+
+
+def _order(key: tuple[str, str]) -> tuple[int, str]:
+    return (PROVIDER_TYPES.index(key[0]), key[1])

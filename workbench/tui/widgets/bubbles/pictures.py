@@ -1,0 +1,297 @@
+"""Decoded images for the terminal: PNG read with the standard library, others with
+Pillow when it happens to be installed, and shrinking to a size a terminal can draw.
+
+The TUI draws images with half blocks (two pixels to a cell), which works in every
+terminal with true color; this module only turns bytes into pixels. It imports
+nothing of Textual, and its work is slow enough for big images that callers run it
+in a thread.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import struct
+import zlib
+from dataclasses import dataclass
+
+MAX_PIXELS = 4_000_000
+"""The largest image (width × height) decoded without Pillow: pure Python takes
+seconds beyond that."""
+
+WORKING_SIZE = (240, 160)
+"""What a decoded image is shrunk to at most: more than any terminal cell grid shows."""
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+_ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4),
+          (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
+"""Interlace passes: x start, y start, x step, y step."""
+
+_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+"""Samples per pixel for each PNG color type."""
+
+
+class PictureError(ValueError):
+    """The data is not an image this module can decode; the message says why."""
+
+
+@dataclass(frozen=True)
+class Picture:
+    """Pixels, row by row, four bytes (red, green, blue, alpha) each."""
+
+    width: int
+    height: int
+    rgba: bytes
+
+    def pixel(self, x: int, y: int) -> tuple[int, int, int, int]:
+        start = (y * self.width + x) * 4
+        r, g, b, a = self.rgba[start:start + 4]
+        return r, g, b, a
+
+
+def decode_base64(data_b64: str) -> bytes:
+    """The bytes a ``dataB64`` field holds.
+
+    Raises:
+        PictureError: It is not base64.
+    """
+    try:
+        return base64.b64decode(data_b64, validate=False)
+    except (binascii.Error, ValueError, TypeError) as exc:
+        raise PictureError("the image data is not base64") from exc
+
+
+def decode_image(data: bytes) -> Picture:
+    """Decode ``data``: PNG always, other formats when Pillow is installed.
+
+    Raises:
+        PictureError: The format is unknown here or the data is broken.
+    """
+    if data.startswith(PNG_SIGNATURE):
+        return decode_png(data)
+    return _decode_with_pillow(data)
+
+
+def _decode_with_pillow(data: bytes) -> Picture:
+    try:
+        from PIL import Image  # Optional: not a dependency of the workbench.
+    except ImportError:
+        raise PictureError("only PNG images can be drawn here") from None
+    import io
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.thumbnail(WORKING_SIZE)
+            converted = image.convert("RGBA")
+            return Picture(converted.width, converted.height, converted.tobytes())
+    except Exception as exc:  # Pillow raises many kinds for unreadable data.
+        raise PictureError(f"the image cannot be read: {exc}") from exc
+
+
+def _chunks(data: bytes):
+    offset = len(PNG_SIGNATURE)
+    while offset + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[offset:offset + 8])
+        body = data[offset + 8:offset + 8 + length]
+        if len(body) != length:
+            raise PictureError("the PNG is cut short")
+        yield kind, body
+        offset += 12 + length
+
+
+def decode_png(data: bytes) -> Picture:
+    """Decode a PNG of any bit depth and color type, interlaced or not.
+
+    Raises:
+        PictureError: The PNG is broken or larger than ``MAX_PIXELS``.
+    """
+    header = None
+    palette = b""
+    transparency = b""
+    compressed = bytearray()
+    for kind, body in _chunks(data):
+        if kind == b"IHDR":
+            if len(body) != 13:
+                raise PictureError("the PNG header is broken")
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"PLTE":
+            palette = body
+        elif kind == b"tRNS":
+            transparency = body
+        elif kind == b"IDAT":
+            compressed += body
+        elif kind == b"IEND":
+            break
+    if header is None:
+        raise PictureError("the PNG has no header")
+    width, height, depth, color_type, _compression, _filter, interlace = header
+    if color_type not in _CHANNELS or depth not in (1, 2, 4, 8, 16):
+        raise PictureError(f"unsupported PNG color type {color_type} at depth {depth}")
+    if width == 0 or height == 0:
+        raise PictureError("the PNG has no pixels")
+    if width * height > MAX_PIXELS:
+        raise PictureError(f"the image is {width}×{height}, too large to draw here")
+    try:
+        raw = zlib.decompress(bytes(compressed))
+    except zlib.error as exc:
+        raise PictureError("the PNG data is broken") from exc
+    channels = _CHANNELS[color_type]
+    bits = channels * depth
+    step = max(1, bits // 8)
+    out = bytearray(width * height * 4)
+    passes = _ADAM7 if interlace else ((0, 0, 1, 1),)
+    offset = 0
+    for x0, y0, dx, dy in passes:
+        pass_width = (width - x0 + dx - 1) // dx if width > x0 else 0
+        pass_height = (height - y0 + dy - 1) // dy if height > y0 else 0
+        if pass_width == 0 or pass_height == 0:
+            continue
+        stride = (pass_width * bits + 7) // 8
+        previous = bytearray(stride)
+        for row in range(pass_height):
+            if offset + 1 + stride > len(raw):
+                raise PictureError("the PNG data is cut short")
+            line = _unfilter(raw[offset], bytearray(raw[offset + 1:offset + 1 + stride]), previous, step)
+            offset += 1 + stride
+            previous = line
+            y = y0 + row * dy
+            for column, pixel in enumerate(_pixels(line, pass_width, color_type, depth,
+                                                   palette, transparency)):
+                x = x0 + column * dx
+                start = (y * width + x) * 4
+                out[start:start + 4] = pixel
+    return Picture(width, height, bytes(out))
+
+
+def _unfilter(kind: int, line: bytearray, previous: bytearray, step: int) -> bytearray:
+    """Undo one scanline's filter (PNG specification, section 9)."""
+    if kind == 0:
+        return line
+    size = len(line)
+    if kind == 1:
+        for i in range(step, size):
+            line[i] = (line[i] + line[i - step]) & 0xFF
+    elif kind == 2:
+        for i in range(size):
+            line[i] = (line[i] + previous[i]) & 0xFF
+    elif kind == 3:
+        for i in range(size):
+            left = line[i - step] if i >= step else 0
+            line[i] = (line[i] + ((left + previous[i]) >> 1)) & 0xFF
+    elif kind == 4:
+        for i in range(size):
+            a = line[i - step] if i >= step else 0
+            b = previous[i]
+            c = previous[i - step] if i >= step else 0
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            predictor = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+            line[i] = (line[i] + predictor) & 0xFF
+    else:
+        raise PictureError(f"unknown PNG filter {kind}")
+    return line
+
+
+def _samples(line: bytearray, count: int, depth: int):
+    """``count`` samples of ``depth`` bits from ``line``, scaled to 0–255."""
+    if depth == 8:
+        yield from line[:count]
+    elif depth == 16:
+        for i in range(count):
+            yield line[2 * i]
+    else:
+        scale = 255 // ((1 << depth) - 1)
+        mask = (1 << depth) - 1
+        per_byte = 8 // depth
+        for i in range(count):
+            byte = line[i // per_byte]
+            shift = 8 - depth * (i % per_byte + 1)
+            yield ((byte >> shift) & mask) * scale
+
+
+def _raw_samples(line: bytearray, count: int, depth: int):
+    """Like ``_samples`` but unscaled (palette indexes, transparency keys)."""
+    if depth >= 8:
+        yield from (line[i * (depth // 8)] if depth == 8 else (line[2 * i] << 8) | line[2 * i + 1]
+                    for i in range(count))
+        return
+    mask = (1 << depth) - 1
+    per_byte = 8 // depth
+    for i in range(count):
+        yield (line[i // per_byte] >> (8 - depth * (i % per_byte + 1))) & mask
+
+
+def _pixels(line: bytearray, width: int, color_type: int, depth: int,
+            palette: bytes, transparency: bytes):
+    """The RGBA bytes of each pixel of one unfiltered scanline."""
+    if color_type == 3:
+        for index in _raw_samples(line, width, depth):
+            rgb = palette[index * 3:index * 3 + 3] or b"\x00\x00\x00"
+            alpha = transparency[index] if index < len(transparency) else 255
+            yield bytes((*rgb, alpha))
+        return
+    channels = _CHANNELS[color_type]
+    values = list(_samples(line, width * channels, depth))
+    key = None
+    if transparency and color_type in (0, 2):
+        keys = struct.unpack(">" + "H" * (len(transparency) // 2), transparency)
+        raw = list(_raw_samples(line, width * channels, depth))
+        key = keys
+    for i in range(width):
+        chunk = values[i * channels:(i + 1) * channels]
+        if color_type == 0:
+            grey = chunk[0]
+            alpha = 0 if key is not None and raw[i] == key[0] else 255
+            yield bytes((grey, grey, grey, alpha))
+        elif color_type == 2:
+            alpha = 0 if key is not None and tuple(raw[i * 3:i * 3 + 3]) == key[:3] else 255
+            yield bytes((*chunk, alpha))
+        elif color_type == 4:
+            yield bytes((chunk[0], chunk[0], chunk[0], chunk[1]))
+        else:
+            yield bytes(chunk)
+
+
+def shrink(picture: Picture, width: int, height: int) -> Picture:
+    """``picture`` at ``width`` × ``height``, each new pixel the average of the
+    pixels it covers (weighted by alpha); nearest pixel when growing."""
+    width, height = max(1, width), max(1, height)
+    if (width, height) == (picture.width, picture.height):
+        return picture
+    out = bytearray(width * height * 4)
+    source = picture.rgba
+    for y in range(height):
+        top = y * picture.height // height
+        bottom = max(top + 1, (y + 1) * picture.height // height)
+        for x in range(width):
+            left = x * picture.width // width
+            right = max(left + 1, (x + 1) * picture.width // width)
+            r = g = b = a = count = 0
+            for sy in range(top, bottom):
+                base = (sy * picture.width) * 4
+                for sx in range(left, right):
+                    i = base + sx * 4
+                    alpha = source[i + 3]
+                    r += source[i] * alpha
+                    g += source[i + 1] * alpha
+                    b += source[i + 2] * alpha
+                    a += alpha
+                    count += 1
+            start = (y * width + x) * 4
+            if a:
+                out[start:start + 4] = bytes((r // a, g // a, b // a, a // count))
+    return Picture(width, height, bytes(out))
+
+
+def fit(width: int, height: int, max_width: int, max_height: int) -> tuple[int, int]:
+    """The largest size with ``width``:``height``'s proportions within the bounds,
+    never larger than the original."""
+    scale = min(1.0, max_width / width, max_height / height)
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def working_copy(picture: Picture) -> Picture:
+    """``picture`` shrunk to at most ``WORKING_SIZE``, for cheap resizing later."""
+    size = fit(picture.width, picture.height, *WORKING_SIZE)
+    return shrink(picture, *size)
