@@ -177,8 +177,9 @@ class Request:
 class PermissionRequest(Request):
     """A tool needs permissions it was not granted.
 
-    ``permissions`` holds one dict per missing entry: ``{"kind", "value", "reason"}``.
-    The answer is a ``PermissionAnswer``.
+    ``permissions`` holds one dict per entry asked for: ``{"kind", "value", "reason",
+    "optional", "key"}``, the missing required entries first, then the optional ones
+    never decided. The answer is a ``PermissionAnswer``.
     """
 
     tool: str
@@ -188,7 +189,12 @@ class PermissionRequest(Request):
 
 @dataclass(frozen=True)
 class PermissionAnswer:
+    """The person's answer to a ``PermissionRequest``."""
+
     decision: Literal["once", "session", "always", "deny"]
+    """The scope of what was accepted, or ``deny`` for every entry asked."""
+    declined: tuple[str, ...] = ()
+    """The ``key`` of each optional entry left out; kept for the decision's lifetime."""
 
 
 @_event("ask_user")

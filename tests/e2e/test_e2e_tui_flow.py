@@ -29,7 +29,7 @@ DOWN, ESCAPE, CTRL_E, CTRL_Q, CTRL_S = "\x1b[B", "\x1b", "\x05", "\x11", "\x13"
 
 def spawn(tmp_path: Path, replies: list[dict]) -> Terminal:
     work = tmp_path / "work"
-    work.mkdir()
+    work.mkdir(exist_ok=True)
     script = work / "replies.json"
     script.write_text(json.dumps(replies), encoding="utf-8")
     env = {key: value for key, value in os.environ.items()

@@ -155,6 +155,20 @@ class TestPermissionPrompt:
 
         assert snap_compare(themed_app, terminal_size=SMALL, run_before=run_before)
 
+    def test_optional_entry_left_out(self, snap_compare, themed_app) -> None:
+        """The first optional entry's box focused with Tab and unticked with Space."""
+
+        async def run_before(pilot) -> None:
+            app = pilot.app
+            await no_cursor_blink(pilot)
+            request = PermissionRequest(tool="weather.forecast", permissions=PERMISSIONS)
+            app.pending_answer = asyncio.ensure_future(app.responder.answer(request))
+            await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await pilot.press("tab", "space")
+            await settle(pilot)
+
+        assert snap_compare(themed_app, terminal_size=SMALL, run_before=run_before)
+
 
 DRAFT = {"title": "Stand-up notes", "instruction": "Summarize what I did yesterday and what is due today.",
          "schedule": {"kind": "weekly", "weekdays": [1, 2, 3, 4, 5], "hour": 9, "minute": 0},

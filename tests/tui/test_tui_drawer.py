@@ -1,4 +1,4 @@
-"""Pilot tests of the notification drawer and the unread count in the footer."""
+"""Pilot tests of the notification drawer and the unread count in the chat's header."""
 
 from __future__ import annotations
 
@@ -9,6 +9,11 @@ from workbench.supervisor.launch import notify
 from workbench.tui.screens.drawer import NotificationDrawer
 
 SIZE = (80, 24)
+
+
+def unread_shown(app) -> str:
+    """The unread count as the chat's header shows it ("" when there is none)."""
+    return text_of(app.chat.query_one("#chat-unread")).strip()
 
 
 def fail_a_run(host, title: str = "Daily digest") -> int:
@@ -23,14 +28,14 @@ def fail_a_run(host, title: str = "Daily digest") -> int:
     return run_id
 
 
-async def test_unread_count_in_the_footer_and_marking_read(make_app, until) -> None:
+async def test_unread_count_in_the_header_and_marking_read(make_app, until) -> None:
     app = make_app([])
     app.host.store.add_notification("warning", "Scheduled run paused: Inbox sweep",
                                      "it needed read ~/mail", source="scheduler")
     app.host.store.add_notification("error", "Scheduled run failed: Backup",
                                     "timed out after 900 s", source="scheduler")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: footer_keys(app.chat).get("^n") == "Notifications (2)")
+        await until(pilot, lambda: unread_shown(app) == "✉ 2 unread · ^n")
         drawer = await open_screen(pilot, until, "ctrl+n", NotificationDrawer)
         listed = drawer.query_one(OptionList)
         await until(pilot, lambda: listed.option_count == 2)
@@ -45,7 +50,7 @@ async def test_unread_count_in_the_footer_and_marking_read(make_app, until) -> N
         assert "  new" not in options_of(listed)[0]
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat)
-        await until(pilot, lambda: footer_keys(app.chat).get("^n") == "Notifications (1)")
+        await until(pilot, lambda: unread_shown(app) == "✉ 1 unread · ^n")
         await open_screen(pilot, until, "ctrl+n", NotificationDrawer)
         await pilot.press("a")
         await until(pilot, lambda: not app.host.notifications(unread_only=True))
@@ -53,16 +58,16 @@ async def test_unread_count_in_the_footer_and_marking_read(make_app, until) -> N
         assert text_of(app.screen.query_one("#drawer-summary")) == "All 2 read"
         await pilot.press("ctrl+n")
         await until(pilot, lambda: app.screen is app.chat)
-        await until(pilot, lambda: "^n" not in footer_keys(app.chat))
+        await until(pilot, lambda: unread_shown(app) == "")
 
 
 async def test_a_new_notification_arrives_live(make_app, until) -> None:
     app = make_app([])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert "^n" not in footer_keys(app.chat)
+        assert unread_shown(app) == ""
         run_id = fail_a_run(app.host)
-        await until(pilot, lambda: footer_keys(app.chat).get("^n") == "Notifications (1)")
+        await until(pilot, lambda: unread_shown(app) == "✉ 1 unread · ^n")
         drawer = await open_screen(pilot, until, "ctrl+n", NotificationDrawer)
         listed = drawer.query_one(OptionList)
         await until(pilot, lambda: listed.option_count == 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -13,6 +14,7 @@ from textual.widgets import Button, Checkbox, Input, Select, Static, TextArea
 
 from workbench.events import PermissionAnswer, PermissionRequest, RequestDenied, ToolCallEnded
 from workbench.tui.forms.schedule_screen import KINDS, MONTHS, ScheduleScreen
+from workbench.tui.paths import shown_path
 from workbench.tui.screens.permission import PermissionScreen
 from workbench.tui.widgets.tool_call_card import ToolCallCard
 
@@ -35,9 +37,16 @@ async def start(app, pilot, until, prompt: str = "go") -> list:
 
 
 def shown(screen) -> list[str]:
-    """The prompt's lines as a person reads them."""
-    return [static.render().plain for static in screen.query(Static)
-            if not isinstance(static, Button) and static.render().plain.strip()]
+    """The prompt's lines as a person reads them; an optional entry's box as ☑ or ☐."""
+    lines = []
+    for static in screen.query(Static):
+        if isinstance(static, Button):
+            continue
+        if isinstance(static, Checkbox):
+            lines.append(("☑ " if static.value else "☐ ") + static.label.plain.strip())
+        elif static.render().plain.strip():
+            lines.append(static.render().plain)
+    return lines
 
 
 def ended(seen: list) -> list[ToolCallEnded]:
@@ -155,13 +164,49 @@ class TestWhatIsAsked:
             assert shown(app.screen) == [
                 "demo.fetch asks for these 5:",
                 "• Read /", "⚠ the whole file system", "Index everything.",
-                "• Connect to any host, port 443  (optional)", "⚠ any host on the internet", "Fetch pages.",
+                "☑ Connect to any host, port 443  (optional)", "⚠ any host on the internet", "Fetch pages.",
                 "• Connect to example.com port 80,443", "(no reason given)",
                 "• Read and change your memories", "Keep notes.",
-                "• Ask your model for completions  (optional)", "Summarize."]
+                "☑ Ask your model for completions  (optional)", "Summarize.",
+                "Untick what it should do without (space)."]
             await pilot.press("a")
             await until(pilot, answer.done)
             assert answer.result() == PermissionAnswer("always")
+
+    async def test_optional_boxes_are_reached_with_tab_and_unticked_with_space(self, make_app, until) -> None:
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            request = PermissionRequest(tool="demo.fetch", permissions=[
+                {"kind": "read", "value": "/srv/docs", "reason": "Index the docs.", "optional": False,
+                 "key": "read:/srv/docs"},
+                {"kind": "net", "value": "example.com:443", "reason": "Fetch pages.", "optional": True,
+                 "key": "net:example.com:443"},
+                {"kind": "env", "value": "DOCS_TOKEN", "reason": "Sign in.", "optional": True,
+                 "key": "env:DOCS_TOKEN"}])
+            answer = asyncio.ensure_future(app.responder.answer(request))
+            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            screen = app.screen
+            await pilot.press("tab")  # from Deny round to the first optional box
+            assert screen.focused is screen.query_one("#optional-0", Checkbox)
+            await pilot.press("tab", "space")
+            assert screen.focused is screen.query_one("#optional-1", Checkbox)
+            assert shown(screen)[3:7] == ["☑ Connect to example.com port 443  (optional)", "Fetch pages.",
+                                          "☐ Read the environment variable DOCS_TOKEN  (optional)", "Sign in."]
+            await pilot.press("s")
+            await until(pilot, answer.done)
+            assert answer.result() == PermissionAnswer("session", declined=("env:DOCS_TOKEN",))
+
+    async def test_deny_with_boxes_is_still_a_refusal(self, make_app, until) -> None:
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            request = PermissionRequest(tool="demo.fetch", permissions=[
+                {"kind": "env", "value": "DOCS_TOKEN", "reason": "Sign in.", "optional": True}])
+            answer = asyncio.ensure_future(app.responder.answer(request))
+            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await pilot.press("d")
+            await until(pilot, answer.done)
+            with pytest.raises(RequestDenied):
+                answer.result()
 
     async def test_escape_is_a_refusal(self, make_app, until) -> None:
         app = make_app([])
@@ -193,6 +238,89 @@ class TestWhatIsAsked:
             [event] = ended(seen)
             assert event.ok, event.error
             assert set(event.result) == {"summary"}
+
+
+PEEK = """
+import os
+
+def peek(args, ctx):
+    try:
+        with open(args["path"]) as handle:
+            text = handle.read()
+    except OSError as exc:
+        text = "refused: " + str(exc.strerror)
+    return {"text": text, "token": os.environ.get("WORKBENCH_TEST_TOKEN")}
+"""
+
+
+def install_peek(app, workdir: Path) -> Path:
+    """Install an extension whose ``peek`` needs a folder and may use a token."""
+    docs = workdir / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("the docs", encoding="utf-8")
+    folder = workdir / "peek-src"
+    folder.mkdir()
+    (folder / "main.py").write_text(PEEK)
+    (folder / "package.json").write_text(json.dumps({"name": "peek", "version": "1.0.0"}))
+    (folder / "loca.json").write_text(json.dumps({
+        "name": "peek", "displayName": "Peek", "description": "Peek at a file.", "entry": "main.py",
+        "tools": [{"name": "peek", "description": "Read a file. Use when asked to peek.",
+                   "function": "peek", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+                   "permissions": {"read": [{"path": str(docs), "reason": "Read the docs."}],
+                                   "env": [{"key": "WORKBENCH_TEST_TOKEN", "optional": True,
+                                            "reason": "Sign in when you have a token."}]}}]}))
+    app.host.install_extension(str(folder), lambda plan: True)
+    return docs / "a.txt"
+
+
+def peek_twice(path: Path) -> list[dict]:
+    call = {"name": "peek", "arguments": {"path": str(path)}}
+    return [{"tool_calls": [call]}, {"tool_calls": [call]}, {"text": "Peeked twice."}]
+
+
+class TestOptional:
+    async def test_unticking_an_optional_entry_runs_the_call_without_it(self, make_app, until, workdir: Path,
+                                                                        monkeypatch) -> None:
+        monkeypatch.setenv("WORKBENCH_TEST_TOKEN", "s3cret")
+        app = make_app([])
+        path = install_peek(app, workdir)
+        (workdir / "replies.json").write_text(json.dumps(peek_twice(path)))
+        async with app.run_test(size=SIZE) as pilot:
+            seen = await start(app, pilot, until)
+            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            screen = app.screen
+            assert shown(screen) == [
+                "peek.peek asks for these 2:",
+                f"• Read {shown_path(str(path.parent))}", "Read the docs.",
+                "☑ Read the environment variable WORKBENCH_TEST_TOKEN  (optional)",
+                "Sign in when you have a token.",
+                "Untick what it should do without (space)."]
+            await pilot.press("tab", "space", "s")
+            await until(pilot, lambda: not app.chat.busy)
+            first, second = ended(seen)
+            assert first.ok, first.error
+            assert first.result == {"text": "the docs", "token": None}
+            # Declined for the session: the second call is not asked about it again.
+            assert second.result == {"text": "the docs", "token": None}
+            grants = app.host.store.list_grants("peek.peek")
+            assert [(g["kind"], g["scope"]) for g in grants] == [("read", "session")]
+            states = {row["kind"]: row["state"] for row in app.host.explain_grants("peek.peek")}
+            assert states == {"read": "granted", "env": "declined"}
+
+    async def test_a_ticked_optional_entry_is_granted(self, make_app, until, workdir: Path,
+                                                      monkeypatch) -> None:
+        monkeypatch.setenv("WORKBENCH_TEST_TOKEN", "s3cret")
+        app = make_app([])
+        path = install_peek(app, workdir)
+        (workdir / "replies.json").write_text(json.dumps(peek_twice(path)[1:]))
+        async with app.run_test(size=SIZE) as pilot:
+            seen = await start(app, pilot, until)
+            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await pilot.press("o")
+            await until(pilot, lambda: not app.chat.busy)
+            [event] = ended(seen)
+            assert event.result == {"text": "the docs", "token": "s3cret"}
+            assert app.host.store.list_grants("peek.peek") == []
 
 
 # --- the review of a proposed schedule ------------------------------------------------

@@ -20,15 +20,18 @@ def call_command(
     tool: str = typer.Argument(..., help="A tool's name, or EXTENSION.TOOL for a shadowed one."),
     args: str = typer.Option("{}", "--args", "-a", help="The arguments as a JSON object."),
     grant: list[str] = typer.Option([], "--grant", "-g", metavar="KIND[:VALUE]",
-                                    help="Grant a declared permission for this call (repeatable)."),
-    grant_all: bool = typer.Option(False, "--grant-all", help="Grant every permission the tool declares."),
+                                    help="Grant a declared permission, optional ones too, for this "
+                                    "call (repeatable)."),
+    grant_all: bool = typer.Option(False, "--grant-all", help="Grant every permission the tool declares, "
+                                   "optional ones too."),
     as_json: bool = typer.Option(False, "--json", help="Print {ok, result} or {ok, error} as JSON."),
     jsonl: bool = typer.Option(False, "--jsonl", help="Print every event (progress, logs, bubbles) "
                                "as a JSON line, then the outcome as the last line."),
     answers: Path | None = typer.Option(None, "--answers",
                                         help="A JSON file answering the tool's ask-user forms, in order."),
 ) -> None:
-    """Call TOOL once; never prompts: a missing permission is an error (exit 3)."""
+    """Call TOOL once; never prompts: a missing permission is an error (exit 3), and
+    optional ones not granted are left out."""
     from workbench.core.gateway import CallOptions
     from workbench.core.host import Host
     from workbench.headless.responder import HeadlessResponder, load_answers

@@ -41,7 +41,8 @@ def explain(
     tool: str = typer.Argument(..., help="A tool's name or EXTENSION.TOOL."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """For each permission TOOL declares: granted or not, by which grant, when, in which scope."""
+    """For each permission TOOL declares: granted, denied, not granted, or for an
+    optional one undecided or declined (this session); by which grant, when, in which scope."""
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:

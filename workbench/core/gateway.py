@@ -24,7 +24,7 @@ from workbench.events import (AskUserRequest, DisplayBubble, PermissionRequest, 
 from workbench.hooks import dispatch
 from workbench.hooks.dispatch import CONTEXT_LABEL, join_contexts
 from workbench.hooks.registry import HookRegistry
-from workbench.permissions.broker import Broker
+from workbench.permissions.broker import Broker, Refusal
 from workbench.permissions.requirements import OS_KINDS, Requirement, TemplateRoots, requirements_of
 from workbench.tools.context import ChatContext, ToolContext
 from workbench.tools.registry import Tool, ToolRegistry
@@ -67,7 +67,8 @@ class CallOptions:
         session_id: The chat session, if any.
         grants: ``(kind, value)`` pairs granted for this call alone.
         prompt: Whether a missing permission may be asked for; when false it fails
-            at once with kind ``permission``.
+            at once with kind ``permission``, and optional permissions not granted
+            are left out.
         user_message: The message that triggered the call, for ``get_chat_context``.
     """
 
@@ -265,43 +266,30 @@ class ToolGateway:
 
     async def _settle(self, key: str, reqs: list[Requirement], options: CallOptions,
                       deadline: _PausableDeadline | None = None, once: set | None = None) -> None:
-        """Make sure the non-optional ``reqs`` are granted, asking when allowed.
+        """Settle ``reqs`` through the broker, asking when allowed: the missing required
+        entries and the undecided optional ones in one request (``Broker.settle``).
 
         Raises:
             ToolError: of kind ``permission``, naming what is missing and why it was asked for.
         """
-        refused = self.broker.denied(key, reqs, options.session_id)
-        if refused:
-            raise ToolError("permission", _listing("refused earlier", refused),
-                            missing=[r.to_json() for r in refused])
-        extra = tuple(options.grants) + tuple(once or ())
-        missing = self.broker.missing(key, reqs, options.session_id, extra)
-        if not missing:
-            return
-        if not options.prompt:
-            raise ToolError("permission", _listing("not granted", missing),
-                            missing=[r.to_json() for r in missing])
-        request = PermissionRequest(tool=key, permissions=[r.to_json() for r in missing],
-                                    session_id=options.session_id)
-        if deadline is not None:
-            deadline.pause()
-        try:
-            answer = await self.responder.answer(request)
-        except RequestDenied as exc:
-            raise ToolError("permission", _listing(f"denied ({exc.reason})", missing),
-                            missing=[r.to_json() for r in missing]) from exc
-        finally:
+        async def ask(request: PermissionRequest) -> Any:
             if deadline is not None:
-                deadline.resume()
-        decision = getattr(answer, "decision", answer)
-        self.broker.record(key, missing, decision, options.session_id)
-        self.store.audit("person", f"grant.{decision}", key,
-                         {"permissions": [r.to_json() for r in missing]})
-        if decision == "deny":
-            raise ToolError("permission", _listing("denied", missing),
-                            missing=[r.to_json() for r in missing])
+                deadline.pause()
+            try:
+                return await self.responder.answer(request)
+            finally:
+                if deadline is not None:
+                    deadline.resume()
+
+        extra = tuple(options.grants) + tuple(once or ())
+        try:
+            granted = await self.broker.settle(key, reqs, options.session_id, ask=ask,
+                                               extra=extra, prompt=options.prompt)
+        except Refusal as exc:
+            raise ToolError("permission", _listing(exc.state, exc.requirements),
+                            missing=[r.to_json() for r in exc.requirements]) from exc
         if once is not None:
-            once.update((r.kind, r.value) for r in missing)
+            once.update(granted)
 
     async def _run(self, call_id: str, tool: Tool, arguments: Any, options: CallOptions,
                    granted: list[Requirement], *, model_arguments: Any = None,

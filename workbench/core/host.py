@@ -497,25 +497,19 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         return tuple(pairs)
 
     def explain_grants(self, name: str) -> list[dict[str, Any]]:
-        """For each permission ``name`` declares: granted or not, by which grant, when."""
+        """For each permission ``name`` declares: its state (``Broker.explain``), by
+        which grant, when."""
         self.ensure_extensions()
         tool = self.registry.resolve(name)
-        grants = self.store.list_grants(tool.qualified_name)
-        rows = []
-        for req in self.gateway.requirements(tool):
-            matches = [g for g in grants if g["kind"] == req.kind and g["value"] == req.value]
-            lasting = [g for g in matches if g["scope"] in ("always", "deny")]
-            sessions = [g for g in matches if g["scope"] == "session"]
-            grant = (lasting or sessions or [None])[-1]
-            state = "denied" if grant and grant["scope"] == "deny" else "granted" if grant else "not granted"
-            rows.append({**req.to_json(), "tool": tool.qualified_name, "state": state, "grant": grant})
-        return rows
+        return [{**row, "tool": tool.qualified_name}
+                for row in self.broker.explain(tool.qualified_name, self.gateway.requirements(tool))]
 
     def revoke_grants(self, name: str, kind: str | None = None, value: str | None = None) -> int:
         """Remove a tool's grants (all, of one kind, or one value); returns how many."""
         self.ensure_extensions()
         tool = self.registry.resolve(name)
         removed = self.store.revoke_grants(tool.qualified_name, kind, value)
+        self.broker.forget(tool.qualified_name, kind, value)
         self.sandbox.forget(tool.qualified_name)
         self.store.audit("person", "grant.revoke", tool.qualified_name,
                          {"kind": kind, "value": value, "removed": removed})

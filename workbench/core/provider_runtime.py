@@ -7,7 +7,8 @@ from its grants alone. It is never run in the host's process, not even where thi
 machine cannot sandbox (``sandbox.unsandboxed_tools`` names tools, not providers).
 Grants are kept under the provider's key ``TYPE:EXTENSION/NAME``: a permission it
 declares and nobody granted becomes one ``PermissionRequest`` to the front-end (once,
-session, always, deny), as for a tool; a refusal or a denial fails the call. Its
+session, always, deny), as for a tool, with the optional ones never decided; a refusal
+or a denial of a required one fails the call. Its
 ``ctx`` can log and reach the capabilities it declared (asked for at first use) but
 cannot show forms or propose schedules, and a model provider cannot ask the model.
 
@@ -27,8 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider
 from workbench.errors import ToolError, WorkbenchError
-from workbench.events import PermissionRequest, RequestDenied
-from workbench.permissions.broker import Broker
+from workbench.permissions.broker import Broker, Refusal
 from workbench.permissions.requirements import OS_KINDS, Requirement, TemplateRoots, requirements_of
 from workbench.tools.context import ChatContext, ToolContext
 from workbench.tools.registry import Tool
@@ -177,35 +177,19 @@ class ProviderRuntime:
 
     async def _settle(self, provider: RegisteredProvider, reqs: list[Requirement],
                       session_id: str | None) -> set[tuple[str, str]]:
-        """Make sure the non-optional ``reqs`` are granted, asking the person; returns
-        what was granted for this call alone.
+        """Settle ``reqs`` through the broker, asking the person (``Broker.settle``:
+        the missing required entries and the undecided optional ones); returns what
+        was granted for this call alone.
 
         Raises:
             ToolError: of kind ``permission``, naming what is missing and why.
         """
-        key = provider.key
-        refused = self.broker.denied(key, reqs, session_id)
-        if refused:
-            raise ToolError("permission", _listing(provider, "refused earlier", refused),
-                            missing=[r.to_json() for r in refused])
-        missing = self.broker.missing(key, reqs, session_id)
-        if not missing:
-            return set()
-        request = PermissionRequest(tool=key, permissions=[r.to_json() for r in missing],
-                                    session_id=session_id)
         try:
-            answer = await self.responder().answer(request)
-        except RequestDenied as exc:
-            raise ToolError("permission", _listing(provider, f"denied ({exc.reason})", missing),
-                            missing=[r.to_json() for r in missing]) from exc
-        decision = getattr(answer, "decision", answer)
-        self.broker.record(key, missing, decision, session_id)
-        self.store.audit("person", f"grant.{decision}", key,
-                         {"permissions": [r.to_json() for r in missing]})
-        if decision == "deny":
-            raise ToolError("permission", _listing(provider, "denied", missing),
-                            missing=[r.to_json() for r in missing])
-        return {(r.kind, r.value) for r in missing}
+            return await self.broker.settle(provider.key, reqs, session_id,
+                                            ask=lambda request: self.responder().answer(request))
+        except Refusal as exc:
+            raise ToolError("permission", _listing(provider, exc.state, exc.requirements),
+                            missing=[r.to_json() for r in exc.requirements]) from exc
 
     def _capabilities(self, provider: RegisteredProvider, session_id: str | None):
         async def authorize(kind: str, access: str) -> None:

@@ -44,8 +44,22 @@ def consent_of(manifest: Manifest, *, version: str, hooks: tuple[str, ...] = ())
     for tool in manifest.tools:
         dumped = tool.permissions.model_dump(by_alias=True, exclude_none=True)
         tools[tool.name] = {kind: value for kind, value in dumped.items() if value}
-    return {"format": CONSENT_FORMAT, "name": manifest.name, "version": version,
-            "database": manifest.database, "hooks": list(hooks), "tools": tools}
+    consent = {"format": CONSENT_FORMAT, "name": manifest.name, "version": version,
+               "database": manifest.database, "hooks": list(hooks), "tools": tools}
+    if manifest.providers:
+        # Only when there are some, so that the consent of an extension without
+        # providers stays what it was.
+        consent["providers"] = {
+            provider_label(provider.type, provider.name): {
+                kind: value for kind, value in provider.permissions.model_dump(
+                    by_alias=True, exclude_none=True).items() if value}
+            for provider in manifest.providers}
+    return consent
+
+
+def provider_label(kind: str, name: str) -> str:
+    """How a provider is named in a consent and to people: ``model provider house``."""
+    return f"{kind} provider {name}"
 
 
 def _entries(permissions: Mapping[str, Any], kind: str) -> list[dict[str, Any]]:
@@ -152,23 +166,29 @@ class ConsentDiff:
     hooks_added: tuple[str, ...] = ()
     hooks_removed: tuple[str, ...] = ()
     database: str | None = None
+    providers_added: tuple[str, ...] = ()
+    providers_removed: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
         """True when the two consents grant the same."""
         return not (self.tools_added or self.tools_removed or self.permissions
-                    or self.hooks_added or self.hooks_removed or self.database)
+                    or self.hooks_added or self.hooks_removed or self.database
+                    or self.providers_added or self.providers_removed)
 
     @property
     def widens(self) -> bool:
         """True when the new consent grants anything the old one did not."""
         return bool(self.tools_added or self.hooks_added or self.database == "added"
+                    or self.providers_added
                     or any(c.change in ("added", "widened") for c in self.permissions))
 
     def describe(self) -> list[str]:
         """One line per difference, for a person."""
         lines = [f"tool added: {name}" for name in self.tools_added]
         lines += [f"tool removed: {name}" for name in self.tools_removed]
+        lines += [f"added: {name}" for name in self.providers_added]
+        lines += [f"removed: {name}" for name in self.providers_removed]
         lines += [f"hook added: {name}" for name in self.hooks_added]
         lines += [f"hook removed: {name}" for name in self.hooks_removed]
         if self.database:
@@ -182,7 +202,9 @@ class ConsentDiff:
         return {"tools_added": list(self.tools_added), "tools_removed": list(self.tools_removed),
                 "permissions": [change.to_json() for change in self.permissions],
                 "hooks_added": list(self.hooks_added), "hooks_removed": list(self.hooks_removed),
-                "database": self.database, "empty": self.empty, "widens": self.widens}
+                "database": self.database, "providers_added": list(self.providers_added),
+                "providers_removed": list(self.providers_removed),
+                "empty": self.empty, "widens": self.widens}
 
 
 def _path_covers(outer: str, inner: str) -> bool:
@@ -268,16 +290,10 @@ def diff_consent(old: Mapping[str, Any], new: Mapping[str, Any]) -> ConsentDiff:
     """
     old_tools: Mapping[str, Any] = old.get("tools") or {}
     new_tools: Mapping[str, Any] = new.get("tools") or {}
-    changes: list[PermissionChange] = []
-    for tool, permissions in new_tools.items():
-        before = old_tools.get(tool)
-        for kind in PERMISSION_KINDS:
-            changes += _diff_kind(tool, kind, _entries(before or {}, kind),
-                                  _entries(permissions, kind))
-    for tool, permissions in old_tools.items():
-        if tool not in new_tools:
-            changes += [PermissionChange(tool, "removed", item.kind, item.value, item.reason)
-                        for item in permission_items(permissions)]
+    old_providers: Mapping[str, Any] = old.get("providers") or {}
+    new_providers: Mapping[str, Any] = new.get("providers") or {}
+    changes = (_permission_changes(old_tools, new_tools)
+               + _permission_changes(old_providers, new_providers))
     old_hooks, new_hooks = list(old.get("hooks") or []), list(new.get("hooks") or [])
     database = None
     if bool(new.get("database")) != bool(old.get("database")):
@@ -288,5 +304,23 @@ def diff_consent(old: Mapping[str, Any], new: Mapping[str, Any]) -> ConsentDiff:
         permissions=tuple(changes),
         hooks_added=tuple(h for h in new_hooks if h not in old_hooks),
         hooks_removed=tuple(h for h in old_hooks if h not in new_hooks),
-        database=database)
+        database=database,
+        providers_added=tuple(p for p in new_providers if p not in old_providers),
+        providers_removed=tuple(p for p in old_providers if p not in new_providers))
+
+
+def _permission_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[PermissionChange]:
+    """The permission changes between two maps of holder (a tool, a provider) to its
+    permissions; every permission of an added or removed holder counts as such."""
+    changes: list[PermissionChange] = []
+    for holder, permissions in new.items():
+        before = old.get(holder)
+        for kind in PERMISSION_KINDS:
+            changes += _diff_kind(holder, kind, _entries(before or {}, kind),
+                                  _entries(permissions, kind))
+    for holder, permissions in old.items():
+        if holder not in new:
+            changes += [PermissionChange(holder, "removed", item.kind, item.value, item.reason)
+                        for item in permission_items(permissions)]
+    return changes
 

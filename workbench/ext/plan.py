@@ -18,11 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from workbench.ext.consent import ConsentDiff, PermissionItem, consent_of, permission_items
+from workbench.ext.consent import (ConsentDiff, PermissionItem, consent_of, permission_items,
+                                   provider_label)
 from workbench.ext.dependencies import Dependency
 from workbench.manifest.models import Manifest
 
 DEFAULT_VERSION = "0.0.0"
+
+PROVIDER_ROLES = {
+    "model": "a model chats can talk to; it sees their messages",
+    "memory": "answers memory search alongside your memories",
+    "search": "answers web searches the agent makes",
+}
+"""What each kind of provider does, as a plan says it."""
 """The version of an extension whose package files name none."""
 
 VERSION_FILES: tuple[str, ...] = ("package.json", "deno.json", "jsr.json")
@@ -104,6 +112,8 @@ class InstallPlan:
         size: Their total size in bytes.
         tools: Its tools with their permissions.
         hooks: The hooks it registers.
+        providers: The model, memory and search providers it registers, with their
+            permissions (named ``model provider NAME``).
         knowledge: The knowledge files it ships.
         skills: The skills it ships.
         database: Whether it gets a private database.
@@ -130,6 +140,7 @@ class InstallPlan:
     size: int
     tools: tuple[ToolSummary, ...]
     hooks: tuple[str, ...]
+    providers: tuple[ToolSummary, ...]
     knowledge: tuple[str, ...]
     skills: tuple[SkillSummary, ...]
     database: bool
@@ -187,6 +198,14 @@ class InstallPlan:
         else:
             lines.append("Tools: none")
         lines.append("Hooks: " + (", ".join(self.hooks) if self.hooks else "none"))
+        if self.providers:
+            lines.append("Providers:")
+            for provider in self.providers:
+                lines.append(f"  {provider.name} — {provider.description}")
+                if not provider.permissions:
+                    lines.append("    needs no permissions")
+                for item in provider.permissions:
+                    lines.append(f"    {item.describe()}: {item.reason}")
         if self.database:
             lines.append("Private database: yes (dropped when the extension is removed)")
         lines.append("Knowledge: " + (", ".join(self.knowledge) if self.knowledge else "none"))
@@ -214,6 +233,7 @@ class InstallPlan:
             "description": self.description, "version": self.version, "source": self.source,
             "digest": self.digest, "files": self.files, "size": self.size,
             "tools": [tool.to_json() for tool in self.tools], "hooks": list(self.hooks),
+            "providers": [provider.to_json() for provider in self.providers],
             "knowledge": list(self.knowledge),
             "skills": [skill.to_json() for skill in self.skills], "database": self.database,
             "previous_version": self.previous_version,
@@ -255,6 +275,11 @@ def build_plan(action: PlanAction, *, manifest: Manifest, folder: Path, source: 
     tools = tuple(ToolSummary(tool.name, tool.description,
                               permission_items(consent["tools"].get(tool.name, {})))
                   for tool in manifest.tools)
+    providers = tuple(
+        ToolSummary(label, PROVIDER_ROLES[provider.type],
+                    permission_items(consent.get("providers", {}).get(label, {})))
+        for provider in manifest.providers
+        for label in [provider_label(provider.type, provider.name)])
     knowledge = tuple(memory.path for memory in manifest.memories if memory.kind == "knowledge")
     skills = []
     for memory in manifest.memories:
@@ -266,7 +291,8 @@ def build_plan(action: PlanAction, *, manifest: Manifest, folder: Path, source: 
     return InstallPlan(
         action=action, name=manifest.name, display_name=manifest.display_name,
         description=manifest.description, version=version, source=source, folder=folder,
-        digest=digest, files=files, size=size, tools=tools, hooks=hooks, knowledge=knowledge,
+        digest=digest, files=files, size=size, tools=tools, hooks=hooks, providers=providers,
+        knowledge=knowledge,
         skills=tuple(skills), database=manifest.database, consent=consent,
         previous_version=previous_version, diff=diff, changed_files=changed_files,
         warnings=warnings, manifest=manifest, dependencies=dependencies,

@@ -2,11 +2,15 @@
 
 Permission requests follow the ``--approvals`` policy:
 
-- ``deny`` (the default): every request is refused;
-- ``allowlisted``: a tool named in the ``headless.allowlist`` setting is granted for
-  this call, anything else refused;
-- ``delegate:COMMAND``: COMMAND runs with the request as JSON on stdin and answers on
-  stdout (``{"decision": "once"|"session"|"always"|"deny"}``, or ``{"answers": [...]}``
+- ``deny`` (the default): every request is refused; when it asks only for optional
+  entries, they are declined for this call and the tool runs without them;
+- ``allowlisted``: a tool named in the ``headless.allowlist`` setting is granted
+  everything asked (optional entries too) for this call; any other tool is refused,
+  or runs without the optional entries when nothing required is asked;
+- ``delegate:COMMAND``: COMMAND runs with the request as JSON on stdin (each entry of
+  ``permissions`` with its ``optional`` flag and its ``key``) and answers on stdout
+  (``{"decision": "once"|"session"|"always"|"deny", "declined": [KEY, ...]}``, the
+  optional ``declined`` listing optional entries left out; or ``{"answers": [...]}``
   for a form); no answer in time, a crash or unreadable output means deny.
 
 Ask-user forms are answered from ``--answers FILE`` (one list of answers per form, in
@@ -65,6 +69,19 @@ def load_answers(path: Path) -> list[list[Any]]:
     return data
 
 
+def _key(entry: dict[str, Any]) -> str:
+    kind, value = str(entry.get("kind", "")), str(entry.get("value") or "")
+    return str(entry.get("key") or (f"{kind}:{value}" if value else kind))
+
+
+def _without_optional(request: PermissionRequest, reason: str) -> PermissionAnswer:
+    """Decline every optional entry for this call alone, so the tool runs without them;
+    refuse (``RequestDenied`` with ``reason``) when a required entry is asked."""
+    if not request.permissions or any(not entry.get("optional") for entry in request.permissions):
+        raise RequestDenied(reason)
+    return PermissionAnswer("once", declined=tuple(_key(e) for e in request.permissions))
+
+
 class HeadlessResponder:
     """Answers requests by policy; see the module docstring.
 
@@ -92,7 +109,10 @@ class HeadlessResponder:
         except RequestDenied as exc:
             self.record(request, {"denied": exc.reason})
             raise
-        self.record(request, {"answer": getattr(answer, "decision", answer)})
+        outcome = {"answer": getattr(answer, "decision", answer)}
+        if getattr(answer, "declined", ()):
+            outcome["declined"] = list(answer.declined)
+        self.record(request, outcome)
         return answer
 
     async def _answer(self, request: Request) -> Any:
@@ -114,7 +134,7 @@ class HeadlessResponder:
             short = request.tool.rpartition(".")[2]
             if request.tool in self.allowlist or short in self.allowlist:
                 return PermissionAnswer("once")
-            raise RequestDenied(f"{request.tool} is not in headless.allowlist")
+            return _without_optional(request, f"{request.tool} is not in headless.allowlist")
         if self.policy == "delegate":
             reply = await self._ask_delegate(request)
             decision = reply.get("decision")
@@ -122,8 +142,11 @@ class HeadlessResponder:
                 raise RequestDenied(f"the delegate answered {reply!r}, not a decision")
             if decision == "deny":
                 raise RequestDenied("the delegate denied it")
-            return PermissionAnswer(decision)
-        raise RequestDenied("the approvals policy is deny; pass --approvals or --grant")
+            declined = reply.get("declined", [])
+            if not isinstance(declined, list) or not all(isinstance(k, str) for k in declined):
+                raise RequestDenied(f"the delegate answered {reply!r}: declined must be a list of keys")
+            return PermissionAnswer(decision, declined=tuple(declined))
+        return _without_optional(request, "the approvals policy is deny; pass --approvals or --grant")
 
     async def _ask_delegate(self, request: Request) -> dict[str, Any]:
         try:

@@ -1,16 +1,26 @@
-"""The broker: which of a tool's requirements are granted, and recording new grants.
+"""The broker: which of a tool's requirements are granted, what to ask, and recording answers.
 
 Grants are per tool (keyed by the tool's qualified name ``EXTENSION.TOOL``), never
 shared with a sibling tool of the same extension. Scopes: ``once`` (this call only,
 kept nowhere but the audit log), ``session`` (this chat session), ``always``, and
 ``deny`` (refused from now on without asking).
+
+Optional entries (``"optional": true`` in the manifest) are asked for with the
+required ones, the first time they are undecided: no grant of any scope, no denial,
+not declined in this session. The person may leave them out; what was left out is
+kept with the answer's lifetime (``once``: asked again at the next call; ``session``:
+not again this session; ``always``: a lasting denial, taken back with
+``grants revoke``). A tool runs without an optional entry it was not granted; a
+denial of one never refuses the call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
+from workbench.events import PermissionRequest, RequestDenied
 from workbench.permissions.requirements import Requirement
 
 SCOPES = ("once", "session", "always", "deny")
@@ -22,21 +32,71 @@ class GrantStore(Protocol):
 
     def list_grants(self, tool: str | None = None) -> list[dict[str, Any]]: ...
 
+    def audit(self, actor: str, action: str, subject: str | None = None,
+              detail: Any = None) -> int: ...
+
+
+class Refusal(Exception):
+    """A call may not run: required ``requirements`` are ``state`` (``refused earlier``,
+    ``not granted``, ``denied``…). The caller turns it into its own error."""
+
+    def __init__(self, state: str, requirements: list[Requirement]) -> None:
+        super().__init__(state)
+        self.state = state
+        self.requirements = requirements
+
+
+@dataclass(frozen=True)
+class Pending:
+    """What one call has to ask the person for."""
+
+    required: list[Requirement]
+    """Required entries with no standing grant: the call cannot run without them."""
+    optional: list[Requirement]
+    """Optional entries the person never decided."""
+
+    def __bool__(self) -> bool:
+        return bool(self.required or self.optional)
+
+    @property
+    def entries(self) -> list[Requirement]:
+        return self.required + self.optional
+
+    def shown(self) -> list[dict[str, Any]]:
+        """The request's ``permissions``: each entry's JSON with its ``key``."""
+        return [{**r.to_json(), "key": r.key} for r in self.entries]
+
+
+Ask = Callable[[PermissionRequest], Awaitable[Any]]
+
 
 class Broker:
-    """Answers "is this granted?" from the store, and records decisions."""
+    """Answers "is this granted?" from the store, and records decisions.
+
+    Optional entries declined for a session are kept in memory by this broker (a
+    session's own grants are in the store): the host that holds the session asks
+    no more, and a new process asks again.
+    """
 
     def __init__(self, store: GrantStore) -> None:
         self.store = store
+        self._declined: set[tuple[str, str, str, str]] = set()
+        """``(tool, kind, value, session_id)`` of optional entries declined for a session."""
 
     def _matching(self, tool: str, req: Requirement, session_id: str | None) -> list[dict[str, Any]]:
         return [g for g in self.store.list_grants(tool)
                 if g["kind"] == req.kind and g["value"] == req.value
                 and (g["scope"] != "session" or g["session_id"] == session_id)]
 
+    @staticmethod
+    def _extra(req: Requirement, extra: set[tuple[str, str]]) -> bool:
+        return (req.kind, req.value) in extra or (req.kind, "*") in extra
+
     def denied(self, tool: str, reqs: Iterable[Requirement], session_id: str | None) -> list[Requirement]:
-        """The requirements the person refused for good."""
-        return [r for r in reqs if any(g["scope"] == "deny" for g in self._matching(tool, r, session_id))]
+        """The required entries the person refused for good (a refused optional one
+        only leaves the tool without it)."""
+        return [r for r in reqs if not r.optional
+                and any(g["scope"] == "deny" for g in self._matching(tool, r, session_id))]
 
     def missing(self, tool: str, reqs: Iterable[Requirement], session_id: str | None,
                 extra: Iterable[tuple[str, str]] = ()) -> list[Requirement]:
@@ -50,16 +110,26 @@ class Broker:
                 be ``"*"`` for every value of that kind).
         """
         extra = set(extra)
-        left = []
-        for req in reqs:
-            if req.optional:
-                continue
-            if (req.kind, req.value) in extra or (req.kind, "*") in extra:
-                continue
-            grants = self._matching(tool, req, session_id)
-            if not any(g["scope"] in ("session", "always") for g in grants):
-                left.append(req)
-        return left
+        return [r for r in reqs if not r.optional and not self._extra(r, extra)
+                and not any(g["scope"] in ("session", "always")
+                            for g in self._matching(tool, r, session_id))]
+
+    def undecided(self, tool: str, reqs: Iterable[Requirement], session_id: str | None,
+                  extra: Iterable[tuple[str, str]] = ()) -> list[Requirement]:
+        """The optional requirements the person never decided: no grant of any scope
+        (nor one for this call), no denial, not declined in this session."""
+        extra = set(extra)
+        return [r for r in reqs if r.optional and not self._extra(r, extra)
+                and not self._matching(tool, r, session_id)
+                and (tool, r.kind, r.value, session_id or "") not in self._declined]
+
+    def pending(self, tool: str, reqs: Iterable[Requirement], session_id: str | None,
+                extra: Iterable[tuple[str, str]] = ()) -> Pending:
+        """What a call of ``tool`` has to ask for: the missing required entries and
+        the undecided optional ones."""
+        reqs = list(reqs)
+        return Pending(self.missing(tool, reqs, session_id, extra),
+                       self.undecided(tool, reqs, session_id, extra))
 
     def granted(self, tool: str, reqs: Iterable[Requirement], session_id: str | None,
                 extra: Iterable[tuple[str, str]] = ()) -> list[Requirement]:
@@ -67,7 +137,7 @@ class Broker:
         extra = set(extra)
         found = []
         for req in reqs:
-            if (req.kind, req.value) in extra or (req.kind, "*") in extra:
+            if self._extra(req, extra):
                 found.append(req)
             elif any(g["scope"] in ("session", "always") for g in self._matching(tool, req, session_id)):
                 found.append(req)
@@ -83,3 +153,116 @@ class Broker:
         for req in reqs:
             self.store.add_grant(tool, req.kind, req.value, scope,
                                  session_id if scope == "session" else None)
+
+    def decline(self, tool: str, reqs: Iterable[Requirement], scope: str,
+                session_id: str | None) -> None:
+        """Keep optional entries the person left out, for ``scope``'s lifetime:
+        ``once`` keeps nothing, ``session`` keeps them for this broker's session
+        (nothing without one), ``always`` and ``deny`` record a lasting denial."""
+        if scope not in SCOPES:
+            raise ValueError(f"unknown grant scope {scope!r}")
+        reqs = list(reqs)
+        if scope in ("always", "deny"):
+            self.record(tool, reqs, "deny", None)
+        elif scope == "session" and session_id is not None:
+            self._declined.update((tool, r.kind, r.value, session_id) for r in reqs)
+
+    def forget(self, tool: str, kind: str | None = None, value: str | None = None) -> None:
+        """Drop the session declines of ``tool`` (of one kind, of one value), as
+        ``grants revoke`` drops its grants and denials."""
+        self._declined = {d for d in self._declined
+                          if not (d[0] == tool and kind in (None, d[1]) and value in (None, d[2]))}
+
+    async def settle(self, tool: str, reqs: list[Requirement], session_id: str | None, *,
+                     ask: Ask, extra: Iterable[tuple[str, str]] = (),
+                     prompt: bool = True) -> set[tuple[str, str]]:
+        """Settle ``reqs`` before a call, asking the person when allowed.
+
+        One ``PermissionRequest`` holds the missing required entries and the undecided
+        optional ones. An answer's ``declined`` keys leave optional entries out; the
+        scope applies to the rest. Denying (or no answer) refuses the call when a
+        required entry is missing, and otherwise runs it without the optional ones.
+
+        Args:
+            tool: The grants' key (a tool's qualified name, a provider's key).
+            reqs: The requirements to settle.
+            session_id: The chat session.
+            ask: Sends the request to the person; returns a ``PermissionAnswer`` (or
+                a decision) or raises ``RequestDenied``.
+            extra: ``(kind, value)`` pairs granted for this call alone.
+            prompt: Whether the person may be asked; when false, a missing required
+                entry refuses the call and undecided optional ones are left out.
+
+        Returns:
+            The ``(kind, value)`` pairs granted for this call alone by the answer.
+
+        Raises:
+            Refusal: A required entry is refused, not granted or denied.
+        """
+        refused = self.denied(tool, reqs, session_id)
+        if refused:
+            raise Refusal("refused earlier", refused)
+        pending = self.pending(tool, reqs, session_id, extra)
+        if not pending:
+            return set()
+        if not prompt:
+            if pending.required:
+                raise Refusal("not granted", pending.required)
+            return set()
+        try:
+            answer = await ask(PermissionRequest(tool=tool, permissions=pending.shown(),
+                                                 session_id=session_id))
+        except RequestDenied as exc:
+            if pending.required:
+                raise Refusal(f"denied ({exc.reason})", pending.required) from exc
+            self.decline(tool, pending.optional, "session", session_id)
+            self.store.audit("person", "grant.declined", tool,
+                             {"permissions": [r.to_json() for r in pending.optional],
+                              "scope": "session", "reason": exc.reason})
+            return set()
+        decision = getattr(answer, "decision", answer)
+        keys = set(getattr(answer, "declined", ()) or ())
+        if decision == "deny":
+            self.record(tool, pending.entries, "deny", session_id)
+            self.store.audit("person", "grant.deny", tool,
+                             {"permissions": [r.to_json() for r in pending.entries]})
+            if pending.required:
+                raise Refusal("denied", pending.required)
+            return set()
+        if decision not in SCOPES:
+            raise ValueError(f"unknown grant scope {decision!r}")
+        kept_out = [r for r in pending.required if r.key in keys]
+        if kept_out:
+            raise Refusal("declined", kept_out)
+        declined = [r for r in pending.optional if r.key in keys]
+        accepted = [r for r in pending.entries if r.key not in keys]
+        self.record(tool, accepted, decision, session_id)
+        self.decline(tool, declined, decision, session_id)
+        self.store.audit("person", f"grant.{decision}", tool,
+                         {"permissions": [r.to_json() for r in accepted],
+                          "declined": [r.to_json() for r in declined]})
+        return {(r.kind, r.value) for r in accepted}
+
+    def explain(self, tool: str, reqs: Iterable[Requirement],
+                session_id: str | None = None) -> list[dict[str, Any]]:
+        """Each requirement's state for ``grants explain``: ``granted``, ``denied``,
+        ``not granted`` (required, never granted), ``undecided`` (optional, never
+        asked or asked only once) or ``declined`` (optional, left out this session),
+        with the grant behind it."""
+        grants = self.store.list_grants(tool)
+        rows = []
+        for req in reqs:
+            matches = [g for g in grants if g["kind"] == req.kind and g["value"] == req.value]
+            lasting = [g for g in matches if g["scope"] in ("always", "deny")]
+            sessions = [g for g in matches if g["scope"] == "session"
+                        and (session_id is None or g["session_id"] == session_id)]
+            grant = (lasting or sessions or [None])[-1]
+            if grant is not None:
+                state = "denied" if grant["scope"] == "deny" else "granted"
+            elif req.optional:
+                declined = any(d[:3] == (tool, req.kind, req.value) for d in self._declined)
+                state = "declined" if declined else "undecided"
+            else:
+                state = "not granted"
+            rows.append({**req.to_json(), "key": req.key, "state": state, "grant": grant})
+        return rows

@@ -35,6 +35,12 @@ class Requirement:
         return {"kind": self.kind, "value": self.value, "reason": self.reason,
                 "optional": self.optional}
 
+    @property
+    def key(self) -> str:
+        """``kind:value`` (the kind alone when it names nothing): how a prompt's answer
+        names the entries it declined."""
+        return f"{self.kind}:{self.value}" if self.value else self.kind
+
     def describe(self) -> str:
         """``kind value``, or the kind alone when it names nothing."""
         return f"{self.kind} {self.value}".strip()

@@ -9,7 +9,6 @@ screens and behaviour in the core. The app also runs this home's scheduler (the
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
@@ -305,17 +304,6 @@ class WorkbenchApp(App):
     def _counted(self, count_id: int, count: int) -> None:
         if count_id == self._counts:  # a later count is on its way otherwise
             self.unread = count
-
-    def watch_unread(self, count: int) -> None:
-        # The footer shows the key only when there is something to read, with the count
-        # as its description. Textual has no public way to change a binding's description,
-        # so the app's own binding is replaced in its map, and the footers redrawn.
-        described = f"Notifications ({count})" if count else "Notifications"
-        bindings = self._bindings.key_to_bindings
-        for key, found in bindings.items():
-            bindings[key] = [dataclasses.replace(b, description=described, show=bool(count))
-                             if b.action == "open('notifications')" else b for b in found]
-        self.refresh_bindings()
 
     def on_notification_drawer_changed(self) -> None:
         self.count_unread()

@@ -14,16 +14,18 @@ from typing import Any
 from textual.app import App
 from textual.screen import Screen
 
-from workbench.events import (AskUserRequest, PermissionAnswer, PermissionRequest, Request, RequestDenied,
+from workbench.events import (AskUserRequest, PermissionRequest, Request, RequestDenied,
                               ScheduleProposalRequest)
 
 
 class TuiResponder:
     """Answers requests by asking the person in the TUI.
 
-    - Permission requests: Once, Session and Always grant; Deny (or Escape) refuses
-      with ``RequestDenied``, so the tool fails now and is asked about again next
-      time, as in the headless front-end.
+    - Permission requests: Once, Session and Always grant what is ticked (the
+      answer's ``declined`` names the optional entries unticked); Deny (or Escape)
+      refuses with ``RequestDenied``, so the tool fails now and is asked about again
+      next time, as in the headless front-end; when only optional entries were
+      asked, it runs without them and they are not asked again this session.
     - Ask-user forms: every question in one form (``AskUserScreen``); closing it
       without sending refuses with ``RequestDenied``, which the tool sees as a
       cancelled form.
@@ -46,10 +48,10 @@ class TuiResponder:
         if isinstance(request, PermissionRequest):
             from workbench.tui.screens.permission import PermissionScreen
 
-            decision = await self._show(PermissionScreen(request))
-            if decision in (None, "deny"):
+            answer = await self._show(PermissionScreen(request))
+            if answer is None or answer.decision == "deny":
                 raise RequestDenied("you chose Deny")
-            return PermissionAnswer(decision)
+            return answer
         if isinstance(request, AskUserRequest):
             return await self._form(request)
         if isinstance(request, ScheduleProposalRequest):

@@ -160,13 +160,15 @@ async def test_missing_permission_without_prompt_names_it_and_its_reason(host):
     assert [m["kind"] for m in outcome.error["missing"]] == ["read"]
 
 
-async def test_permission_request_lists_only_required_entries_and_always_is_kept(host):
+async def test_permission_request_lists_required_then_undecided_optional_and_always_is_kept(host):
     responder = Scripted(PermissionAnswer("always"))
     host.set_responder(responder)
     assert (await host.call_tool("reads", {})).ok
     request = responder.asked[0]
     assert isinstance(request, PermissionRequest) and request.tool == "testext.reads"
-    assert [p["kind"] for p in request.permissions] == ["read"]
+    assert [(p["kind"], p["optional"], p["key"]) for p in request.permissions] == [
+        ("read", False, f"read:{host.registry.resolve('reads').folder / 'data'}"),
+        ("env", True, "env:LANG")]
     assert (await host.call_tool("reads", {})).ok
     assert len(responder.asked) == 1
 

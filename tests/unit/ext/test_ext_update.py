@@ -198,3 +198,34 @@ def test_hooks_and_database_changes() -> None:
     assert diff.hooks_added == ("after_turn",) and diff.hooks_removed == ("before_tool_call",)
     assert diff.database == "added" and diff.widens
     assert "private database added" in diff.describe()
+
+
+def test_provider_changes_are_part_of_the_consent_diff() -> None:
+    probe = {"read": [{"path": "$home/secret.txt", "reason": "Read the secret."}]}
+    old = _consent({}, providers={"model provider house": {}})
+    new = _consent({}, providers={"model provider house": probe, "search provider web": {}})
+    diff = diff_consent(old, new)
+    assert diff.providers_added == ("search provider web",) and diff.providers_removed == ()
+    assert [(c.tool, c.change, c.kind, c.value) for c in diff.permissions] == [
+        ("model provider house", "added", "read", "$home/secret.txt")]
+    assert diff.widens and "added: search provider web" in diff.describe()
+    assert diff_consent(new, old).providers_removed == ("search provider web",)
+    assert not diff_consent(new, old).widens
+
+
+def test_a_plan_shows_each_provider_with_its_permissions(manager: ExtensionManager) -> None:
+    house = Path(__file__).resolve().parents[2] / "fixtures" / "extensions" / "house"
+    plan = manager.plan(str(house))
+    try:
+        assert [provider.name for provider in plan.providers] == [
+            "model provider house", "model provider probe", "memory provider team",
+            "search provider web"]
+        text = "\n".join(plan.describe())
+        assert "Providers:\n  model provider house — a model chats can talk to" in text
+        assert ("    read $home/secret.txt (optional): Read the secret, when you allow it."
+                in text)
+        assert plan.consent["providers"]["model provider probe"]["read"][0]["path"] == (
+            "$home/secret.txt")
+        assert plan.to_json()["providers"][3]["name"] == "search provider web"
+    finally:
+        manager.discard(plan)

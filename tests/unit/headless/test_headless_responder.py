@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from workbench.errors import WorkbenchError
-from workbench.events import AskUserRequest, PermissionRequest, RequestDenied
+from workbench.events import AskUserRequest, PermissionAnswer, PermissionRequest, RequestDenied
 from workbench.headless.responder import HeadlessResponder, load_answers, parse_policy
 
 PERMISSION = PermissionRequest(tool="builtin.read_file",
@@ -105,3 +105,50 @@ def test_unknown_policy_is_a_usage_error():
         parse_policy("sometimes")
     assert int(info.value.exit_code) == 2
     assert parse_policy("delegate: ./approve --fast") == ("delegate", "./approve --fast")
+
+
+# --- optional entries ----------------------------------------------------------------
+
+OPTIONAL_ONLY = PermissionRequest(tool="notes.search", permissions=[
+    {"kind": "env", "value": "NOTES_TOKEN", "reason": "Sync.", "optional": True, "key": "env:NOTES_TOKEN"},
+    {"kind": "read", "value": "/srv/archive", "reason": "Old notes.", "optional": True,
+     "key": "read:/srv/archive"}])
+MIXED = PermissionRequest(tool="notes.search", permissions=[
+    {"kind": "read", "value": "/srv/notes", "reason": "Notes.", "optional": False, "key": "read:/srv/notes"},
+    *OPTIONAL_ONLY.permissions])
+
+
+async def test_deny_declines_optional_entries_for_this_call_and_refuses_required_ones():
+    seen = []
+    responder = HeadlessResponder(record=lambda r, o: seen.append(o))
+    answer = await responder.answer(OPTIONAL_ONLY)
+    assert answer == PermissionAnswer("once", declined=("env:NOTES_TOKEN", "read:/srv/archive"))
+    assert seen == [{"answer": "once", "declined": ["env:NOTES_TOKEN", "read:/srv/archive"]}]
+    with pytest.raises(RequestDenied, match="policy is deny"):
+        await responder.answer(MIXED)
+
+
+async def test_allowlisted_accepts_optional_entries_of_listed_tools_only():
+    listed = HeadlessResponder("allowlisted", allowlist=["notes.search"])
+    assert await listed.answer(MIXED) == PermissionAnswer("once")
+    other = HeadlessResponder("allowlisted", allowlist=["read_file"])
+    assert (await other.answer(OPTIONAL_ONLY)).declined == ("env:NOTES_TOKEN", "read:/srv/archive")
+    with pytest.raises(RequestDenied, match="not in headless.allowlist"):
+        await other.answer(MIXED)
+
+
+async def test_a_delegate_sees_optional_entries_and_may_decline_them(tmp_path):
+    policy = delegate(tmp_path, """
+        import json, sys
+        request = json.load(sys.stdin)
+        optional = [p["key"] for p in request["permissions"] if p["optional"]]
+        print(json.dumps({"decision": "always", "declined": optional[:1]}))
+    """)
+    assert await HeadlessResponder(policy).answer(MIXED) == PermissionAnswer(
+        "always", declined=("env:NOTES_TOKEN",))
+
+
+async def test_a_delegate_declining_something_else_than_keys_is_a_refusal(tmp_path):
+    policy = delegate(tmp_path, """print('{"decision": "once", "declined": "env:NOTES_TOKEN"}')""")
+    with pytest.raises(RequestDenied, match="declined must be a list"):
+        await HeadlessResponder(policy).answer(MIXED)

@@ -80,6 +80,7 @@ class ChatScreen(Screen):
         with Horizontal(id="chat-header"):
             yield Label(self._title(), id="chat-title")
             yield Label("", id="chat-status")
+            yield Label("", id="chat-unread")
         yield MessageList(
             f"Chatting with {self.host.model_label}.\n"
             "Type a message and press Enter. Shift+Enter or Ctrl+J starts a new line; "
@@ -90,6 +91,9 @@ class ChatScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        # The app counts unread notifications (it may be another app in tests).
+        if hasattr(self.app, "unread"):
+            self.watch(self.app, "unread", self._show_unread)
         self.query_one(SlashMenu).display = False
         self.prompt_input.focus()
         self.read_commands()
@@ -116,12 +120,27 @@ class ChatScreen(Screen):
             title.append("  ·  ")
             title.append(f"session {self.session_id[:SHORT_ID]}", style="dim")
         title.append("  ·  ")
-        title.append(self.host.model_label)
+        title.append(self._model_label())
         return title
+
+    def _model_label(self) -> str:
+        """The model this chat talks to: a resumed chat keeps its own."""
+        if self.session_id:
+            try:
+                model = self.host.session(self.session_id).get("model")
+            except WorkbenchError:
+                model = None
+            if model and model != self.host.model:
+                return str(model)
+        return self.host.model_label
 
     def watch_session_id(self) -> None:
         for title in self.query("#chat-title").results(Label):
             title.update(self._title())
+
+    def _show_unread(self, count: int) -> None:
+        for label in self.query("#chat-unread").results(Label):
+            label.update(f"  ✉ {count} unread · ^n" if count else "")
 
     def watch_busy(self, busy: bool) -> None:
         if not self.is_mounted:

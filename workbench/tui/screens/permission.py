@@ -1,12 +1,14 @@
 """The permission prompt: a tool needs something it was not granted.
 
 It names the tool and each permission it asks for, in words, with the author's
-reason; optional ones are marked, and broad ones (the whole file system, the home
-folder, any network host) stand out. The same prompt comes for a tool's
-permissions before it starts and for a capability (memories, the model, speech) it
-reaches for while running. The person answers with a key or a button: once, for
-the session, always, or deny. The screen dismisses with the decision;
-``TuiResponder`` turns it into the core's answer.
+reason; broad ones (the whole file system, the home folder, any network host) stand
+out. Optional entries come with the required ones the first time they are
+undecided, each with a checkbox, so the person can leave them out. The same prompt
+comes for a tool's permissions before it starts and for a capability (memories, the
+model, speech) it reaches for while running. The person answers with a key or a
+button: once, for the session, always, or deny. The screen dismisses with a
+``PermissionAnswer`` (the decision and the optional entries left out);
+``TuiResponder`` turns Deny into a refusal.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Button, Checkbox, Static
 
-from workbench.events import PermissionRequest
+from workbench.events import PermissionAnswer, PermissionRequest
 from workbench.tui.paths import shown_path
 
 DECISIONS = ("once", "session", "always", "deny")
@@ -62,10 +64,26 @@ def describe(entry: dict[str, Any]) -> tuple[str, str, str]:
     return VERBS.get(kind, kind), value, ""
 
 
-class PermissionScreen(ModalScreen[str]):
+def entry_key(entry: dict[str, Any]) -> str:
+    """The entry's ``key`` (``kind:value``), as the answer names what was declined."""
+    kind, value = str(entry.get("kind", "")), str(entry.get("value") or "")
+    return str(entry.get("key") or (f"{kind}:{value}" if value else kind))
+
+
+class PermissionScreen(ModalScreen[PermissionAnswer]):
     """Ask whether ``request.tool`` may have ``request.permissions``.
 
-    Dismisses with ``once``, ``session``, ``always`` or ``deny``.
+    Dismisses with a ``PermissionAnswer``: ``once``, ``session``, ``always`` or
+    ``deny``, and the keys of the optional entries whose box was unticked.
+
+    Optional entries start ticked. The buttons then mean what they say (Allow grants
+    what is listed) and the prompt asks only about entries the tool's author marked
+    as useful and the person never decided, each with its reason in front of them;
+    leaving one out is one key on its row. Unticked by default would make Allow grant
+    less than it shows, and an all-optional prompt's Allow grant nothing. (Consent
+    screens that start every scope unticked add a "Select all" for the same reason;
+    here the rows are few and narrow, each is asked about only until decided, and the
+    choice is kept with the answer's scope.)
 
     | Key | Decision |
     | --- | --- |
@@ -73,7 +91,8 @@ class PermissionScreen(ModalScreen[str]):
     | s | Allow for this session |
     | a | Allow always |
     | d, escape | Deny |
-    | tab, enter | Move between the buttons, press one |
+    | tab, shift+tab | Move between the optional boxes and the buttons |
+    | space, enter | Tick or untick a box; press a button |
     """
 
     CSS_PATH = "permission.tcss"
@@ -89,6 +108,8 @@ class PermissionScreen(ModalScreen[str]):
     def __init__(self, request: PermissionRequest) -> None:
         super().__init__()
         self.request = request
+        self._optional: dict[str, str] = {}
+        """Each optional entry's checkbox id and the entry's key."""
 
     def compose(self) -> ComposeResult:
         count = len(self.request.permissions)
@@ -100,32 +121,49 @@ class PermissionScreen(ModalScreen[str]):
             with VerticalScroll(id="permission-list", can_focus=False):
                 for entry in self.request.permissions:
                     yield from self._entry(entry)
+            if self._optional:
+                yield Static(Content.styled("Untick what it should do without (space).",
+                                            "$text-muted"), id="permission-hint")
             with Horizontal(id="permission-buttons"):
                 yield Button(Content.from_markup("Allow [u]o[/u]nce"), id="once", variant="primary")
                 yield Button(Content.from_markup("This [u]s[/u]ession"), id="session")
                 yield Button(Content.from_markup("[u]A[/u]lways"), id="always")
                 yield Button(Content.from_markup("[u]D[/u]eny"), id="deny", variant="error")
 
-    @staticmethod
-    def _entry(entry: dict[str, Any]) -> ComposeResult:
+    def _entry(self, entry: dict[str, Any]) -> ComposeResult:
         verb, target, warning = describe(entry)
-        line = Content.assemble(("• ", "$text-warning"), (verb, "bold"))
+        optional = bool(entry.get("optional"))
+        line = Content(verb).stylize("bold")
         if target:
-            line = Content.assemble(line, " ", (target, "$text-accent" if warning else ""))
-        if entry.get("optional"):
+            # A box's label takes the focus colours: its target is not coloured too.
+            accent = "$text-accent" if warning and not optional else ""
+            line = Content.assemble(line, " ", (target, accent))
+        if optional:
+            box_id = f"optional-{len(self._optional)}"
+            self._optional[box_id] = entry_key(entry)
             line = Content.assemble(line, ("  (optional)", "$text-muted italic"))
-        yield Static(line, classes="permission--entry")
+            yield Checkbox(line, value=True, compact=True, id=box_id,
+                           classes="permission--entry permission--optional")
+        else:
+            yield Static(Content.assemble(("• ", "$text-warning"), line), classes="permission--entry")
+        below = " -optional" if optional else ""
         if warning:
-            yield Static(Content.styled(f"⚠ {warning}", "$text-warning"), classes="permission--warning")
+            yield Static(Content.styled(f"⚠ {warning}", "$text-warning"),
+                         classes="permission--warning" + below)
         reason = str(entry.get("reason") or "").strip()
         yield Static(Content(reason) if reason else Content.styled("(no reason given)", "$text-muted"),
-                     classes="permission--reason")
+                     classes="permission--reason" + below)
+
+    def declined(self) -> tuple[str, ...]:
+        """The keys of the optional entries whose box is unticked."""
+        return tuple(key for box_id, key in self._optional.items()
+                     if not self.query_one(f"#{box_id}", Checkbox).value)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id in DECISIONS:
             event.stop()
-            self.dismiss(event.button.id)
+            self.action_decide(event.button.id)
 
     def action_decide(self, decision: str) -> None:
-        """Close the prompt with ``decision``."""
-        self.dismiss(decision)
+        """Close the prompt with ``decision`` and the optional entries left out."""
+        self.dismiss(PermissionAnswer(decision, declined=self.declined()))  # type: ignore[arg-type]

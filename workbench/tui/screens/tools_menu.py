@@ -133,6 +133,8 @@ def grant_text(row: dict[str, Any]) -> Content:
     grant = row.get("grant")
     if row["state"] == "denied":
         state = Content.styled("denied for good", "$text-error")
+    elif row["state"] == "declined":
+        state = Content.styled("left out in this session", "$text-muted")
     elif grant is None:
         state = Content.styled("asks when needed", "$text-muted")
     elif grant["scope"] == "session":

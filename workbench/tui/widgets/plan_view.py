@@ -124,6 +124,10 @@ class PlanView(VerticalScroll):
             yield line("none", "plan-view--muted")
         for tool in plan.tools:
             yield ToolView(tool.name, tool.description, tool.permissions)
+        if plan.providers:
+            yield heading("Providers")
+            for provider in plan.providers:
+                yield ToolView(provider.name, provider.description, provider.permissions)
         yield from self._contents(plan)
         for warning in plan.warnings:
             yield line(Content.assemble(("warning: ", "bold"), warning), "plan-view--alert")
@@ -153,6 +157,10 @@ class PlanView(VerticalScroll):
             yield line(Content.styled(f"+ tool {name}", "$text-warning"))
         for name in plan.diff.tools_removed:
             yield line(Content.styled(f"- tool {name}", "$text-muted"))
+        for name in plan.diff.providers_added:
+            yield line(Content.styled(f"+ {name}", "$text-warning"))
+        for name in plan.diff.providers_removed:
+            yield line(Content.styled(f"- {name}", "$text-muted"))
         for name in plan.diff.hooks_added:
             yield line(Content.styled(f"+ hook {name}", "$text-warning"))
         for name in plan.diff.hooks_removed:
