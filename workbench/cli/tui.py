@@ -6,6 +6,8 @@ starts without them.
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from workbench.cli.errors import reported
@@ -22,6 +24,7 @@ def open_tui(model: str | None) -> None:
             (after ``error: …`` on stderr), or with the app's non-zero return code.
     """
     from workbench.tui.app import open_app
+    from workbench.tui.widgets.bubbles import terminal_graphics
 
     with reported():
         app = open_app(model=model)
@@ -30,6 +33,9 @@ def open_tui(model: str | None) -> None:
             # An unknown model or a broken model file is reported here, before the
             # screen opens, rather than at the first prompt.
             app.host.provider()
+        # Before the app runs: a terminal's answer to "which images do you draw?"
+        # arrives as keyboard input, which Textual reads once it runs.
+        terminal_graphics.prepare(str(app.host.config.get("tui.images")), os.environ)
         app.run()
     if app.return_code:
         raise typer.Exit(app.return_code)

@@ -201,6 +201,13 @@ SETTINGS: dict[str, Setting] = {
         Setting("providers.probe_local", bool, True,
                 "Let auto look for a model server on this machine's usual ports "
                 "(Ollama 11434, llama.cpp/LocalAI 8080, vLLM 8000)."),
+        # Asking a terminal what it draws costs a wait when it does not answer, so auto
+        # asks only a terminal whose environment names one that draws images; the other
+        # two values are for a terminal that says the wrong thing (or nothing).
+        Setting("tui.images", str, "auto",
+                "How the TUI draws images: auto (terminal graphics where the terminal says "
+                "it draws them, else half blocks), graphics (always) or halfblock (never).",
+                _one_of("auto", "graphics", "halfblock")),
     )
 }
 """Every known setting by its dotted key, in the order ``config list`` shows them."""

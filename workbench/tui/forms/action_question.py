@@ -21,7 +21,7 @@ from textual.widgets import Button, Static
 
 from workbench.tui.forms.question import Question, Unanswered
 from workbench.tui.widgets.bubbles.diff_view import DiffView
-from workbench.tui.widgets.bubbles.image_view import ImageView
+from workbench.tui.widgets.bubbles.image_view import image_view
 
 
 class ActionButtons(Horizontal):
@@ -161,7 +161,7 @@ class ImageQuestion(ActionQuestion):
     """
 
     def compose_answer(self) -> ComposeResult:
-        yield ImageView(str(self.question.get("dataB64") or ""), max_width=40, max_height=8)
+        yield image_view(str(self.question.get("dataB64") or ""), max_width=40, max_height=8)
         yield from self.compose_buttons()
 
     def actions(self) -> list[tuple[str, Any]]:

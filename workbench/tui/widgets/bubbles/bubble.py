@@ -17,7 +17,7 @@ from textual.content import Content
 from textual.widgets import Markdown, Static
 
 from workbench.tui.widgets.bubbles.diff_view import DiffView, unified_text
-from workbench.tui.widgets.bubbles.image_view import ImageView
+from workbench.tui.widgets.bubbles.image_view import ImageView, image_view
 from workbench.tui.widgets.bubbles.sortable_table import SortableTable, table_cells
 
 ICONS = {"markdown": "¶", "image": "▣", "table": "▦", "diff": "±"}
@@ -119,7 +119,8 @@ class MarkdownBubble(Bubble):
 
 
 class ImageBubble(Bubble):
-    """An image drawn with half blocks, with its alt text always beneath.
+    """An image drawn with terminal graphics where the terminal draws them, otherwise
+    with half blocks, with its alt text always beneath.
 
     | Key | Does |
     | --- | --- |
@@ -149,7 +150,7 @@ class ImageBubble(Bubble):
 
     def compose(self) -> ComposeResult:
         yield from self.compose_header()
-        yield ImageView(_text(self.payload.get("dataB64")))
+        yield image_view(_text(self.payload.get("dataB64")))
         yield Static(Content(self.alt or "(no description)"), classes="image-bubble--alt")
 
     def on_mount(self) -> None:

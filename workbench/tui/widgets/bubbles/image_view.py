@@ -1,9 +1,11 @@
-"""An image drawn in the terminal with half blocks: two pixels to a cell.
+"""An image drawn in the terminal with half blocks (two pixels to a cell) or, where
+the terminal draws images itself, with terminal graphics in the same cells.
 
-Each cell is ``▀`` with the upper pixel as its foreground and the lower one as its
-background, which every true-color terminal shows. The image is decoded in a
-thread (a big PNG takes seconds in pure Python); until then, and when it cannot be
-decoded, the widget says so in one line.
+Each half-block cell is ``▀`` with the upper pixel as its foreground and the lower
+one as its background, which every true-color terminal shows. The image is decoded
+in a thread (a big PNG takes seconds in pure Python); until then, and when it
+cannot be decoded, the widget says so in one line. ``image_view`` picks the widget
+for the way ``terminal_graphics`` chose.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
+from workbench.tui.widgets.bubbles import terminal_graphics
 from workbench.tui.widgets.bubbles.pictures import (Picture, PictureError, decode_base64, decode_image,
-                                                    fit, shrink, working_copy)
+                                                    fit, pillow_image, shrink, working_copy)
 
 UPPER_HALF = "▀"
 
@@ -72,13 +75,18 @@ class ImageView(Widget):
     def decode(self) -> None:
         """Decode the image off the event loop, then show it (or why it cannot be)."""
         try:
-            picture = decode_image(decode_base64(self.data_b64))
+            data = decode_base64(self.data_b64)
+            picture = decode_image(data)
             natural = (picture.width, picture.height)
             working = working_copy(picture)
+            self.decoded_in_thread(data)
         except PictureError as exc:
             self.app.call_from_thread(self._failed, str(exc))
         else:
             self.app.call_from_thread(self._decoded, working, natural)
+
+    def decoded_in_thread(self, data: bytes) -> None:
+        """More work on the image's bytes, in the decoding thread, once they decode."""
 
     def _decoded(self, picture: Picture, natural: tuple[int, int]) -> None:
         self.natural_size = natural
@@ -154,6 +162,70 @@ class ImageView(Widget):
             else:
                 segments.append(Segment(UPPER_HALF, style))
         return Strip(segments).adjust_cell_length(width, self.rich_style)
+
+
+class GraphicImageView(ImageView):
+    """An image drawn with terminal graphics in the cells the half-block view would
+    take (so the chat lays it out, scrolls and unmounts it like any widget). Until
+    it is decoded, and if Pillow cannot open it, it is drawn with half blocks.
+
+    Args:
+        data_b64: The image, base64-encoded.
+        protocol: ``kitty`` or ``sixel``.
+        max_width: The widest it is drawn, in cells.
+        max_height: The tallest it is drawn, in rows.
+    """
+
+    DEFAULT_CSS = """
+    GraphicImageView > .image-view--graphic {
+        width: 100%;
+        height: 100%;
+    }
+    """
+
+    def __init__(self, data_b64: str, *, protocol: terminal_graphics.Protocol,
+                 max_width: int | None = 48, max_height: int | None = 10,
+                 id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(data_b64, max_width=max_width, max_height=max_height, id=id, classes=classes)
+        self.protocol = protocol
+        self._image = None
+
+    def decoded_in_thread(self, data: bytes) -> None:
+        try:
+            self._image = pillow_image(data)
+        except PictureError:
+            self._image = None  # The half blocks still draw what was decoded.
+
+    def _decoded(self, picture: Picture, natural: tuple[int, int]) -> None:
+        super()._decoded(picture, natural)
+        if self._image is not None:
+            self.mount(graphic_widget(self.protocol, self._image))
+
+    @property
+    def graphic(self) -> Widget | None:
+        """The widget drawing the terminal graphics, once mounted."""
+        return next(iter(self.query_children(".image-view--graphic")), None)
+
+    def render_line(self, y: int) -> Strip:
+        if self.graphic is not None:
+            return Strip.blank(self.size.width, self.rich_style)
+        return super().render_line(y)
+
+
+def graphic_widget(protocol: terminal_graphics.Protocol, image) -> Widget:
+    """``textual_image``'s widget drawing the Pillow ``image`` with ``protocol``."""
+    from textual_image.widget import SixelImage, TGPImage
+
+    widget_class = TGPImage if protocol == "kitty" else SixelImage
+    return widget_class(image, classes="image-view--graphic")
+
+
+def image_view(data_b64: str, *, max_width: int | None = 48, max_height: int | None = 10) -> ImageView:
+    """The view for an image, drawn the way ``terminal_graphics`` chose."""
+    protocol = terminal_graphics.chosen()
+    if protocol is None:
+        return ImageView(data_b64, max_width=max_width, max_height=max_height)
+    return GraphicImageView(data_b64, protocol=protocol, max_width=max_width, max_height=max_height)
 
 
 def _blend(picture: Picture, x: int, y: int, background: Color) -> RichColor:

@@ -1,9 +1,10 @@
 """Decoded images for the terminal: PNG read with the standard library, others with
-Pillow when it happens to be installed, and shrinking to a size a terminal can draw.
+Pillow, and shrinking to a size a terminal can draw.
 
 The TUI draws images with half blocks (two pixels to a cell), which works in every
-terminal with true color; this module only turns bytes into pixels. It imports
-nothing of Textual, and its work is slow enough for big images that callers run it
+terminal with true color, or with terminal graphics from a Pillow image; this
+module only turns bytes into pixels. It imports nothing of Textual, Pillow only
+when it is needed, and its work is slow enough for big images that callers run it
 in a thread.
 """
 
@@ -73,9 +74,27 @@ def decode_image(data: bytes) -> Picture:
     return _decode_with_pillow(data)
 
 
+def pillow_image(data: bytes):
+    """``data`` opened and read by Pillow, as a ``PIL.Image.Image`` (for terminal graphics).
+
+    Raises:
+        PictureError: Pillow cannot read it.
+    """
+    import io
+
+    from PIL import Image  # Imported late: it is only needed for terminal graphics.
+
+    try:
+        image = Image.open(io.BytesIO(data))
+        image.load()
+    except Exception as exc:  # Pillow raises many kinds for unreadable data.
+        raise PictureError(f"the image cannot be read: {exc}") from exc
+    return image
+
+
 def _decode_with_pillow(data: bytes) -> Picture:
     try:
-        from PIL import Image  # Optional: not a dependency of the workbench.
+        from PIL import Image  # Imported late: PNG needs none of it.
     except ImportError:
         raise PictureError("only PNG images can be drawn here") from None
     import io
