@@ -28,6 +28,7 @@ from workbench.errors import WorkbenchError
 from workbench.ext.installed import InstalledExtension
 from workbench.ext.plan import InstallPlan
 from workbench.ext.registry import SearchResult
+from workbench.tui.screens.changes import ChangesInThread
 from workbench.tui.screens.confirm import ConfirmScreen
 from workbench.tui.screens.review import ReviewScreen
 from workbench.tui.screens.source_prompt import SourcePromptScreen
@@ -48,7 +49,7 @@ def _yes(_plan: InstallPlan) -> bool:
     return True
 
 
-class ExtensionsScreen(Screen):
+class ExtensionsScreen(ChangesInThread, Screen):
     """Installed extensions, the marketplace and the status report, in three tabs.
 
     Args:
@@ -215,36 +216,6 @@ class ExtensionsScreen(Screen):
     def action_close(self) -> None:
         """Back to the chat."""
         self.app.pop_screen()
-
-    # --- background work -------------------------------------------------------------
-
-    def _start(self, what: str, job: Callable[[], Any], done: Callable[[Any], None]) -> None:
-        """Run ``job`` in a thread, saying ``what`` meanwhile, then ``done(result)``."""
-        if self.working:
-            self.say(f"{self.working} is still going on; try again when it ends.", "error")
-            return
-        self.working = what
-        self.say(f"{what}…", "working")
-        self._run(job, done)
-
-    @work(thread=True, group="extensions-change")
-    def _run(self, job: Callable[[], Any], done: Callable[[Any], None]) -> None:
-        try:
-            result = job()
-        except WorkbenchError as exc:
-            self.app.call_from_thread(self._failed, exc)
-        else:
-            self.app.call_from_thread(self._succeeded, done, result)
-
-    def _failed(self, error: WorkbenchError) -> None:
-        self.working = ""
-        if self.is_attached:
-            self.say(str(error), "error")
-
-    def _succeeded(self, done: Callable[[Any], None], result: Any) -> None:
-        self.working = ""
-        if self.is_attached:
-            done(result)
 
     # --- installing, updating, trusting: a plan, a review, then the change -------------
 

@@ -12,7 +12,7 @@ the scheduler changing state, arrive as core events and are shown as they happen
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from textual import on, work
@@ -30,6 +30,7 @@ from workbench.core.host import Host
 from workbench.errors import WorkbenchError
 from workbench.supervisor.events import ProcessStateChanged, ScheduleFired, ScheduleRunEnded
 from workbench.tui.core_event import CoreEvent
+from workbench.tui.screens.changes import ChangesInThread
 from workbench.tui.screens.confirm import ConfirmScreen
 from workbench.tui.screens.schedule_form import ScheduleDraft, ScheduleFormScreen
 from workbench.tui.times import duration, when
@@ -94,7 +95,7 @@ def scheduler_text(holder: dict[str, Any] | None) -> Content:
                           f"since {since}", "$text-warning")
 
 
-class TasksScreen(Screen):
+class TasksScreen(ChangesInThread, Screen):
     """Scheduled prompts: the list, the selected one with its runs, and what to do.
 
     | Key | Action |
@@ -284,30 +285,6 @@ class TasksScreen(Screen):
 
     def watch_working(self) -> None:
         self.refresh_bindings()
-
-    def _start(self, what: str, job: Callable[[], Any], done: Callable[[Any], None]) -> None:
-        """Run ``job`` in a thread, saying ``what`` meanwhile, then ``done(result)``."""
-        if self.working:
-            self.say(f"{self.working} is still going on; try again when it ends.", "error")
-            return
-        self.working = what
-        self.say(f"{what}…", "working")
-        self._run(job, done)
-
-    @work(thread=True, group="tasks-change")
-    def _run(self, job: Callable[[], Any], done: Callable[[Any], None]) -> None:
-        try:
-            result = job()
-        except WorkbenchError as exc:
-            refusal = str(exc)
-            self.app.call_from_thread(self._ended, lambda: self.say(refusal, "error"))
-        else:
-            self.app.call_from_thread(self._ended, lambda: done(result))
-
-    def _ended(self, then: Callable[[], None]) -> None:
-        self.working = ""
-        if self.is_attached:
-            then()
 
     def _changed(self, text: str, select: int | None = None) -> None:
         self.say(text, "success")
