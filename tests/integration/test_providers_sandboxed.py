@@ -18,7 +18,7 @@ import pytest
 from workbench.config.home import Home
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
-from workbench.errors import ModelError
+from workbench.errors import ModelError, ToolError
 from workbench.events import PermissionRequest
 from workbench.ext.manager import ExtensionManager
 from workbench.store import Store
@@ -331,6 +331,14 @@ async def test_a_provider_reaches_nothing_it_was_not_granted(house, workdir, tmp
         assert await probe(secret) == "read the secret; net refused (PermissionError); env hidden"
         # The grant is the provider's: the house model, asked to do the same, still cannot.
         assert host.store.list_grants("model:house/house") == []
+        # It is explained and revoked under the provider's key, like a tool's.
+        [row] = host.explain_grants("model:house/probe")
+        assert (row["tool"], row["kind"], row["state"]) == ("model:house/probe", "read", "granted")
+        assert host.revoke_grants("model:house/probe", "read") == 1
+        assert host.explain_grants("model:house/probe")[0]["state"] != "granted"
+        assert (await probe(secret)).startswith("read refused")
+        with pytest.raises(ToolError, match="no model provider 'nobody'"):
+            host.explain_grants("model:house/nobody")
 
 
 async def test_a_providers_permission_is_asked_for_and_a_denial_ends_the_turn(rivals, workdir, tmp_path):

@@ -9,6 +9,8 @@ import typer
 
 from workbench.cli.errors import reported
 
+HOLDER_HELP = "A tool's name or EXTENSION.TOOL, or a provider as TYPE:EXTENSION/NAME."
+
 grants_app = typer.Typer(help="List, explain and revoke what tools were granted.", no_args_is_help=True)
 
 
@@ -38,7 +40,7 @@ def list_grants(
 
 @grants_app.command("explain")
 def explain(
-    tool: str = typer.Argument(..., help="A tool's name or EXTENSION.TOOL."),
+    tool: str = typer.Argument(..., help=HOLDER_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """For each permission TOOL declares: granted, denied, not granted, or for an
@@ -62,7 +64,7 @@ def explain(
 
 @grants_app.command("revoke")
 def revoke(
-    tool: str = typer.Argument(..., help="A tool's name or EXTENSION.TOOL."),
+    tool: str = typer.Argument(..., help=HOLDER_HELP),
     kind: str | None = typer.Argument(None, help="Only grants of this kind."),
     value: str | None = typer.Argument(None, help="Only the grant with this value."),
 ) -> None:

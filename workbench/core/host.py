@@ -25,13 +25,14 @@ from workbench.core.extension_ops import ExtensionOps
 from workbench.core.mcp_ops import McpOps
 from workbench.core.memory_ops import MemoryOps
 from workbench.core.provider_ops import ProviderOps
+from workbench.core.provider_registry import PROVIDER_TYPES
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
 from workbench.core.schedule_ops import ScheduleOps
-from workbench.errors import WorkbenchError
+from workbench.errors import ToolError, WorkbenchError
 from workbench.events import ExtensionStatusChanged, Notice, SessionStarted
 from workbench.permissions.broker import Broker
-from workbench.permissions.requirements import TemplateRoots
+from workbench.permissions.requirements import Requirement, TemplateRoots
 from workbench.store import Store
 from workbench.capabilities.database import ExtensionDatabases
 from workbench.capabilities.memories import Memories
@@ -496,21 +497,38 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
             pairs.append((kind, value))
         return tuple(pairs)
 
-    def explain_grants(self, name: str) -> list[dict[str, Any]]:
-        """For each permission ``name`` declares: its state (``Broker.explain``), by
-        which grant, when."""
+    def _grant_holder(self, name: str) -> tuple[str, list[Requirement]]:
+        """What holds grants under ``name``: a tool (its name), or an extension's provider
+        (``TYPE:EXTENSION/NAME``, as its grants are kept); its key and requirements.
+
+        Raises:
+            ToolError: No such tool or provider.
+        """
         self.ensure_extensions()
+        kind, colon, rest = name.partition(":")
+        extension, slash, provider_name = rest.partition("/")
+        if colon and slash and kind in PROVIDER_TYPES:
+            provider = self.providers.get(kind, extension, provider_name)
+            if provider is None:
+                raise ToolError("unknown_tool", f"no {kind} provider {provider_name!r} in "
+                                f"extension {extension!r}; `workbench ext status` lists them")
+            return provider.key, self.provider_runtime.requirements(provider)
         tool = self.registry.resolve(name)
-        return [{**row, "tool": tool.qualified_name}
-                for row in self.broker.explain(tool.qualified_name, self.gateway.requirements(tool))]
+        return tool.qualified_name, self.gateway.requirements(tool)
+
+    def explain_grants(self, name: str) -> list[dict[str, Any]]:
+        """For each permission ``name`` (a tool, or a provider as ``TYPE:EXTENSION/NAME``)
+        declares: its state (``Broker.explain``), by which grant, when."""
+        key, requirements = self._grant_holder(name)
+        return [{**row, "tool": key} for row in self.broker.explain(key, requirements)]
 
     def revoke_grants(self, name: str, kind: str | None = None, value: str | None = None) -> int:
-        """Remove a tool's grants (all, of one kind, or one value); returns how many."""
-        self.ensure_extensions()
-        tool = self.registry.resolve(name)
-        removed = self.store.revoke_grants(tool.qualified_name, kind, value)
-        self.broker.forget(tool.qualified_name, kind, value)
-        self.sandbox.forget(tool.qualified_name)
-        self.store.audit("person", "grant.revoke", tool.qualified_name,
+        """Remove the grants of a tool or a provider (``TYPE:EXTENSION/NAME``): all, of one
+        kind, or one value; returns how many."""
+        key, _ = self._grant_holder(name)
+        removed = self.store.revoke_grants(key, kind, value)
+        self.broker.forget(key, kind, value)
+        self.sandbox.forget(key)
+        self.store.audit("person", "grant.revoke", key,
                          {"kind": kind, "value": value, "removed": removed})
         return removed
