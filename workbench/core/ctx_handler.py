@@ -97,7 +97,8 @@ class CallHandler:
         if group == "llm" and member == "complete":
             await self.ctx.authorize("llm", "")
             request = params.get("request", params)
-            return await self.services.complete(request if isinstance(request, dict) else {})
+            return await self.services.complete(request if isinstance(request, dict) else {},
+                                                session_id=self.ctx.chat.session_id)
         if group == "tts" and member == "speak":
             await self.ctx.authorize("tts", "")
             return await self.services.speak(_require(params, "text"))

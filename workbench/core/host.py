@@ -72,7 +72,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.memories = Memories(store)
         self.databases = ExtensionDatabases(home.root / "databases")
         self.services = HostServices(store=store, config=config, databases=self.databases,
-                                     memories=self.memories, provider=self.provider,
+                                     memories=self.memories, provider=self._chat_provider,
                                      responder=lambda: self.responder)
         self.services.on_scheduled = lambda prompt_id: self.freeze_card({"id": prompt_id})
         self.sandbox = SandboxRunner(
@@ -281,6 +281,10 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         if self._provider is None:
             self._provider = self.build_model(self.model)
         return self._provider
+
+    def _chat_provider(self, session_id: str | None) -> ModelProvider:
+        """The model a tool's ``llm.complete`` reaches: its chat's, else the host's."""
+        return self.session_provider(session_id) if session_id else self.provider()
 
     def tool_specs(self, session_id: str | None = None, message: str | None = None) -> list[ToolSpec]:
         """The tools offered to the model for ``message`` (the current user message; by

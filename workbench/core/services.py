@@ -28,7 +28,7 @@ class HostServices:
     """See the module docstring; built by the Host and handed to the runner."""
 
     def __init__(self, *, store, config, databases: ExtensionDatabases, memories: Memories,
-                 provider: Callable[[], Any], responder: Callable[[], Any]) -> None:
+                 provider: Callable[[str | None], Any], responder: Callable[[], Any]) -> None:
         self.store = store
         self.config = config
         self.databases = databases
@@ -38,8 +38,9 @@ class HostServices:
         self.on_scheduled: Callable[[int], None] | None = None
         """Called with a proposal's id once it is saved (the host freezes its run card)."""
 
-    async def complete(self, request: dict[str, Any]) -> dict[str, str]:
-        """One completion from the session's model: ``{prompt, systemPrompt?, maxTokens?}``."""
+    async def complete(self, request: dict[str, Any], session_id: str | None = None) -> dict[str, str]:
+        """One completion from the model of the chat ``session_id`` (the host's model
+        outside a chat): ``{prompt, systemPrompt?, maxTokens?}``."""
         prompt = request.get("prompt")
         if not isinstance(prompt, str) or not prompt:
             raise ToolError("invalid_arguments", "llm.complete needs a prompt")
@@ -51,7 +52,7 @@ class HostServices:
         limit = request.get("maxTokens")
         parts: list[str] = []
         try:
-            async for chunk in self._provider().stream(messages, []):
+            async for chunk in self._provider(session_id).stream(messages, []):
                 if isinstance(chunk, TextChunk):
                     parts.append(chunk.text)
         except WorkbenchError as exc:
