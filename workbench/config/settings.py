@@ -104,7 +104,8 @@ SETTINGS: dict[str, Setting] = {
     for setting in (
         Setting("model", str, "auto",
                 "The model new chats use: auto (find one), openai:MODEL, anthropic:MODEL, local, "
-                "local:FILE.gguf, echo or scripted:FILE."),
+                "local:FILE.gguf, echo, scripted:FILE, or an extension's model provider as "
+                "ext:EXTENSION/NAME."),
         Setting("theme", str, "workbench-dark", "The TUI theme."),
         Setting("tools.timeout_ms", int, 300_000,
                 "How long one tool call may run, in milliseconds.", _positive),

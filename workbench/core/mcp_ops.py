@@ -27,6 +27,7 @@ from workbench.events import AskUserRequest, ExtensionStatusChanged, Notice
 from workbench.mcp.naming import extension_name, tool_name
 
 if TYPE_CHECKING:
+    from workbench.config.trust import TrustRecord
     from workbench.core.host import Host
     from workbench.mcp.config import ServerConfig, ServerList
     from workbench.mcp.connection import CallBridge
@@ -204,6 +205,19 @@ class McpOps:
         path = entry_file(self.home, self.config.project_file, config)
         update_server(path, name, "disabled_tools", off or None)
         return self.refresh_mcp(path)
+
+    def trust_project_config(self: Host, project_dir: Path) -> TrustRecord:
+        """Trust the project's ``.workbench/config.toml`` as it is now (what ``workbench
+        trust`` does) and apply it: its settings and its MCP servers.
+
+        Raises:
+            ConfigError: There is no project config there, or it cannot be read.
+        """
+        from workbench.config.trust import trust_project
+
+        record = trust_project(self.home, project_dir)
+        self.refresh_mcp(None)
+        return record
 
     def refresh_mcp(self: Host, written: Path | None) -> str | None:
         """Read the server entries again and re-register their tools (after a change);

@@ -5,7 +5,7 @@ Values are read from the files in a worker thread (``Config.load``, so a file ch
 or broken since the start is shown as it is now). Enter opens a dialog that writes the
 value through ``Config.set`` (the core keeps the file's comments; a refused value is
 said there and nothing is written). ``t`` trusts the project's config after showing
-what it sets (``config.trust.trust_project``, as ``workbench trust`` does); the host
+what it sets (``Host.trust_project_config``, as ``workbench trust`` does); the host
 then reads its config again.
 """
 
@@ -26,7 +26,6 @@ from textual.widgets import DataTable, Footer, Label, Static
 from workbench.config.document import read_values
 from workbench.config.files import Config
 from workbench.config.settings import SETTINGS, format_value
-from workbench.config.trust import trust_project
 from workbench.core.host import Host
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.tui.paths import shown_path
@@ -283,8 +282,7 @@ class SettingsScreen(Screen):
     @work(thread=True, group="settings-trust")
     def _trust(self, path: Path) -> None:
         try:
-            record = trust_project(self.host.home, path.parent.parent)
-            self.host.refresh_mcp(None)
+            record = self.host.trust_project_config(path.parent.parent)
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, f"Not trusted: {exc}", "error")
             return
