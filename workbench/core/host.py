@@ -199,10 +199,15 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         context = None
         if session_id is not None:
             found = self.store.get_session(session_id)
-            context = SessionContext(
-                id=found["id"] if found else session_id, found=found is not None,
-                switched_off=tuple(sorted(self.store.switched_off_extensions(found["id"])))
-                if found else ())
+            if found is None:
+                context = SessionContext(id=session_id, found=False)
+            else:
+                switches = self.chat_switches(found["id"])
+                context = SessionContext(
+                    id=found["id"], found=True, switched_off=tuple(sorted(switches.extensions_off)),
+                    tools_off=tuple(sorted(f"{extension}.{name}" for (extension, name), on
+                                           in switches.tools.items() if not on)),
+                    tools=tuple(self._enabled(found["id"], on_demand=True)))
         return build_status_report(loaded=self.loaded_extensions, registry=self.registry,
                                    shipped=self.memories.shipped.values(),
                                    record=self._load_record, notices=self.extension_notices,

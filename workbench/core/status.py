@@ -124,14 +124,20 @@ class SessionContext:
         id: The session's id as asked for.
         found: Whether the session exists.
         switched_off: The extensions that chat switched off.
+        tools_off: The tools (``EXTENSION.TOOL``) it switched off one by one.
+        tools: The tools the chat offers, after every switch (None: the report counts
+            what is left once ``switched_off`` is taken out).
     """
 
     id: str
     found: bool
     switched_off: tuple[str, ...] = ()
+    tools_off: tuple[str, ...] = ()
+    tools: tuple[Tool, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "found": self.found, "switched_off": list(self.switched_off)}
+        return {"id": self.id, "found": self.found, "switched_off": list(self.switched_off),
+                "tools_off": list(self.tools_off)}
 
 
 @dataclass(frozen=True)
@@ -251,6 +257,8 @@ class StatusReport:
             lines.append(f"- **Disabled:** {', '.join(self.disabled)}")
         if self.session is not None and self.session.switched_off:
             lines.append(f"- **Switched off in this chat:** {', '.join(self.session.switched_off)}")
+        if self.session is not None and self.session.tools_off:
+            lines.append(f"- **Tools switched off in this chat:** {', '.join(self.session.tools_off)}")
         lines += ["", "## Loaded Extensions"]
         if not self.extensions:
             lines.append("- none")
@@ -504,7 +512,8 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
     for source in SOURCE_ORDER:
         counts[f"{source}_count"] = sum(1 for tool in available if tool.source == source)
     counts["shadowed_count"] = sum(len(c["shadowed"]) for c in conflicts)
-    in_chat = registry.available(exclude=switched_off)
+    in_chat = (list(session.tools) if session is not None and session.tools is not None
+               else registry.available(exclude=switched_off))
     disclosure = summarize(in_chat, schema_budget) if schema_budget is not None else None
     tokens = (disclosure.total_tokens if disclosure
               else catalog_for([t for t in in_chat if not is_on_demand(t)]).total_tokens)

@@ -360,8 +360,23 @@ async def test_the_report_of_a_chat_marks_what_it_switched_off(project):
         assert outcome.result["title"] == "4 loaded, 3 errors, 1 conflicts"
         assert "- **ext-b** v2.0.0 (tools) — switched off in this chat" in outcome.result["markdown"]
         report = host.status_report(session[:8]).to_json()
-        assert report["session"] == {"id": session, "found": True, "switched_off": ["ext-b"]}
+        assert report["session"] == {"id": session, "found": True, "switched_off": ["ext-b"],
+                                     "tools_off": []}
         assert host.status_report("0" * 32).session == SessionContext("0" * 32, False)
+
+
+async def test_the_report_of_a_chat_counts_its_single_tool_switches(project):
+    with Host.open(cwd=project) as host:
+        session = host.new_session()["id"]
+        whole = host.status_report(session)
+        tool = next(t for t in host.enabled_tools(session) if t.source == "extension")
+        host.set_tool_enabled(session, tool.name, False)
+        report = host.status_report(session)
+        assert report.session.tools_off == (tool.qualified_name,)
+        assert f"- **Tools switched off in this chat:** {tool.qualified_name}" in report.to_markdown()
+        # What the chat's model would be offered shrinks by that tool's schema.
+        assert report.schema_tokens < whole.schema_tokens
+        assert host.status_report().schema_tokens == whole.schema_tokens
 
 
 # --- host-native tools in the dispatcher ----------------------------------------------------
