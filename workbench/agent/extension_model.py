@@ -25,10 +25,9 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from pydantic import ValidationError
-
 from workbench.agent.messages import ChatMessage, ModelChunk, TextChunk, ToolCallChunk, ToolSpec, ToolCall
-from workbench.agent.providers import _pieces, _pointer, _ScriptedReply
+from workbench.agent.providers import _pieces
+from workbench.agent.replies import Reply, ValidationError, pointer
 from workbench.errors import ModelError, WorkbenchError
 
 Answer = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -47,7 +46,7 @@ def message_json(message: ChatMessage) -> dict[str, Any]:
     return data
 
 
-def read_reply(reply: Any, provider: str) -> _ScriptedReply:
+def read_reply(reply: Any, provider: str) -> Reply:
     """The provider's return value as a reply.
 
     Raises:
@@ -55,12 +54,12 @@ def read_reply(reply: Any, provider: str) -> _ScriptedReply:
             names the provider and the JSON pointer of the bad part.
     """
     if isinstance(reply, str):
-        return _ScriptedReply(text=reply)
+        return Reply(text=reply)
     try:
-        return _ScriptedReply.model_validate(reply)
+        return Reply.model_validate(reply)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = _pointer(tuple(first["loc"])) or "/"
+        where = pointer(tuple(first["loc"])) or "/"
         raise ModelError(f"the model provider {provider} answered with a malformed reply at "
                          f"{where}: {first['msg']} (expected a string or "
                          '{"text": …, "tool_calls": [{"name": …, "arguments": {…}}]})') from exc

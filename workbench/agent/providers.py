@@ -24,12 +24,13 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.agent.messages import ChatMessage, ModelChunk, TextChunk, ToolCall, ToolCallChunk, ToolSpec
 from workbench.errors import ModelError
+
+if TYPE_CHECKING:
+    from workbench.agent.replies import Reply
 
 
 class ModelProvider(Protocol):
@@ -65,23 +66,6 @@ class EchoProvider:
             yield TextChunk(piece)
 
 
-class _ScriptedCall(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    id: str | None = None
-    name: str = Field(min_length=1)
-    arguments: dict[str, Any] = Field(default_factory=dict)
-
-
-class _ScriptedReply(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    text: str = ""
-    tool_calls: list[_ScriptedCall] = Field(default_factory=list)
-
-
-def _pointer(loc: tuple) -> str:
-    return "".join(f"/{part}" for part in loc)
-
-
 class ScriptedProvider:
     """Replays the model's successive messages from a JSON file.
 
@@ -105,7 +89,9 @@ class ScriptedProvider:
         self.replies = self._load(path)
 
     @staticmethod
-    def _load(path: Path) -> list[_ScriptedReply]:
+    def _load(path: Path) -> list[Reply]:
+        from workbench.agent.replies import Reply, ValidationError, pointer
+
         try:
             raw = path.read_text(encoding="utf-8")
         except OSError as exc:
@@ -120,14 +106,14 @@ class ScriptedProvider:
             data, base = data["replies"], ("replies",)
         if not isinstance(data, list):
             raise ModelError("expected a list of replies (or an object with \"replies\")",
-                             where=f"{path}#{_pointer(base) or '/'}")
+                             where=f"{path}#{pointer(base) or '/'}")
         replies = []
         for index, item in enumerate(data):
             try:
-                replies.append(_ScriptedReply.model_validate(item))
+                replies.append(Reply.model_validate(item))
             except ValidationError as exc:
                 first = exc.errors()[0]
-                where = _pointer(base + (index,) + tuple(first["loc"]))
+                where = pointer(base + (index,) + tuple(first["loc"]))
                 raise ModelError(first["msg"], where=f"{path}#{where}") from exc
         return replies
 

@@ -29,19 +29,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.agent.extension_model import ExtensionModelProvider
 from workbench.agent.providers import (BUILTIN_MODELS, KNOWN_SPECS, ModelProvider, check_spec,
                                        extension_spec, make_provider)
 from workbench.core.mcp_ops import _MANAGER as _MCP_MANAGER
 from workbench.core.memory_context import merge_recalled
 from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider
-from workbench.core.provider_runtime import ProviderRuntime
 from workbench.errors import ExitCode, ModelError, ToolError, WorkbenchError
 from workbench.events import Notice
 from workbench.tools.registry import HOST_RUNTIME, Tool
 
 if TYPE_CHECKING:
     from workbench.core.host import Host
+    from workbench.core.provider_runtime import ProviderRuntime
 
 WEB_SEARCH = "web_search"
 """The host tool that asks the search providers."""
@@ -85,6 +84,10 @@ class ProviderOps:
         """Runs provider calls in sandboxed workers (built on first use)."""
         runtime = self.__dict__.get(_RUNTIME)
         if runtime is None:
+            # Imported here: it checks answers with pydantic, which the first frame of
+            # the TUI does without.
+            from workbench.core.provider_runtime import ProviderRuntime
+
             runtime = self.__dict__[_RUNTIME] = ProviderRuntime(
                 registry=self.providers, runner=self.sandbox, broker=self.broker,
                 store=self.store, roots=self.gateway.roots, responder=lambda: self.responder,
@@ -175,6 +178,8 @@ class ProviderOps:
                 raise ModelError(f"the model provider {extension}/{name} is no longer loaded")
             return await self.provider_runtime.call(provider, {**request, "config": provider.config},
                                                     session_id=session_id)
+
+        from workbench.agent.extension_model import ExtensionModelProvider
 
         return ExtensionModelProvider(found.qualified_name, answer, found.config)
 
