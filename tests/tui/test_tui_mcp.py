@@ -53,6 +53,25 @@ async def test_servers_are_listed_with_their_state_and_tools(make_app, until) ->
             screen.query_one("#mcp-detail")))
 
 
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def test_closing_the_app_stops_the_servers_it_started(make_app, until) -> None:
+    app = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        await open_mcp(pilot, until)
+        await pilot.press("c")  # check: start it now
+        await until(pilot, lambda: app.host.mcp.servers["everything"].pid is not None, timeout=40)
+        pid = app.host.mcp.servers["everything"].pid
+        assert alive(pid)
+    assert not alive(pid)
+
+
 async def test_checking_and_switching_a_server_off_everywhere(make_app, until) -> None:
     app = make_app([])
     async with app.run_test(size=SIZE) as pilot:

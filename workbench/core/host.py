@@ -221,12 +221,18 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    async def aclose(self) -> None:
-        """``close`` from inside the event loop: session-shutdown hooks run, warm workers
-        still starting are stopped."""
+    async def ashutdown(self) -> None:
+        """Stop, on the loop that started them, what runs on it: session-shutdown hooks
+        run, MCP servers stop with their process trees, warm workers still starting are
+        stopped. A front-end whose loop ends before it closes the host (the TUI) calls
+        this as the loop ends; ``close`` then closes the rest."""
         await self.hook_runtime.shutdown()
         await self.aclose_mcp()
         await self.sandbox.aclose()
+
+    async def aclose(self) -> None:
+        """``close`` from inside the event loop: ``ashutdown``, then ``close``."""
+        await self.ashutdown()
         self.close()
 
     async def __aenter__(self) -> Host:

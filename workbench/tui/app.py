@@ -360,6 +360,9 @@ class WorkbenchApp(App):
             unsubscribe()
         self.host.cancel()
         await self._stop_scheduler()
+        # MCP servers, hooks and starting workers live on this loop: stop them here,
+        # before it ends (the caller closes the host's files afterwards).
+        await self.host.ashutdown()
 
 
 def open_app(*, model: str | None = None, cwd: Path | None = None,
