@@ -259,7 +259,7 @@ class ChatScreen(Screen):
     # --- moving between messages -----------------------------------------------
 
     async def action_focus_message(self, step: int) -> None:
-        """Focus the previous (-1) or next (1) message or card."""
+        """Move the focus to the message, card or bubble next to the focused one (up or down)."""
         await self.message_list.focus_item(step)
 
     async def action_first_message(self) -> None:
