@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import alive
 
 from workbench.config.home import Home
 from workbench.core.host import Host
@@ -37,14 +38,6 @@ def open_host(home: Home, workdir: Path, *servers: ServerConfig) -> Host:
     for server in servers:
         write_server(home.config_file, server, replace=True)
     return Host.open(cwd=workdir)
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def group_members(pgid: int) -> list[int]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from processes import alive
 from shell_helpers import open_screen, options_of, settle, text_of
 from textual.widgets import ListView, OptionList
 
@@ -51,14 +52,6 @@ async def test_servers_are_listed_with_their_state_and_tools(make_app, until) ->
         await pilot.press("down")
         await until(pilot, lambda: "in a project config that is not trusted" in text_of(
             screen.query_one("#mcp-detail")))
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 async def test_closing_the_app_stops_the_servers_it_started(make_app, until) -> None:

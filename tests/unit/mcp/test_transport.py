@@ -7,15 +7,9 @@ import os
 import sys
 from pathlib import Path
 
+from processes import alive
+
 from workbench.mcp.transport import StdioProcess, describe_exit, server_environment
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(") ")[1][0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def test_an_end_is_told_in_words() -> None:
