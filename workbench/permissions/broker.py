@@ -32,6 +32,13 @@ class GrantStore(Protocol):
 
     def list_grants(self, tool: str | None = None) -> list[dict[str, Any]]: ...
 
+    def add_declines(self, tool: str, entries: list[tuple[str, str]], session_id: str) -> None: ...
+
+    def list_declines(self, tool: str) -> set[tuple[str, str, str]]: ...
+
+    def remove_declines(self, tool: str, kind: str | None = None,
+                        value: str | None = None) -> int: ...
+
     def audit(self, actor: str, action: str, subject: str | None = None,
               detail: Any = None) -> int: ...
 
@@ -73,15 +80,17 @@ Ask = Callable[[PermissionRequest], Awaitable[Any]]
 class Broker:
     """Answers "is this granted?" from the store, and records decisions.
 
-    Optional entries declined for a session are kept in memory by this broker (a
-    session's own grants are in the store): the host that holds the session asks
-    no more, and a new process asks again.
+    Optional entries declined for a session are kept in the store with that session
+    (and go with it), so a chat resumed in another process is not asked again.
     """
 
     def __init__(self, store: GrantStore) -> None:
         self.store = store
-        self._declined: set[tuple[str, str, str, str]] = set()
-        """``(tool, kind, value, session_id)`` of optional entries declined for a session."""
+
+    def _declined(self, tool: str, req: Requirement, session_id: str | None) -> bool:
+        """Whether the optional ``req`` was left out in the chat ``session_id``."""
+        return session_id is not None and (req.kind, req.value, session_id) in (
+            self.store.list_declines(tool))
 
     def _matching(self, tool: str, req: Requirement, session_id: str | None) -> list[dict[str, Any]]:
         return [g for g in self.store.list_grants(tool)
@@ -121,7 +130,7 @@ class Broker:
         extra = set(extra)
         return [r for r in reqs if r.optional and not self._extra(r, extra)
                 and not self._matching(tool, r, session_id)
-                and (tool, r.kind, r.value, session_id or "") not in self._declined]
+                and not self._declined(tool, r, session_id)]
 
     def pending(self, tool: str, reqs: Iterable[Requirement], session_id: str | None,
                 extra: Iterable[tuple[str, str]] = ()) -> Pending:
@@ -157,21 +166,20 @@ class Broker:
     def decline(self, tool: str, reqs: Iterable[Requirement], scope: str,
                 session_id: str | None) -> None:
         """Keep optional entries the person left out, for ``scope``'s lifetime:
-        ``once`` keeps nothing, ``session`` keeps them for this broker's session
-        (nothing without one), ``always`` and ``deny`` record a lasting denial."""
+        ``once`` keeps nothing, ``session`` keeps them with the chat (nothing
+        without one), ``always`` and ``deny`` record a lasting denial."""
         if scope not in SCOPES:
             raise ValueError(f"unknown grant scope {scope!r}")
         reqs = list(reqs)
         if scope in ("always", "deny"):
             self.record(tool, reqs, "deny", None)
         elif scope == "session" and session_id is not None:
-            self._declined.update((tool, r.kind, r.value, session_id) for r in reqs)
+            self.store.add_declines(tool, [(r.kind, r.value) for r in reqs], session_id)
 
     def forget(self, tool: str, kind: str | None = None, value: str | None = None) -> None:
         """Drop the session declines of ``tool`` (of one kind, of one value), as
         ``grants revoke`` drops its grants and denials."""
-        self._declined = {d for d in self._declined
-                          if not (d[0] == tool and kind in (None, d[1]) and value in (None, d[2]))}
+        self.store.remove_declines(tool, kind, value)
 
     async def settle(self, tool: str, reqs: list[Requirement], session_id: str | None, *,
                      ask: Ask, extra: Iterable[tuple[str, str]] = (),
@@ -247,9 +255,10 @@ class Broker:
                 session_id: str | None = None) -> list[dict[str, Any]]:
         """Each requirement's state for ``grants explain``: ``granted``, ``denied``,
         ``not granted`` (required, never granted), ``undecided`` (optional, never
-        asked or asked only once) or ``declined`` (optional, left out this session),
+        asked or asked only once) or ``declined`` (optional, left out in the chat, or in any chat without one),
         with the grant behind it."""
         grants = self.store.list_grants(tool)
+        declines = self.store.list_declines(tool)
         rows = []
         for req in reqs:
             matches = [g for g in grants if g["kind"] == req.kind and g["value"] == req.value]
@@ -260,7 +269,8 @@ class Broker:
             if grant is not None:
                 state = "denied" if grant["scope"] == "deny" else "granted"
             elif req.optional:
-                declined = any(d[:3] == (tool, req.kind, req.value) for d in self._declined)
+                declined = any((kind, value) == (req.kind, req.value)
+                               and session_id in (None, chat) for kind, value, chat in declines)
                 state = "declined" if declined else "undecided"
             else:
                 state = "not granted"

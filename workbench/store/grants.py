@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.errors import StoreError
-from workbench.store.db import StoreBase
+from workbench.store.db import StoreBase, now_ms
 
 SCOPES = frozenset({"once", "session", "always", "deny"})
 """The scopes a grant may have."""
@@ -111,6 +111,33 @@ class GrantsMixin(StoreBase):
             cursor = self._execute("DELETE FROM grants WHERE id = ? AND scope = 'once'",
                                    (grant_id,))
         return cursor.rowcount > 0
+
+    def add_declines(self, tool: str, entries: list[tuple[str, str]], session_id: str) -> None:
+        """Keep optional entries ``(kind, value)`` of ``tool`` left out in a chat."""
+        with self.transaction():
+            for kind, value in entries:
+                self._execute("INSERT OR REPLACE INTO session_declines "
+                              "(session_id, tool, kind, value, created_at) VALUES (?, ?, ?, ?, ?)",
+                              (session_id, tool, kind, value, now_ms()))
+
+    def list_declines(self, tool: str) -> set[tuple[str, str, str]]:
+        """``(kind, value, session_id)`` of every entry of ``tool`` left out in a chat."""
+        return {(row["kind"], row["value"], row["session_id"]) for row in self._all(
+            "SELECT kind, value, session_id FROM session_declines WHERE tool = ?", (tool,))}
+
+    def remove_declines(self, tool: str, kind: str | None = None, value: str | None = None) -> int:
+        """Drop the chats' declines of ``tool`` (of one kind, of one value)."""
+        conditions, params = ["tool = ?"], [tool]
+        if kind is not None:
+            conditions.append("kind = ?")
+            params.append(kind)
+        if value is not None:
+            conditions.append("value = ?")
+            params.append(value)
+        with self.transaction():
+            cursor = self._execute(
+                f"DELETE FROM session_declines WHERE {' AND '.join(conditions)}", tuple(params))
+        return cursor.rowcount
 
     def revoke_grants(self, tool: str, kind: str | None = None, value: str | None = None) -> int:
         """Remove a tool's grants and denials, all of them or only some.

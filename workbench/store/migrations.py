@@ -300,6 +300,29 @@ def m007_session_tool_switches(db: Database) -> None:
         db.execute(statement)
 
 
+M008_STATEMENTS = (
+    # Optional permission entries a person left out for one chat: not asked again in
+    # that chat (``grants revoke`` drops them with the tool's grants).
+    """
+    CREATE TABLE session_declines (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        tool TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        value TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (session_id, tool, kind, value)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX session_declines_tool ON session_declines (tool)",
+)
+
+
+def m008_session_declines(db: Database) -> None:
+    """Optional permission entries left out for a chat."""
+    for statement in M008_STATEMENTS:
+        db.execute(statement)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -323,6 +346,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "m005_schedule_runs", m005_schedule_runs),
     Migration(6, "m006_session_folder", m006_session_folder),
     Migration(7, "m007_session_tool_switches", m007_session_tool_switches),
+    Migration(8, "m008_session_declines", m008_session_declines),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 

@@ -108,6 +108,25 @@ async def test_declined_for_the_session_is_not_asked_again_in_it(broker: Broker,
                              ("env:NOTES_TOKEN", True)]
 
 
+async def test_a_session_decline_is_kept_with_the_chat_across_processes(
+        broker: Broker, store: Store, tmp_path: Path) -> None:
+    chat = store.create_session("a")["id"]
+    person = Person(PermissionAnswer("session", declined=("read:/srv/archive",)))
+    await broker.settle(TOOL, REQS, chat, ask=person)
+    # Another process: a new store and broker on the same file.
+    with Store.open(tmp_path / "workbench.db") as other:
+        again = Broker(other)
+        assert again.undecided(TOOL, REQS, chat) == []
+        assert [r["state"] for r in again.explain(TOOL, REQS, chat)][1] == "declined"
+        # grants revoke drops it with the grants: asked again.
+        again.forget(TOOL, "read")
+        assert again.undecided(TOOL, REQS, chat) == [ARCHIVE]
+    await broker.settle(TOOL, REQS, chat, ask=Person(PermissionAnswer("session",
+                                                                      declined=("read:/srv/archive",))))
+    store.delete_session(chat)
+    assert store.list_declines(TOOL) == set()
+
+
 async def test_declined_always_is_a_lasting_denial_that_revoke_takes_back(broker: Broker, store: Store) -> None:
     person = Person(PermissionAnswer("always", declined=("env:NOTES_TOKEN",)))
     await broker.settle(TOOL, REQS, None, ask=person)
