@@ -9,6 +9,7 @@ where focus goes next.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from textual.app import ComposeResult
@@ -30,6 +31,10 @@ class Question(Vertical):
         question: The question as the tool sent it.
         number: Its place in the form, from 1; None to show no number (a lone question).
     """
+
+    answer: Callable[[], Any]
+    """Each kind's method giving the answer as the tool expects it; it raises
+    ``Unanswered`` while nothing has been chosen."""
 
     DEFAULT_CSS = """
     Question {
@@ -72,14 +77,6 @@ class Question(Vertical):
     def compose_answer(self) -> ComposeResult:
         """The widgets that take the answer."""
         yield from ()
-
-    def answer(self) -> Any:
-        """The answer as the tool expects it.
-
-        Raises:
-            Unanswered: Nothing has been chosen yet.
-        """
-        raise NotImplementedError
 
     def first_focus(self) -> Widget | None:
         """The widget to focus to answer this question."""
