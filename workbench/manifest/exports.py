@@ -1,7 +1,8 @@
 """Which names an entry module exports, found without running it.
 
 Validating an extension must not run its code, so a tool's `function` is looked up
-statically: Python modules through `ast`, TypeScript and JavaScript modules through
+statically: Python modules by compiling them (never running them) and reading the
+names their top-level code stores, TypeScript and JavaScript modules through
 regular expressions over the source with its comments blanked out. Relative
 `export * from "./x.ts"` re-exports are followed inside the extension folder, to a
 depth cap. When something cannot be followed (a remote module, a dynamic
@@ -11,7 +12,7 @@ rather than an error. This module imports nothing of workbench but `manifest.pat
 
 from __future__ import annotations
 
-import ast
+import dis
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,30 +152,21 @@ def _follow(path: Path, specifier: str, root: Path, scan: ExportScan, depth: int
         _scan_js(target, root, scan, depth + 1, seen)
 
 
-def _bound_names(body: list[ast.stmt], scan: ExportScan) -> None:
-    """Add the names a run of top-level Python statements binds."""
-    for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            scan.names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if isinstance(node, ast.AnnAssign) and node.value is None:
-                continue
-            for target in targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        scan.names.add(name.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                if alias.name == "*":
-                    scan.unresolved.append("the entry module uses `import *`")
-                else:
-                    scan.names.add(alias.asname or alias.name.split(".")[0])
-        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.AsyncWith)):
-            for block in ("body", "orelse", "finalbody"):
-                _bound_names(getattr(node, block, []), scan)
-            for handler in getattr(node, "handlers", []):
-                _bound_names(handler.body, scan)
+def _bound_names(code: object, scan: ExportScan) -> None:
+    """Add the names a module's top-level code binds: every name it stores (a `def`,
+    a `class`, an assignment, an import, a loop or `with` target). A bare annotation
+    binds nothing, and names bound inside functions or classes belong to their own
+    code objects, which are not walked.
+
+    The compiled code is read instead of an `ast` tree: converting trees to Python
+    objects is not safe while another thread does the same on CPython 3.11 (its
+    recursion counter is shared), and extensions are loaded on background threads.
+    """
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "STORE_NAME":
+            scan.names.add(instruction.argval)
+        elif instruction.opname == "IMPORT_STAR" or "IMPORT_STAR" in (instruction.argrepr or ""):
+            scan.unresolved.append("the entry module uses `import *`")
     if "__getattr__" in scan.names:
         scan.unresolved.append("the entry module defines a module-level __getattr__")
 
@@ -185,12 +177,12 @@ def _scan_python(path: Path, root: Path, scan: ExportScan) -> None:
     if source is None:
         return
     try:
-        tree = ast.parse(source, filename=label)
-    except (SyntaxError, ValueError, RecursionError) as exc:
+        code = compile(source, label, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         where = f" at line {exc.lineno}" if getattr(exc, "lineno", None) else ""
         scan.error = f"{label} does not parse{where}: {getattr(exc, 'msg', exc)}"
         return
-    _bound_names(tree.body, scan)
+    _bound_names(code, scan)
 
 
 def scan_exports(entry: Path, root: Path) -> ExportScan:

@@ -178,20 +178,30 @@ class StdioProcess:
         process = self.process
         if process is None:
             return
-        if process.returncode is None and process.stdin is not None:
-            with contextlib.suppress(OSError, RuntimeError):
-                process.stdin.close()
+        tasks, self._tasks = self._tasks, []
+        try:
+            if process.returncode is None and process.stdin is not None:
+                with contextlib.suppress(OSError, RuntimeError):
+                    process.stdin.close()
+                await self._wait(STOP_GRACE)
+            if process.returncode is None:
+                self._signal_group(signal.SIGTERM)
+                await self._wait(STOP_GRACE)
+            # Always: whatever it started is in its group, alive or not.
+            self._signal_group(signal.SIGKILL)
             await self._wait(STOP_GRACE)
-        if process.returncode is None:
-            self._signal_group(signal.SIGTERM)
-            await self._wait(STOP_GRACE)
-        # Always: whatever it started is in its group, alive or not.
-        self._signal_group(signal.SIGKILL)
-        await self._wait(STOP_GRACE)
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks = []
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            # Also when the stop itself is cancelled: nothing of the server may
+            # outlive it, and its pipes must not outlive the loop.
+            self._signal_group(signal.SIGKILL)
+            for task in tasks:
+                task.cancel()
+            self._close_transport(process)
+
+    def _close_transport(self, process: asyncio.subprocess.Process) -> None:
         # A descendant that survived can hold a pipe open, which keeps the subprocess
         # transport open after its loop is gone; nothing public closes it (the SDK's
         # stdio client does the same).

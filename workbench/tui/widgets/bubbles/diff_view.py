@@ -10,7 +10,6 @@ compared in a thread.
 
 from __future__ import annotations
 
-import ast
 import difflib
 import json
 import os
@@ -81,8 +80,8 @@ def _language(title: str | None, before: str, after: str) -> str:
     lines = sample.splitlines()
     if any(line.startswith(PYTHON_STARTS) for line in lines):
         try:
-            ast.parse(after or before)
-        except (SyntaxError, ValueError):
+            compile(after or before, "<diff>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass
         else:
             return "python"
