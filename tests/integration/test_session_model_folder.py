@@ -164,3 +164,30 @@ async def test_a_scheduled_runs_chat_keeps_the_cards_model_and_folder(home, else
         assert run["status"] == "ok"
         session = host.session(run["session_id"])
         assert (session["model"], session["folder"]) == ("echo", str(elsewhere))
+
+
+async def test_a_resumed_session_runs_its_tools_under_its_folders_limits(project, elsewhere, home):
+    """The chat's folder sets a 1-second tool limit: a tool that naps 30 s is stopped
+    after about a second, not after the 300 s the host's own folder allows."""
+    (project / ".workbench" / "config.toml").write_text(
+        "[tools]\ntimeout_ms = 1000\n[hooks]\nbudget_ms = 700\n[sandbox]\nmemory_mb = 300\n")
+    trust_project(home, project)
+    here = project / ".workbench" / "extensions" / "here"
+    manifest = json.loads((here / "loca.json").read_text())
+    manifest["tools"].append({"name": "nap", "description": "Sleeps.", "function": "nap",
+                              "parameters": {"type": "object"}})
+    (here / "loca.json").write_text(json.dumps(manifest))
+    with (here / "main.py").open("a") as module:
+        module.write("\nimport time\n\ndef nap(args, ctx):\n    time.sleep(30)\n    return 'woke'\n")
+    (project / "chat.json").write_text(json.dumps([
+        {"text": "first"}, {"tool_calls": [{"id": "n1", "name": "nap", "arguments": {}}]},
+        {"text": "second"}]))
+    session_id = await made_in(project)
+    async with Host.open(cwd=elsewhere, model="echo") as host:
+        assert host.gateway.default_timeout_ms == 300_000
+        result = await host.send_prompt("nap", session_id)
+        assert (result.status, result.text) == ("done", "second")
+        assert (host.gateway.default_timeout_ms, host.hook_runtime.budget_ms,
+                host.sandbox.limits.memory_mb) == (1000, 700, 300)
+        [nap] = [json.loads(m["content"]) for m in host.messages(session_id) if m["role"] == "tool"]
+        assert nap["error"] == {"kind": "timeout", "message": "the call took longer than 1 s"}

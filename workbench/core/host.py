@@ -51,6 +51,12 @@ if TYPE_CHECKING:
     from workbench.core.status import StatusReport
 
 
+def worker_limits(config: Config) -> Limits:
+    """The resources each tool's worker gets under ``config``."""
+    return Limits(memory_mb=int(config.get("sandbox.memory_mb")),
+                  output_bytes=int(config.get("tools.max_output_bytes")))
+
+
 class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps):
     """Owns everything below the front-ends; see the module docstring.
 
@@ -77,9 +83,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.services.on_scheduled = lambda prompt_id: self.freeze_card({"id": prompt_id})
         self.sandbox = SandboxRunner(
             services=self.services, cwd=cwd, deno_cache=home.cache_dir / "deno",
-            limits=Limits(memory_mb=int(config.get("sandbox.memory_mb")),
-                          output_bytes=int(config.get("tools.max_output_bytes"))),
-            keep_warm=bool(config.get("sandbox.keep_warm")))
+            limits=worker_limits(config), keep_warm=bool(config.get("sandbox.keep_warm")))
         self.hooks = HookRegistry()
         self.hook_runtime = HookRuntime(registry=self.hooks, runner=self.sandbox,
                                         budget_ms=int(config.get("hooks.budget_ms")), cwd=str(cwd))
@@ -104,6 +108,20 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.env: Mapping[str, str] = os.environ
         """Where API keys and the like are read from."""
         self._turn: asyncio.Task | None = None
+
+    def follow_config(self) -> None:
+        """Apply ``self.config``'s limits to the parts built from it: each worker's
+        resources, whether workers are kept warm, the tool and hook time limits, the
+        output cap, MCP servers started from now on (``enter_folder`` calls this when
+        another folder's config takes over)."""
+        config = self.config
+        self.sandbox.limits = worker_limits(config)
+        self.sandbox.keep_warm = bool(config.get("sandbox.keep_warm"))
+        self.hook_runtime.budget_ms = int(config.get("hooks.budget_ms"))
+        self.gateway.default_timeout_ms = int(config.get("tools.timeout_ms"))
+        self.gateway.max_output_bytes = int(config.get("tools.max_output_bytes"))
+        self._providers_follow_config()
+        self._mcp_follow_config()
 
     @classmethod
     def open(cls, *, cwd: Path | None = None, model: str | None = None,

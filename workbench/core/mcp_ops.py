@@ -27,12 +27,14 @@ from workbench.events import AskUserRequest, ExtensionStatusChanged, Notice
 from workbench.mcp.naming import extension_name, tool_name
 
 if TYPE_CHECKING:
+    from workbench.config.files import Config
     from workbench.config.trust import TrustRecord
     from workbench.core.host import Host
     from workbench.mcp.config import ServerConfig, ServerList
     from workbench.mcp.connection import CallBridge
     from workbench.mcp.manager import McpManager
     from workbench.mcp.serve import ServeBackend
+    from workbench.sandbox.policy import Limits
 
 log = logging.getLogger(__name__)
 
@@ -52,16 +54,22 @@ class McpOps:
             import os
 
             from workbench.mcp.manager import McpManager
-            from workbench.sandbox.policy import Limits
 
             manager = McpManager(
                 cwd=self.cwd, env=os.environ, logs_dir=self.home.logs_dir,
                 cache_dir=self.home.cache_dir / "mcp",
-                limits=Limits(memory_mb=int(self.config.get("sandbox.memory_mb"))),
-                startup_timeout_s=int(self.config.get("mcp.startup_timeout_ms")) / 1000,
+                limits=_server_limits(self.config),
+                startup_timeout_s=_startup_timeout_s(self.config),
                 on_change=self._mcp_changed, fallback=self._mcp_fallback)
             self.__dict__[_MANAGER] = manager
         return manager
+
+    def _mcp_follow_config(self: Host) -> None:
+        """Servers started from now on get the limits of ``self.config``."""
+        manager = self.__dict__.get(_MANAGER)
+        if manager is not None:
+            manager.limits = _server_limits(self.config)
+            manager.launcher.startup_timeout_s = _startup_timeout_s(self.config)
 
     def mcp_server_list(self: Host) -> ServerList:
         """The server entries that apply here (see ``workbench.mcp.config.load_servers``)."""
@@ -407,6 +415,16 @@ class McpOps:
                 raise ToolError("cancelled", exc.reason) from exc
 
         return CallBridge(loop=loop, progress=lambda *a: None, ask=ask)
+
+
+def _server_limits(config: Config) -> Limits:
+    from workbench.sandbox.policy import Limits
+
+    return Limits(memory_mb=int(config.get("sandbox.memory_mb")))
+
+
+def _startup_timeout_s(config: Config) -> float:
+    return int(config.get("mcp.startup_timeout_ms")) / 1000
 
 
 def _remember_loop(host: Any) -> None:

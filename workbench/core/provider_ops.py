@@ -94,6 +94,12 @@ class ProviderOps:
                 default_timeout_ms=int(self.config.get("tools.timeout_ms")))
         return runtime
 
+    def _providers_follow_config(self: Host) -> None:
+        """Provider calls from now on get ``self.config``'s time limit."""
+        runtime = self.__dict__.get(_RUNTIME)
+        if runtime is not None:
+            runtime.default_timeout_ms = int(self.config.get("tools.timeout_ms"))
+
     def provider_tools(self: Host) -> list[Tool]:
         """The host tools providers bring: ``web_search`` while a search provider is
         loaded (``reload_extensions`` adds it after the extensions)."""
@@ -271,7 +277,7 @@ class ProviderOps:
 
     def enter_folder(self: Host, folder: Path, *, why: str = "") -> bool:
         """Make ``folder`` the host's working folder: its config (a trusted project's
-        included), its project extensions, the folder tools start in and hooks are told
+        included) with the limits it sets (``follow_config``), its project extensions, the folder tools start in and hooks are told
         of, and where relative model paths are read from. A folder that is gone is not
         entered: a warning says so and the host stays where it is.
 
@@ -298,6 +304,7 @@ class ProviderOps:
             self.cwd = folder
             self.config = config
             self.services.config = config
+            self.follow_config()
             self.sandbox.cwd = folder
             self.gateway.cwd = str(folder)
             self.hook_runtime.cwd = str(folder)
