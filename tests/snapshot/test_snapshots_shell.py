@@ -26,10 +26,10 @@ from workbench.config.files import set_setting  # noqa: E402
 from workbench.config.home import Home  # noqa: E402
 from workbench.core.host import Host  # noqa: E402
 from workbench.mcp.config import ServerConfig, write_server  # noqa: E402
+from workbench.tui.forms.schedule_screen import ScheduleScreen  # noqa: E402
 from workbench.tui.screens.drawer import NotificationDrawer  # noqa: E402
 from workbench.tui.screens.help import HelpScreen  # noqa: E402
 from workbench.tui.screens.mcp import McpScreen  # noqa: E402
-from workbench.tui.screens.schedule_form import ScheduleFormScreen  # noqa: E402
 from workbench.tui.screens.setting_form import SettingFormScreen  # noqa: E402
 from workbench.tui.screens.settings import SettingsScreen  # noqa: E402
 from workbench.tui.screens.tasks import TasksScreen  # noqa: E402
@@ -187,12 +187,12 @@ class TestTasks:
         async def run_before(pilot) -> None:
             await ready(pilot)
             await show(pilot, "f2", TasksScreen, lambda screen: screen.detail is not None)
-            await show(pilot, "e", ScheduleFormScreen, lambda form: True)
+            await show(pilot, "e", ScheduleScreen, lambda form: True)
             form = pilot.app.screen
             no_blink(form)
-            form.query_one("#form-schedule", Input).value = "mon,wed@9"
+            form.query_one("#schedule-time", Input).value = "9"
             await pilot.press("ctrl+s")
-            await wait_until(pilot, lambda: "-error" in form.query_one("#form-message").classes)
+            await wait_until(pilot, lambda: "-error" in form.query_one("#schedule-message").classes)
             await pilot.pause()
 
         assert snap_compare(app, terminal_size=SMALL, run_before=run_before)

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from textual.widgets import Button, Checkbox, Input, Select, Static, TextArea
+from textual.widgets._select import SelectOverlay
 
 from workbench.events import PermissionAnswer, PermissionRequest, RequestDenied, ToolCallEnded
 from workbench.tui.forms.schedule_screen import KINDS, MONTHS, ScheduleScreen
@@ -364,7 +365,9 @@ class TestScheduleReview:
         app = make_app(propose())
         async with app.run_test(size=SIZE) as pilot:
             _, screen = await open_review(app, pilot, until, workdir, monkeypatch)
-            assert screen.tool == "samples.sample_schedule"
+            dialog = screen.query_one("#schedule-dialog")
+            assert (dialog.border_title, dialog.border_subtitle) == (
+                "Schedule a prompt?", "proposed by samples.sample_schedule")
             assert screen.query_one("#schedule-title", Input).value == "Stand-up"
             assert screen.query_one("#schedule-prompt", TextArea).text == "Summarize my day."
             assert screen.query_one("#schedule-kind", Select).value == "weekly"
@@ -468,15 +471,34 @@ class TestScheduleReview:
             await pilot.press("ctrl+s")
             await pilot.pause()
             assert app.screen is screen and screen.problem.startswith("the time must be")
+            assert screen.query_one("#schedule-message").render().plain == \
+                "Not saved: the time must be HH:MM, from 00:00 to 23:59"
             await retype(pilot, screen.query_one("#schedule-title", Input), "")
             await retype(pilot, screen.query_one("#schedule-time", Input), "08:00")
             await pilot.press("ctrl+s")
             await pilot.pause()
             assert app.screen is screen and "needs a title" in screen.problem
+            assert screen.query_one("#schedule-message").render().plain.startswith(
+                "Not saved: a schedule draft needs a title")
             await retype(pilot, screen.query_one("#schedule-title", Input), "Morning")
             await pilot.press("ctrl+s")
             await until(pilot, lambda: not app.chat.busy)
             assert ended(seen)[0].result["draft"]["title"] == "Morning"
+
+    async def test_no_cron_is_offered(self, make_app, until, workdir: Path, monkeypatch) -> None:
+        enable_samples(workdir)
+        app = make_app(propose())
+        async with app.run_test(size=SIZE) as pilot:
+            _, screen = await open_review(app, pilot, until, workdir, monkeypatch)
+            screen.query_one("#schedule-kind", Select).focus()
+            await pilot.press("enter")
+            await pilot.pause()
+            overlay = screen.query_one(SelectOverlay)
+            offered = [str(overlay.get_option_at_index(index).prompt)
+                       for index in range(overlay.option_count)]
+            assert offered == KIND_LABELS == ["Once", "Every N minutes", "Weekly", "Monthly", "Yearly"]
+            await pilot.press("escape", "escape")
+            await until(pilot, lambda: not app.chat.busy)
 
     @pytest.mark.parametrize("how", ["escape", "click"])
     async def test_cancel_saves_nothing(self, make_app, until, workdir: Path, monkeypatch, how: str) -> None:

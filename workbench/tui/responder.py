@@ -57,7 +57,8 @@ class TuiResponder:
         if isinstance(request, ScheduleProposalRequest):
             from workbench.tui.forms.schedule_screen import ScheduleScreen
 
-            draft = await self._show(ScheduleScreen(request.tool, request.draft))
+            draft = await self._show(ScheduleScreen(request.draft, heading="Schedule a prompt?",
+                                                    subtitle=f"proposed by {request.tool}"))
             return {"accepted": False} if draft is None else {"accepted": True, "draft": draft}
         raise RequestDenied(f"the TUI cannot answer a {request.kind} request yet")
 

@@ -13,16 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from workbench.config.settings import Setting
-from workbench.errors import WorkbenchError
+from workbench.tui.forms.form_screen import FormScreen
 
 
 @dataclass(frozen=True)
@@ -35,7 +33,7 @@ class SettingChange:
     """``global`` or ``project``."""
 
 
-class SettingFormScreen(ModalScreen[Any]):
+class SettingFormScreen(FormScreen):
     """Edit ``setting``; dismisses with what ``save`` returned, or None when cancelled.
 
     Args:
@@ -55,20 +53,14 @@ class SettingFormScreen(ModalScreen[Any]):
 
     CSS_PATH = "setting_form.tcss"
     AUTO_FOCUS = "#setting-value"
-    BINDINGS = [
-        Binding("ctrl+s", "save", "Save", priority=True),
-        Binding("escape", "cancel", "Cancel"),
-    ]
 
     def __init__(self, setting: Setting, value: str, origin: str, scope: str,
                  save: Callable[[SettingChange], Any]) -> None:
-        super().__init__()
+        super().__init__(save)
         self.setting = setting
         self.value = value
         self.origin = origin
         self.scope = scope
-        self.save = save
-        self.saving = False
 
     def compose(self) -> ComposeResult:
         setting = self.setting
@@ -86,58 +78,23 @@ class SettingFormScreen(ModalScreen[Any]):
                                   id="scope-global")
                 yield RadioButton("this project's config", value=self.scope == "project",
                                   id="scope-project")
-            yield Static("", id="setting-message")
+            yield Static("", id="setting-message", classes="form--message")
             with Horizontal(id="setting-buttons"):
-                yield Button("Save (Enter)", id="setting-save", variant="primary", compact=True)
-                yield Button("Cancel (Esc)", id="setting-cancel", compact=True)
+                yield Button("Save (Enter)", id="setting-save", classes="form--save",
+                             variant="primary", compact=True)
+                yield Button("Cancel (Esc)", id="setting-cancel", classes="form--cancel",
+                             compact=True)
 
     @property
     def chosen_scope(self) -> str:
         pressed = self.query_one(RadioSet).pressed_button
         return "project" if pressed is not None and pressed.id == "scope-project" else "global"
 
-    def say(self, text: str) -> None:
-        message = self.query_one("#setting-message", Static)
-        message.update(Content(text))
-        message.set_class(bool(text), "-error")
-
-    def action_save(self) -> None:
-        """Write the value through the core."""
-        if self.saving:
-            return
-        self.saving = True
-        self.say("")
-        self._save(SettingChange(self.setting.key, self.query_one(Input).value, self.chosen_scope))
+    def checked(self) -> SettingChange:
+        """The value as typed, for the file chosen; the core checks it when it writes."""
+        return SettingChange(self.setting.key, self.query_one(Input).value, self.chosen_scope)
 
     @on(Input.Submitted, "#setting-value")
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self.action_save()
-
-    @work(thread=True, group="setting-form")
-    def _save(self, change: SettingChange) -> None:
-        try:
-            result = self.save(change)
-        except WorkbenchError as exc:
-            self.app.call_from_thread(self._refused, exc)
-            return
-        self.app.call_from_thread(self.dismiss, result)
-
-    def _refused(self, error: WorkbenchError) -> None:
-        self.saving = False
-        if self.is_attached:
-            self.say(f"Not saved: {error}")
-
-    @on(Button.Pressed, "#setting-save")
-    def _save_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_save()
-
-    @on(Button.Pressed, "#setting-cancel")
-    def _cancel_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_cancel()
-
-    def action_cancel(self) -> None:
-        """Close without writing anything."""
-        self.dismiss(None)

@@ -30,9 +30,9 @@ from workbench.core.host import Host
 from workbench.errors import WorkbenchError
 from workbench.supervisor.events import ProcessStateChanged, ScheduleFired, ScheduleRunEnded
 from workbench.tui.core_event import CoreEvent
+from workbench.tui.forms.schedule_screen import ScheduleScreen
 from workbench.tui.screens.changes import ChangesInThread
 from workbench.tui.screens.confirm import ConfirmScreen
-from workbench.tui.screens.schedule_form import ScheduleDraft, ScheduleFormScreen
 from workbench.tui.times import duration, when
 
 REFRESH_EVERY_S = 10.0
@@ -82,6 +82,12 @@ def _prompt(row: dict[str, Any]) -> Content:
 
 def _field(label: str, value: str | Content) -> Content:
     return Content.assemble((f"{label:<11}", "$text-muted"), value)
+
+
+def draft_of(row: dict[str, Any]) -> dict[str, Any]:
+    """A schedule as ``Host.schedule`` gives it, as the schedule form's draft."""
+    return {"title": row["title"], "instruction": row["instruction"],
+            "schedule": row["schedule"], "runMissed": bool(row["run_missed"])}
 
 
 def scheduler_text(holder: dict[str, Any] | None) -> Content:
@@ -328,28 +334,30 @@ class TasksScreen(ChangesInThread, Screen):
     def action_new(self) -> None:
         """Make a new scheduled prompt."""
 
-        def save(draft: ScheduleDraft) -> dict[str, Any]:
-            return self.host.add_schedule(title=draft.title, instruction=draft.instruction,
-                                          schedule=draft.schedule, run_missed=draft.run_missed)
+        def save(draft: dict[str, Any]) -> dict[str, Any]:
+            return self.host.add_schedule(title=draft["title"], instruction=draft["instruction"],
+                                          schedule=draft["schedule"], run_missed=draft["runMissed"])
 
-        self.app.push_screen(ScheduleFormScreen("New scheduled prompt", save), self._saved)
+        self.app.push_screen(ScheduleScreen(None, heading="New scheduled prompt", save=save,
+                                            cron=True), self._saved)
 
     def action_edit(self) -> None:
         """Change the selected schedule's title, prompt or schedule."""
         row = self.detail if self.detail is not None else self.selected
         if row is None:
             return
-        current = dict(row)
+        schedule_id, current = row["id"], draft_of(row)
 
-        def save(draft: ScheduleDraft) -> dict[str, Any]:
-            changed = draft.schedule != current["schedule"]
-            return self.host.edit_schedule(current["id"], title=draft.title,
-                                           instruction=draft.instruction,
-                                           schedule=draft.schedule if changed else None,
-                                           run_missed=draft.run_missed)
+        def save(draft: dict[str, Any]) -> dict[str, Any]:
+            # A schedule sent again starts counting from now: send it only when it changed.
+            changed = draft["schedule"] != current["schedule"]
+            return self.host.edit_schedule(schedule_id, title=draft["title"],
+                                           instruction=draft["instruction"],
+                                           schedule=draft["schedule"] if changed else None,
+                                           run_missed=draft["runMissed"])
 
-        self.app.push_screen(ScheduleFormScreen(f"Edit: {row['title']}", save, current),
-                             self._saved)
+        self.app.push_screen(ScheduleScreen(current, heading=f"Edit: {row['title']}", save=save,
+                                            cron=True), self._saved)
 
     def _saved(self, shown: dict[str, Any] | None) -> None:
         if shown:
