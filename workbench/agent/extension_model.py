@@ -3,8 +3,8 @@ which runs in the extension's sandboxed worker, and its reply comes back as chun
 
 The core injects ``answer``, the callable that runs the function in the worker with
 the grants the person gave it; this module only builds the request from the
-conversation and turns the function's return value into chunks, refusing a reply of
-the wrong shape with the JSON pointer of the bad part.
+conversation and turns the function's answer into chunks, refusing a reply of the
+wrong shape with the JSON pointer of the bad part.
 
 The request a provider's function receives (``fn(request, ctx)``)::
 
@@ -13,25 +13,34 @@ The request a provider's function receives (``fn(request, ctx)``)::
      "tools": [{"name", "description", "parameters"}, ...]}
 
 Its reply is the text alone (a string), or ``{"text": "…", "tool_calls": [{"name",
-"arguments", "id"?}]}``, the shape of a scripted model's reply. The whole reply is
-returned at once; it is streamed on in pieces.
+"arguments", "id"?}]}``, the shape of a scripted model's reply. A function that
+returns it whole has it streamed on in pieces. A function that is a generator yields
+it in pieces of that same shape instead — a string or ``{"text"}`` is text,
+``{"tool_calls": [...]}`` adds calls — and each text piece reaches the conversation as
+soon as it is yielded; the tool calls follow when the function ends.
 
 Must not import the core or a front-end.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from workbench.agent.messages import ChatMessage, ModelChunk, TextChunk, ToolCallChunk, ToolSpec, ToolCall
 from workbench.agent.providers import _pieces
-from workbench.agent.replies import Reply, ValidationError, pointer
+from workbench.agent.replies import Reply, ReplyCall, ValidationError, pointer
 from workbench.errors import ModelError, WorkbenchError
 
-Answer = Callable[[dict[str, Any]], Awaitable[Any]]
-"""``(request) -> reply``: runs the provider's function in its worker."""
+Answer = Callable[[dict[str, Any], "Pieces"], Awaitable[Any]]
+"""``(request, pieces) -> reply``: runs the provider's function in its worker; what a
+generator yields goes to ``pieces`` (``open`` once, then ``piece`` per item) as it comes,
+and the reply returned is then None."""
+
+_END = object()
+"""Put after the last piece, when the function has ended."""
 
 
 def message_json(message: ChatMessage) -> dict[str, Any]:
@@ -46,12 +55,12 @@ def message_json(message: ChatMessage) -> dict[str, Any]:
     return data
 
 
-def read_reply(reply: Any, provider: str) -> Reply:
-    """The provider's return value as a reply.
+def read_reply(reply: Any, provider: str, piece: int | None = None) -> Reply:
+    """The provider's return value (or, with ``piece``, that streamed piece) as a reply.
 
     Raises:
         ModelError: It is neither a string nor ``{"text", "tool_calls"}``; the message
-            names the provider and the JSON pointer of the bad part.
+            names the provider, the JSON pointer of the bad part, and the piece.
     """
     if isinstance(reply, str):
         return Reply(text=reply)
@@ -60,9 +69,25 @@ def read_reply(reply: Any, provider: str) -> Reply:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = pointer(tuple(first["loc"])) or "/"
+        which = "" if piece is None else f" (streamed piece {piece})"
         raise ModelError(f"the model provider {provider} answered with a malformed reply at "
-                         f"{where}: {first['msg']} (expected a string or "
+                         f"{where}{which}: {first['msg']} (expected a string or "
                          '{"text": …, "tool_calls": [{"name": …, "arguments": {…}}]})') from exc
+
+
+class Pieces:
+    """What a streaming function yields, queued for ``stream`` as it arrives."""
+
+    def __init__(self) -> None:
+        self.opened = False
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    def open(self) -> None:
+        self.opened = True
+
+    def piece(self, item: Any) -> None:
+        self.opened = True
+        self.queue.put_nowait(item)
 
 
 class ExtensionModelProvider:
@@ -87,16 +112,42 @@ class ExtensionModelProvider:
                 "tools": [{"name": t.name, "description": t.description, "parameters": t.parameters}
                           for t in tools]}
 
-    async def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
+    async def _ask(self, request: dict[str, Any], pieces: Pieces) -> Any:
         try:
-            raw = await self.answer(self.request(messages, tools))
+            return await self.answer(request, pieces)
         except ModelError:
             raise
         except WorkbenchError as exc:
             raise ModelError(f"the model provider {self.provider} failed: {exc}") from exc
-        reply = read_reply(raw, self.provider)
-        for piece in _pieces(reply.text):
-            yield TextChunk(piece)
-        for call in reply.tool_calls:
-            yield ToolCallChunk(ToolCall(id=call.id or f"call_{uuid.uuid4().hex[:12]}",
-                                         name=call.name, arguments=call.arguments))
+        finally:
+            pieces.queue.put_nowait(_END)
+
+    async def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
+        """The reply's text as it comes, then its tool calls. Leaving early (a cancelled
+        turn, a malformed piece) cancels the function's worker."""
+        pieces = Pieces()
+        call = asyncio.ensure_future(self._ask(self.request(messages, tools), pieces))
+        calls: list[ReplyCall] = []
+        try:
+            index = 0
+            while (item := await pieces.queue.get()) is not _END:
+                reply = read_reply(item, self.provider, piece=index)
+                index += 1
+                calls += reply.tool_calls
+                if reply.text:
+                    yield TextChunk(reply.text)
+            raw = call.result()
+            if not pieces.opened:
+                reply = read_reply(raw, self.provider)
+                calls = reply.tool_calls
+                for piece in _pieces(reply.text):
+                    yield TextChunk(piece)
+        finally:
+            if not call.done():
+                call.cancel()
+                await asyncio.wait([call])
+            if not call.cancelled():
+                call.exception()  # seen: a failure after the turn left is not logged as lost
+        for reply_call in calls:
+            yield ToolCallChunk(ToolCall(id=reply_call.id or f"call_{uuid.uuid4().hex[:12]}",
+                                         name=reply_call.name, arguments=reply_call.arguments))

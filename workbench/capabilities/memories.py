@@ -4,12 +4,15 @@ The user's own memories live in the store and can be written; those an extension
 ships are read from its folder and are read-only. A skill is a folder in the Agent
 Skills format (``SKILL.md`` with ``name`` and ``description`` in its front matter,
 plus reference files reached with ``get_file``); knowledge is one Markdown file.
+Each write or edit is reported to ``on_saved``, which the host sets (it hands the
+memory to the memory providers).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +69,9 @@ class Memories:
     def __init__(self, store) -> None:
         self.store = store
         self.shipped: dict[str, ShippedMemory] = {}
+        self.on_saved: Callable[[str, str, str | None], None] | None = None
+        """Called after each write or edit with the memory's title, who saved it and the
+        chat it was saved in (None outside one)."""
 
     def add_shipped(self, memory: ShippedMemory) -> None:
         self.shipped.setdefault(memory.title, memory)
@@ -132,8 +138,10 @@ class Memories:
         if title in self.shipped and self.store.get_memory(title) is None:
             raise ToolError("permission", f"{title!r} ships with {self.shipped[title].extension} and is read-only")
 
-    def call(self, member: str, params: dict[str, Any], *, actor: str) -> Any:
-        """Serve ``ctx.memories.<member>`` with ``params`` from the worker."""
+    def call(self, member: str, params: dict[str, Any], *, actor: str,
+             session_id: str | None = None) -> Any:
+        """Serve ``ctx.memories.<member>`` with ``params`` from the worker of a call in
+        the chat ``session_id``."""
         def text(name: str) -> str:
             value = params.get(name)
             if not isinstance(value, str):
@@ -153,4 +161,6 @@ class Memories:
         else:
             raise ToolError("invalid_arguments", f"memories has no member {member!r}")
         self.store.audit(actor, f"memory.{member}", result["title"])
+        if self.on_saved is not None:
+            self.on_saved(result["title"], actor, session_id)
         return result

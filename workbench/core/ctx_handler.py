@@ -1,7 +1,8 @@
 """Serving one call's ctx on the host: what the worker's ``ctx`` members reach.
 
 Notifications (progress, logs, display bubbles, what the tool printed) become
-events through the call's ``ToolContext``. Requests are checked before they are
+events through the call's ``ToolContext``; a streamed answer goes to its ``stream``,
+which only a model provider's call has. Requests are checked before they are
 served: capabilities are asked for at their first use, the private database only
 exists for an extension that declared ``"database": true``, and every payload is
 checked for shape so that a hostile worker cannot make the host misbehave.
@@ -65,6 +66,20 @@ class CallHandler:
         elif method == "ctx/display":
             if params.get("display") in DISPLAY_KINDS and isinstance(params.get("payload"), dict):
                 self.ctx.sink("display", {"display": params["display"], "payload": params["payload"]})
+        elif method in ("ctx/reply.open", "ctx/reply.piece"):
+            self._reply(method, params)
+
+    def _reply(self, method: str, params: dict[str, Any]) -> None:
+        """A streamed answer: the call's ``stream`` takes it, or the call fails."""
+        stream = self.ctx.stream
+        if stream is None:
+            raise ToolError("tool", f"the tool {self.tool.qualified_name} is a generator (its "
+                            f"function {self.tool.function} yields), but only a model provider "
+                            "may stream its answer: return the result instead")
+        if method == "ctx/reply.open":
+            stream.open()
+        else:
+            stream.piece(params.get("piece"))
 
     def output(self, text: str) -> None:
         for line in text.splitlines():
@@ -84,7 +99,8 @@ class CallHandler:
         if group == "memories":
             access = "write" if member in ("write", "edit") else "read"
             await self.ctx.authorize("memories", access)
-            return await self.services.memories(self.tool, member, params)
+            return await self.services.memories(self.tool, member, params,
+                                                session_id=self.ctx.chat.session_id)
         if group == "db":
             if not self.tool.database:
                 raise ToolError("permission", f"{self.tool.extension} has no private database: "

@@ -51,6 +51,10 @@ if TYPE_CHECKING:
     from workbench.core.status import StatusReport
 
 
+PUTS_AT_EXIT_S = 5.0
+"""How long closing waits for memories still being handed to memory providers."""
+
+
 def worker_limits(config: Config) -> Limits:
     """The resources each tool's worker gets under ``config``."""
     return Limits(memory_mb=int(config.get("sandbox.memory_mb")),
@@ -76,6 +80,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.bus = EventBus()
         self.broker = Broker(store)
         self.memories = Memories(store)
+        self.memories.on_saved = self.memory_saved  # every save reaches the memory providers
         self.databases = ExtensionDatabases(home.root / "databases")
         self.services = HostServices(store=store, config=config, databases=self.databases,
                                      memories=self.memories, provider=self._chat_provider,
@@ -245,6 +250,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         stopped. A front-end whose loop ends before it closes the host (the TUI) calls
         this as the loop ends; ``close`` then closes the rest."""
         await self.hook_runtime.shutdown()
+        await self.memory_puts_settled(PUTS_AT_EXIT_S)
         await self.aclose_mcp()
         await self.sandbox.aclose()
 

@@ -10,6 +10,8 @@ chat's model and project folder.
   has it — is the model provider of that extension (the first extension by name for
   ``NAME``); every other spec is a built-in (``workbench.agent.providers``);
 - memory search: ``memory_search`` also asks the memory providers on in the chat;
+- memory saves: each memory the person saves is handed to the memory providers too
+  (``put_to_providers``), in the background, a failure never failing the save;
 - web search: the host tool ``web_search`` exists while a search provider is loaded
   and asks them by priority.
 
@@ -26,6 +28,8 @@ It relies on the Host's ``store``, ``config``, ``home``, ``cwd``, ``model``, ``e
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +37,7 @@ from workbench.agent.providers import (BUILTIN_MODELS, KNOWN_SPECS, ModelProvide
                                        extension_spec, make_provider)
 from workbench.core.mcp_ops import _MANAGER as _MCP_MANAGER
 from workbench.core.memory_context import merge_recalled
-from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider
+from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider, search_scopes
 from workbench.errors import ExitCode, ModelError, ToolError, WorkbenchError
 from workbench.events import Notice
 from workbench.tools.registry import HOST_RUNTIME, Tool
@@ -64,6 +68,9 @@ WEB_SEARCH_DESCRIPTION = (
 _REGISTRY = "_provider_registry"
 _RUNTIME = "_provider_runtime"
 _MODELS = "_session_models"
+_PUTS = "_memory_puts"
+
+log = logging.getLogger(__name__)
 
 
 class ProviderOps:
@@ -91,14 +98,16 @@ class ProviderOps:
             runtime = self.__dict__[_RUNTIME] = ProviderRuntime(
                 registry=self.providers, runner=self.sandbox, broker=self.broker,
                 store=self.store, roots=self.gateway.roots, responder=lambda: self.responder,
-                default_timeout_ms=int(self.config.get("tools.timeout_ms")))
+                default_timeout_ms=int(self.config.get("tools.timeout_ms")),
+                max_output_bytes=int(self.config.get("tools.max_output_bytes")))
         return runtime
 
     def _providers_follow_config(self: Host) -> None:
-        """Provider calls from now on get ``self.config``'s time limit."""
+        """Provider calls from now on get ``self.config``'s time limit and output cap."""
         runtime = self.__dict__.get(_RUNTIME)
         if runtime is not None:
             runtime.default_timeout_ms = int(self.config.get("tools.timeout_ms"))
+            runtime.max_output_bytes = int(self.config.get("tools.max_output_bytes"))
 
     def provider_tools(self: Host) -> list[Tool]:
         """The host tools providers bring: ``web_search`` while a search provider is
@@ -177,13 +186,13 @@ class ProviderOps:
                 raise
         extension, name = found.extension, found.name
 
-        async def answer(request: dict[str, Any]) -> Any:
+        async def answer(request: dict[str, Any], pieces) -> Any:
             # Looked up at each step, so a reload is seen (and a removal is named).
             provider = self.providers.get("model", extension, name)
             if provider is None:
                 raise ModelError(f"the model provider {extension}/{name} is no longer loaded")
             return await self.provider_runtime.call(provider, {**request, "config": provider.config},
-                                                    session_id=session_id)
+                                                    session_id=session_id, stream=pieces)
 
         from workbench.agent.extension_model import ExtensionModelProvider
 
@@ -326,7 +335,66 @@ class ProviderOps:
     def has_memory_providers(self: Host, session_id: str | None = None) -> bool:
         """Whether a memory provider answers in the chat (so ``memory_search`` is offered)."""
         off = self._chat_extensions_off(session_id)
-        return any(p.enabled for p in self.providers.winners("memory", off))
+        return bool(self.providers.memory_providers(search_scopes(session_id), off))
+
+    def put_to_providers(self: Host, document: dict[str, Any], session_id: str | None = None,
+                         caller: str = "person") -> None:
+        """Hand a memory the person saved (``{"id", "title", "content", "scope", ...}``)
+        to the memory providers on in the chat that serve its scope
+        (:meth:`~workbench.core.provider_runtime.ProviderRuntime.put`).
+
+        On a running event loop it goes on in the background; without one (a command
+        such as ``workbench memories add``) it runs now, after the save. It never
+        raises: a provider's failure is audited, logged and published as a ``Notice``.
+        """
+        off = self._chat_extensions_off(session_id)
+        if not self.providers.memory_providers((document["scope"],), off):
+            return
+        put = self._put_to_providers(document, session_id, off, caller)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            # On a loop of its own, which ends with it: no worker is started ahead for a
+            # next call (it would be left to a loop that is gone).
+            keep_warm, self.sandbox.keep_warm = self.sandbox.keep_warm, False
+            try:
+                asyncio.run(put)
+            finally:
+                self.sandbox.keep_warm = keep_warm
+            return
+        task = loop.create_task(put)
+        pending = self.__dict__.setdefault(_PUTS, set())
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+
+    async def _put_to_providers(self: Host, document: dict[str, Any], session_id: str | None,
+                                off: frozenset[str], caller: str) -> None:
+        try:
+            answers = await self.provider_runtime.put(document, session_id=session_id,
+                                                      workspace=str(self.cwd), exclude=off,
+                                                      caller=caller)
+        except Exception:  # the save is done whatever happens here
+            log.exception("handing the memory %r to the memory providers failed", document["title"])
+            return
+        for provider, error in answers:
+            if error is not None:
+                self.bus.publish(Notice(level="warning", message=(
+                    f"the memory provider {provider.qualified_name} could not take the memory "
+                    f"{document['title']!r}: {error.message}")))
+
+    async def memory_puts_settled(self: Host, timeout: float | None = None) -> None:
+        """Wait until the memory providers have been handed every memory saved so far;
+        past ``timeout`` seconds the ones still going are cancelled, with a log line."""
+        pending = list(self.__dict__.get(_PUTS, ()))
+        if not pending:
+            return
+        _, late = await asyncio.wait(pending, timeout=timeout)
+        for task in late:
+            log.warning("a memory was still being handed to the memory providers at exit; "
+                        "stopped after %s s", timeout)
+            task.cancel()
+        if late:
+            await asyncio.wait(late)
 
     async def recall_from_providers(self: Host, answer: dict[str, Any], query: str,
                                     session_id: str | None, limit: int) -> dict[str, Any]:

@@ -38,6 +38,17 @@ same name is shadowed."""
 BUILTIN_OWNER = "workbench"
 """How the status report names the host when a built-in provider wins a name."""
 
+MEMORY_SCOPES = ("session", "agent", "workspace")
+"""What a memory request is about: one chat, what the agent keeps across chats and
+folders (the person's memories), one workspace folder. A memory provider's
+``config.scopes`` lists those it serves; ``all`` (or no list) means every one."""
+
+
+def search_scopes(session_id: str | None) -> tuple[str, ...]:
+    """The scopes a memory search serves: the chat (when there is one), its workspace
+    and the agent."""
+    return MEMORY_SCOPES if session_id else ("agent", "workspace")
+
 
 @dataclass(frozen=True)
 class RegisteredProvider:
@@ -85,6 +96,19 @@ class RegisteredProvider:
         return self.config.get("enabled", True) is not False
 
     @property
+    def scopes(self) -> tuple[str, ...]:
+        """A memory provider's scopes (``MEMORY_SCOPES``): those its config lists, every
+        one when it lists ``all`` or none."""
+        listed = self.config.get("scopes")
+        if not isinstance(listed, list) or "all" in listed:
+            return MEMORY_SCOPES
+        return tuple(scope for scope in MEMORY_SCOPES if scope in listed)
+
+    def serves(self, scopes: Collection[str]) -> bool:
+        """Whether it is asked for a request about ``scopes``."""
+        return any(scope in self.scopes for scope in scopes)
+
+    @property
     def priority(self) -> int:
         """A search provider's ``priority`` (the highest answers first)."""
         value = self.config.get("priority", 0)
@@ -97,9 +121,12 @@ class RegisteredProvider:
         return {"source": self.source, "extension": self.extension}
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "name": self.name, "extension": self.extension,
+        data = {"type": self.type, "name": self.name, "extension": self.extension,
                 "source": self.source, "function": self.function,
                 "label": self.config.get("label"), "enabled": self.enabled}
+        if self.type == "memory":
+            data["scopes"] = list(self.scopes)
+        return data
 
 
 class ProviderRegistry:
@@ -151,6 +178,12 @@ class ProviderRegistry:
                 if winner is not None:
                     found.append(winner)
         return found
+
+    def memory_providers(self, scopes: Collection[str], exclude: Collection[str] = ()
+                         ) -> list[RegisteredProvider]:
+        """The memory providers asked for a request about ``scopes``: those that win their
+        names outside ``exclude``'s extensions, are on, and serve one of ``scopes``."""
+        return [p for p in self.winners("memory", exclude) if p.enabled and p.serves(scopes)]
 
     def conflicts(self) -> list[dict[str, Any]]:
         """Every name registered more than once, or registered over a built-in:

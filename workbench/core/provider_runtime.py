@@ -12,6 +12,15 @@ or a denial of a required one fails the call. Its
 ``ctx`` can log and reach the capabilities it declared (asked for at first use) but
 cannot show forms or propose schedules, and a model provider cannot ask the model.
 
+A model provider's function may be a generator: what it yields streams to the model
+as it comes (``call``'s ``stream``), each piece and all of them together at most
+``max_output_bytes`` of JSON — refused beyond that, never cut. Any other provider that
+streams is refused.
+
+Memory providers are asked together and each one's failure is kept apart from the
+others': ``recall`` (``op: search``) and ``put`` (``op: put``, a memory the person
+saved), each time only those whose ``config.scopes`` serve the request's scopes.
+
 The answers are checked for shape here (memory documents, search results), so a
 hostile provider cannot hand the model something else. This module must not import a
 front-end.
@@ -20,17 +29,19 @@ front-end.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider
+from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider, search_scopes
 from workbench.errors import ToolError, WorkbenchError
 from workbench.permissions.broker import Broker, Refusal
 from workbench.permissions.requirements import OS_KINDS, Requirement, TemplateRoots, requirements_of
-from workbench.tools.context import ChatContext, ToolContext
+from workbench.tools.context import ChatContext, ReplyStream, ToolContext
 from workbench.tools.registry import Tool
 
 log = logging.getLogger(__name__)
@@ -90,6 +101,44 @@ async def _no_forms(questions: Any) -> Any:
     raise ToolError("unavailable", "a provider cannot show the person a form")
 
 
+class _Refusing:
+    """The ``stream`` of a provider that may not stream (all but model providers)."""
+
+    def __init__(self, provider: RegisteredProvider) -> None:
+        self.provider = provider
+
+    def open(self) -> None:
+        provider = self.provider
+        raise ToolError("tool", f"the {provider.type} provider {provider.qualified_name} is a "
+                        f"generator (its function {provider.function} yields), but only a model "
+                        "provider may stream its answer: return the answer instead")
+
+    def piece(self, item: Any) -> None:
+        self.open()
+
+
+class _Bounded:
+    """A model provider's streamed answer on its way: each piece and all of them together
+    at most ``limit`` bytes of JSON (``tools.max_output_bytes``), refused beyond."""
+
+    def __init__(self, target: ReplyStream, limit: int) -> None:
+        self.target = target
+        self.limit = limit
+        self.total = 0
+
+    def open(self) -> None:
+        self.target.open()
+
+    def piece(self, item: Any) -> None:
+        size = len(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode())
+        self.total += size
+        if self.total > self.limit:
+            what = f"a piece of {size} bytes" if size > self.limit else f"more than {self.limit} bytes"
+            raise ToolError("output_too_large", f"the streamed answer has {what}; the limit is "
+                            f"{self.limit} (tools.max_output_bytes): it is refused, not cut")
+        self.target.piece(item)
+
+
 class ProviderRuntime:
     """Runs provider calls for one host; see the module docstring.
 
@@ -101,10 +150,12 @@ class ProviderRuntime:
         roots: Where path templates point.
         responder: Returns the front-end that answers permission requests now.
         default_timeout_ms: A call's limit when the provider's config sets no ``timeout_ms``.
+        max_output_bytes: The most a streamed answer may hold, a piece or all of them.
     """
 
     def __init__(self, *, registry: ProviderRegistry, runner, broker: Broker, store,
-                 roots: TemplateRoots, responder, default_timeout_ms: int) -> None:
+                 roots: TemplateRoots, responder, default_timeout_ms: int,
+                 max_output_bytes: int = 1 << 20) -> None:
         self.registry = registry
         self.runner = runner
         self.broker = broker
@@ -112,24 +163,35 @@ class ProviderRuntime:
         self.roots = roots
         self.responder = responder
         self.default_timeout_ms = default_timeout_ms
+        self.max_output_bytes = max_output_bytes
 
     # --- one call --------------------------------------------------------------
 
     async def call(self, provider: RegisteredProvider, request: dict[str, Any], *,
-                   session_id: str | None = None, caller: str = "model") -> Any:
+                   session_id: str | None = None, caller: str = "model",
+                   stream: ReplyStream | None = None) -> Any:
         """Run ``provider``'s function with ``request`` in its sandboxed worker.
+
+        Args:
+            stream: For a model provider, takes its answer while it streams (bounded by
+                ``max_output_bytes``); the call then returns None. Without one, or for
+                another type, a function that streams is refused.
 
         Raises:
             ToolError: A permission was refused or denied, the worker failed, timed out,
-                or the function raised; ``kind`` says which.
+                streamed too much or when it may not, or the function raised; ``kind``
+                says which.
         """
         if not provider.enabled:
             raise ToolError("unavailable", f"the {provider.type} provider {provider.qualified_name} "
                             "is registered but switched off in its manifest (config.enabled = false)")
         granted = await self._authorize(provider, session_id)
+        streams = stream is not None and provider.type == "model"
         ctx = ToolContext(sink=self._sink(provider), asker=_no_forms,
                           chat=ChatContext(session_id=session_id), granted=granted,
-                          authorize=self._capabilities(provider, session_id))
+                          authorize=self._capabilities(provider, session_id),
+                          stream=_Bounded(stream, self.max_output_bytes) if streams
+                          else _Refusing(provider))
         timeout_ms = self._timeout_ms(provider)
         self.store.audit(caller, "provider.call", provider.key,
                          {"op": request.get("op"), "session_id": session_id})
@@ -209,27 +271,55 @@ class ProviderRuntime:
 
     # --- what providers answer ---------------------------------------------------
 
-    async def recall(self, query: str, limit: int, *, session_id: str | None,
-                     workspace: str, exclude: frozenset[str] = frozenset()
-                     ) -> list[tuple[RegisteredProvider, list[RecalledDocument] | ToolError]]:
-        """Ask every memory provider on in the chat for ``query``, together; each one's
-        documents, or the error it failed with (a failure never hides the others)."""
-        providers = [p for p in self.registry.winners("memory", exclude) if p.enabled]
-
-        async def ask(provider: RegisteredProvider) -> list[RecalledDocument] | ToolError:
-            request = {"op": "search", "provider": provider.qualified_name,
-                       "config": provider.config, "query": query, "limit": limit,
-                       "session_id": session_id, "workspace": workspace}
+    async def _each(self, providers: list[RegisteredProvider], request: dict[str, Any],
+                    read, *, session_id: str | None, caller: str = "model") -> list[Any]:
+        """Ask ``providers`` together, each with its own name and config in ``request``;
+        per provider, ``read(provider, answer)`` or the error it failed with (a failure
+        never hides the others)."""
+        async def ask(provider: RegisteredProvider) -> Any:
+            asked = {**request, "provider": provider.qualified_name, "config": provider.config}
             try:
-                raw = await self.call(provider, request, session_id=session_id)
-                return _checked(raw, RecalledDocument, "documents", min(limit, MAX_DOCUMENTS),
-                                provider.qualified_name)
+                return read(provider, await self.call(provider, asked, session_id=session_id,
+                                                      caller=caller))
             except ToolError as exc:
                 return exc
             except WorkbenchError as exc:
                 return ToolError("tool", str(exc))
 
-        answers = await asyncio.gather(*(ask(p) for p in providers))
+        return await asyncio.gather(*(ask(p) for p in providers))
+
+    async def recall(self, query: str, limit: int, *, session_id: str | None,
+                     workspace: str, exclude: frozenset[str] = frozenset()
+                     ) -> list[tuple[RegisteredProvider, list[RecalledDocument] | ToolError]]:
+        """Ask every memory provider on in the chat for ``query``, together (those whose
+        scopes serve the chat, the workspace or the agent); each one's documents, or the
+        error it failed with."""
+        providers = self.registry.memory_providers(search_scopes(session_id), exclude)
+
+        def read(provider: RegisteredProvider, raw: Any) -> list[RecalledDocument]:
+            return _checked(raw, RecalledDocument, "documents", min(limit, MAX_DOCUMENTS),
+                            provider.qualified_name)
+
+        answers = await self._each(providers, {
+            "op": "search", "query": query, "limit": limit, "session_id": session_id,
+            "workspace": workspace}, read, session_id=session_id)
+        return list(zip(providers, answers))
+
+    async def put(self, document: dict[str, Any], *, session_id: str | None, workspace: str,
+                  exclude: Collection[str] = (), caller: str = "person"
+                  ) -> list[tuple[RegisteredProvider, ToolError | None]]:
+        """Hand a memory the person saved to every memory provider on in the chat whose
+        scopes serve the document's ``scope``, together; per provider None, or the error
+        it failed with (logged; what a provider answers is not read)."""
+        providers = self.registry.memory_providers((document["scope"],), exclude)
+        answers = await self._each(providers, {
+            "op": "put", "document": document, "session_id": session_id,
+            "workspace": workspace}, lambda provider, raw: None, session_id=session_id,
+            caller=caller)
+        for provider, error in zip(providers, answers):
+            if error is not None:
+                log.warning("the memory provider %s could not take %r: %s",
+                            provider.qualified_name, document["title"], error.message)
         return list(zip(providers, answers))
 
     async def search(self, query: str, limit: int, *, session_id: str | None,

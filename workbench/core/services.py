@@ -70,8 +70,10 @@ class HostServices:
         enabled = bool(self.config.get("speech.stt"))
         return await asyncio.to_thread(speech.transcribe, request, enabled=enabled)
 
-    async def memories(self, tool: Tool, member: str, params: dict[str, Any]) -> Any:
-        return self.memory_store.call(member, params, actor=tool.qualified_name)
+    async def memories(self, tool: Tool, member: str, params: dict[str, Any],
+                       session_id: str | None = None) -> Any:
+        return self.memory_store.call(member, params, actor=tool.qualified_name,
+                                      session_id=session_id)
 
     async def schedule_prompt(self, tool: Tool, draft: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         """Show the draft to a person; save what they accept (possibly edited)."""

@@ -269,7 +269,8 @@ ProviderType = Literal["model", "memory", "search"]
 """What a provider answers: the chat's model, memory search, or web search."""
 
 MemoryScope = Literal["session", "agent", "workspace", "all"]
-"""A scope a memory provider recalls for."""
+"""A scope a memory provider serves: one chat, the agent's own memories (seen by every
+chat and folder), one workspace folder, or all of them."""
 
 
 class ProviderConfig(BaseModel):
@@ -285,9 +286,11 @@ class ProviderConfig(BaseModel):
     """How long one call may run, in milliseconds; absent means the host's tool timeout."""
     label: NonEmptyStr | None = None
     """A name for people, shown in the status report."""
-    scopes: list[MemoryScope] | None = None
-    """For a memory provider: the scopes it recalls for (session, agent, workspace, all);
-    each search request carries the chat session and the workspace folder."""
+    scopes: list[MemoryScope] | None = Field(None, min_length=1)
+    """For a memory provider: the scopes it is asked for, in searches and when a memory is
+    saved (session, agent, workspace, all); absent means all. A search serves the chat's
+    session (in a chat), its workspace and the agent; a memory the person saves is the
+    agent's."""
     priority: int = 0
     """For a search provider: the highest priority answers first (ties follow precedence)."""
     api_key_env: NonEmptyStr | None = None

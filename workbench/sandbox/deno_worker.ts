@@ -1,6 +1,10 @@
 // The Deno side of a worker: import the tool, wait for its one call, run it, exit.
 // Speaks the worker protocol (JSON-RPC 2.0, one message per line) on stdin and
 // stdout; everything the tool prints goes to stderr, which the host captures.
+// A function that is a generator (`function*` or `async function*`) streams its answer:
+// `ctx/reply.open` once, then `ctx/reply.piece` {piece} for each item as it is yielded,
+// and the call answers null when the generator ends (the host refuses it but from a
+// model provider, and bounds what is streamed).
 
 const [entryUrl, functionName] = Deno.args;
 const encoder = new TextEncoder();
@@ -96,11 +100,29 @@ function failure(error: unknown): { kind: string; message: string } {
   return { kind: "tool", message: String(error) };
 }
 
+function isGenerator(value: unknown): value is AsyncIterable<unknown> | Iterable<unknown> {
+  const tag = Object.prototype.toString.call(value);
+  return tag === "[object AsyncGenerator]" || tag === "[object Generator]";
+}
+
+async function stream(pieces: AsyncIterable<unknown> | Iterable<unknown>): Promise<void> {
+  notify("ctx/reply.open", {});
+  for await (const piece of pieces) {
+    controller.signal.throwIfAborted();
+    notify("ctx/reply.piece", { piece: piece === undefined ? null : piece });
+  }
+}
+
 async function run(id: number, params: { arguments: unknown; chat: Record<string, unknown> }, fn: Function) {
   chat = params.chat ?? {};
   try {
     const value = await fn(params.arguments ?? {}, ctx);
-    send({ jsonrpc: "2.0", id, result: value === undefined ? null : value });
+    let result = value === undefined ? null : value;
+    if (isGenerator(value)) {
+      await stream(value);
+      result = null;
+    }
+    send({ jsonrpc: "2.0", id, result });
   } catch (error) {
     const { kind, message } = failure(error);
     if (kind === "tool" && error instanceof Error && error.stack) printer(error.stack);

@@ -3,6 +3,12 @@
 Runs inside the sandbox (``process.enter`` has been applied). The tool's ``ctx``
 forwards to the host over the worker socket; a member that needs an answer blocks
 in a plain function and is awaitable in an ``async`` one.
+
+A function that is a generator (plain or ``async``) streams its answer: the worker
+sends ``ctx/reply.open`` once, then each item it yields as ``ctx/reply.piece``
+``{"piece": ITEM}`` as soon as it is yielded, and answers the call with ``null`` when
+the generator ends. Only a model provider's call may stream; the host refuses the
+others (and bounds what is streamed).
 """
 
 from __future__ import annotations
@@ -207,15 +213,43 @@ def _import(path: str):
     return module
 
 
-def _run(function, arguments: dict[str, Any], ctx: Context) -> Any:
+def _run(function, arguments: dict[str, Any], ctx: Context, channel: Channel) -> Any:
     if inspect.iscoroutinefunction(function):
         return asyncio.run(function(arguments, ctx))
     value = function(arguments, ctx)
+    if inspect.isgenerator(value):
+        _stream(channel, value)
+        return None
+    if inspect.isasyncgen(value):
+        asyncio.run(_stream_async(channel, value))
+        return None
     if inspect.isawaitable(value):
         async def finish():
             return await value
         return asyncio.run(finish())
     return value
+
+
+def _stream(channel: Channel, pieces) -> None:
+    """Send each item a generator yields, as it is yielded."""
+    channel.notify("ctx/reply.open", {})
+    for piece in pieces:
+        _send_piece(channel, piece)
+
+
+async def _stream_async(channel: Channel, pieces) -> None:
+    channel.notify("ctx/reply.open", {})
+    async for piece in pieces:
+        _send_piece(channel, piece)
+
+
+def _send_piece(channel: Channel, piece: Any) -> None:
+    if channel.aborted.is_set():
+        raise asyncio.CancelledError("the call was cancelled")
+    try:
+        channel.notify("ctx/reply.piece", {"piece": piece})
+    except (TypeError, ValueError) as bad:
+        raise TypeError(f"a streamed piece is not JSON: {bad}") from None
 
 
 def _failure(exc: BaseException) -> tuple[str, str]:
@@ -257,7 +291,7 @@ def serve(sock: socket.socket, entry: str, function_name: str,
     params = call.get("params") or {}
     ctx = Context(channel, params.get("chat") or {})
     try:
-        value = _run(function, params.get("arguments") or {}, ctx)
+        value = _run(function, params.get("arguments") or {}, ctx, channel)
     except BaseException as exc:
         kind, message = _failure(exc)
         if kind == "tool":

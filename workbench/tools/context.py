@@ -12,7 +12,7 @@ import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 Sink = Callable[[str, dict[str, Any]], None]
 Asker = Callable[[list[dict[str, Any]]], Awaitable[list[Any]]]
@@ -26,6 +26,16 @@ async def _refuse(kind: str, value: str) -> None:
     raise ToolError("permission", f"{kind} is not available to this call")
 
 LOG_LEVELS = ("debug", "info", "warn", "error")
+
+
+class ReplyStream(Protocol):
+    """Where a model provider's answer goes while its function, a generator, yields it."""
+
+    def open(self) -> None:
+        """The function is a generator: its answer comes in pieces."""
+
+    def piece(self, item: Any) -> None:
+        """One item it yielded; raise ``ToolError`` to refuse it, which ends the call."""
 
 
 class Signal:
@@ -97,6 +107,9 @@ class ToolContext:
     """Asks for a capability (memories, llm, tts, stt) at its first use."""
     requester: Callable[[Any], Awaitable[Any]] | None = None
     """Raises any other request (e.g. a schedule proposal) with the call's timeout paused."""
+    stream: ReplyStream | None = None
+    """Takes the answer of a function that streams it; None where a call may not stream
+    (a tool's)."""
 
     def __post_init__(self) -> None:
         self.display = Display(self.sink)

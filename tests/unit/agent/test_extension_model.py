@@ -1,9 +1,10 @@
 """An extension's model as the turn loop sees it: the request its function receives,
-its reply turned into chunks, a malformed reply refused with the pointer of the bad
-part; and reading and checking model specs."""
+its reply turned into chunks (a streamed one as it comes), a malformed reply refused
+with the pointer of the bad part; and reading and checking model specs."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -21,7 +22,7 @@ async def chunks(provider, messages, tools=()):
 async def test_the_function_gets_the_conversation_tools_and_config_and_its_reply_streams():
     seen = []
 
-    async def answer(request):
+    async def answer(request, pieces):
         seen.append(request)
         return {"text": "Let me count those for you.",
                 "tool_calls": [{"id": "c1", "name": "word_count", "arguments": {"text": "a b"}}]}
@@ -48,7 +49,7 @@ async def test_the_function_gets_the_conversation_tools_and_config_and_its_reply
 
 
 async def test_a_string_reply_is_the_text():
-    async def answer(request):
+    async def answer(request, pieces):
         return "hello"
 
     assert await chunks(ExtensionModelProvider("a/b", answer), [ChatMessage("user", "hi")]) == [
@@ -69,11 +70,72 @@ def test_a_malformed_reply_is_refused_with_its_pointer(reply, where):
 
 
 async def test_a_failing_worker_becomes_a_model_error_naming_the_provider():
-    async def answer(request):
+    async def answer(request, pieces):
         raise ToolError("permission", "permission denied for the model provider acme/house")
 
     with pytest.raises(ModelError, match="the model provider acme/house failed: permission denied"):
         await chunks(ExtensionModelProvider("acme/house", answer), [ChatMessage("user", "hi")])
+
+
+async def test_streamed_text_comes_as_it_is_yielded_and_the_tool_calls_at_the_end():
+    go = asyncio.Event()
+
+    async def answer(request, pieces):
+        pieces.open()
+        pieces.piece("Counting ")
+        await go.wait()  # the function goes on only once the first piece was seen
+        pieces.piece({"tool_calls": [{"id": "c1", "name": "word_count", "arguments": {"text": "a"}}]})
+        pieces.piece({"text": "now."})
+        return None
+
+    stream = ExtensionModelProvider("acme/house", answer).stream([ChatMessage("user", "hi")], [])
+    assert await anext(stream) == TextChunk("Counting ")
+    go.set()
+    assert [chunk async for chunk in stream] == [
+        TextChunk("now."), ToolCallChunk(ToolCall("c1", "word_count", {"text": "a"}))]
+
+
+async def test_an_empty_stream_is_an_empty_reply():
+    async def answer(request, pieces):
+        pieces.open()
+
+    assert await chunks(ExtensionModelProvider("a/b", answer), [ChatMessage("user", "hi")]) == []
+
+
+async def test_a_malformed_piece_is_refused_with_its_pointer_and_the_function_cancelled():
+    cancelled = asyncio.Event()
+
+    async def answer(request, pieces):
+        pieces.open()
+        pieces.piece("fine")
+        pieces.piece({"tool_calls": [{"arguments": {}}]})
+        try:
+            await asyncio.sleep(30)
+        finally:
+            cancelled.set()
+
+    with pytest.raises(ModelError) as caught:
+        await chunks(ExtensionModelProvider("acme/house", answer), [ChatMessage("user", "hi")])
+    assert ("the model provider acme/house answered with a malformed reply at /tool_calls/0/name "
+            "(streamed piece 1): Field required") in str(caught.value)
+    assert cancelled.is_set()
+
+
+async def test_leaving_the_stream_cancels_the_function():
+    cancelled = asyncio.Event()
+
+    async def answer(request, pieces):
+        pieces.open()
+        pieces.piece("one ")
+        try:
+            await asyncio.sleep(30)
+        finally:
+            cancelled.set()
+
+    stream = ExtensionModelProvider("a/b", answer).stream([ChatMessage("user", "hi")], [])
+    assert await anext(stream) == TextChunk("one ")
+    await stream.aclose()
+    assert cancelled.is_set()
 
 
 def test_extension_specs_are_read_and_malformed_ones_refused():

@@ -1,6 +1,6 @@
 """Provider precedence: built-in providers win their names, then the first extension by
 name; every loser is a conflict naming its winner, and a chat's switched-off extensions
-give a name to the next provider."""
+give a name to the next provider. Memory providers are asked for the scopes they serve."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider
+from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider, search_scopes
 
 
 def provider(type: str, name: str, extension: str, *, source: str = "extension",
@@ -84,6 +84,29 @@ def test_keys_priority_and_the_enabled_switch(registry):
         "search:acme/web", "acme/web", 7, True)
     assert provider("search", "x", "a", priority=True).priority == 0
     assert not registry.get("model", "zed", "only").enabled
+
+
+def test_memory_providers_serve_the_scopes_they_list_all_when_none():
+    registry = ProviderRegistry()
+    for item in (provider("memory", "any", "acme"), provider("memory", "every", "acme", scopes=["all"]),
+                 provider("memory", "chat", "acme", scopes=["session"]),
+                 provider("memory", "mine", "acme", scopes=["agent", "session"]),
+                 provider("memory", "off", "acme", scopes=["agent"], enabled=False),
+                 provider("memory", "other", "zed")):
+        registry.add(item)
+    assert registry.get("memory", "acme", "every").scopes == ("session", "agent", "workspace")
+    assert registry.get("memory", "acme", "mine").scopes == ("session", "agent")
+    assert search_scopes("s1") == ("session", "agent", "workspace")
+    assert search_scopes(None) == ("agent", "workspace")
+
+    def names(scopes, exclude=()):
+        return [p.name for p in registry.memory_providers(scopes, exclude)]
+
+    assert names(("agent",)) == ["any", "every", "mine", "other"]
+    assert names(search_scopes(None)) == ["any", "every", "mine", "other"]
+    assert names(search_scopes("s1"), exclude={"zed"}) == ["any", "chat", "every", "mine"]
+    assert registry.get("memory", "acme", "chat").to_json()["scopes"] == ["session"]
+    assert "scopes" not in provider("model", "m", "acme").to_json()
 
 
 def test_unknown_types_and_sources_are_refused():
