@@ -179,7 +179,11 @@ def test_workbench_memories_add_hands_it_over_before_it_returns(keepers, workdir
 
 async def test_the_status_report_shows_each_memory_providers_label_and_scopes(keepers, workdir):
     async with Host.open(cwd=workdir) as host:
-        registered = host.status_report().to_json()["provider_registration"]["registered"]
+        report = host.status_report()
+        registered = report.to_json()["provider_registration"]["registered"]
+        text = report.to_text()
+    assert "  memory  chat — This chat  from keepers  scopes: session\n" in text
+    assert "  memory  off" in text and "(disabled)" in text
     shown = {p["name"]: (p["label"], p.get("scopes"), p["enabled"]) for p in registered}
     assert shown["all"] == ("Everything", ["session", "agent", "workspace"], True)
     assert shown["chat"] == ("This chat", ["session"], True)

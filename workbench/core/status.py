@@ -358,8 +358,11 @@ class StatusReport:
         if registration["registered"] or registration["conflicts"]:
             lines.append(f"\nProviders: {registration['total_registered']}")
             for item in registration["registered"]:
+                label = f" — {item['label']}" if item.get("label") else ""
                 state = "" if item["enabled"] else "  (disabled)"
-                lines.append(f"  {item['type']:<6}  {item['name']}  from {item['extension']}{state}")
+                scopes = f"  scopes: {', '.join(item['scopes'])}" if item.get("scopes") else ""
+                lines.append(f"  {item['type']:<6}  {item['name']}{label}  from "
+                             f"{item['extension']}{state}{scopes}")
             lines.append(f"Provider conflicts: {registration['total_conflicts']}")
             for conflict in registration["conflicts"]:
                 lines.append(f"  {conflict['type']} {conflict['name']}: {_party(conflict['winner'])} "

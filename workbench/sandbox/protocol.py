@@ -2,9 +2,10 @@
 
 Host to worker: ``tool/call`` (a request: ``{"arguments", "chat"}``) and
 ``tool/cancel`` (a notification). Worker to host: ``worker/ready`` once its tool is
-imported (or failed to import), notifications ``ctx/progress``, ``ctx/log`` and
-``ctx/display``, requests ``ctx/<member>`` for everything that needs an answer, and
-the response to ``tool/call``. This module imports nothing but the standard library,
+imported (or failed to import), notifications ``ctx/progress``, ``ctx/log``,
+``ctx/display`` and, from a function that streams its answer, ``ctx/reply.open`` then
+``ctx/reply.piece`` per item, requests ``ctx/<member>`` for everything that needs an
+answer, and the response to ``tool/call``. This module imports nothing but the standard library,
 so the worker side stays small.
 """
 

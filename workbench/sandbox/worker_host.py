@@ -35,7 +35,8 @@ class CtxHandler(Protocol):
     """What a worker's ctx reaches on the host."""
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
-        """``ctx/progress``, ``ctx/log`` and ``ctx/display``."""
+        """``ctx/progress``, ``ctx/log``, ``ctx/display``, ``ctx/reply.open`` and
+        ``ctx/reply.piece``; raise ``ToolError`` to fail the call."""
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         """Every other ``ctx/…`` member; raise ``ToolError`` to refuse."""
