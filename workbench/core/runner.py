@@ -221,6 +221,7 @@ class Dispatcher:
         if tool.qualified_name in self.unsandboxed():
             ctx.log("warn", f"running {tool.qualified_name} WITHOUT a sandbox, as you allowed "
                     f"(this machine lacks: {missing})")
-            return await run_inprocess(tool, arguments, ctx)
+            return await run_inprocess(tool, arguments, ctx,
+                                       handler=CallHandler(tool, ctx, self.sandbox.services))
         raise ToolError("unavailable", f"this machine cannot sandbox tools ({missing}); "
                         "see `workbench doctor`")

@@ -169,7 +169,11 @@ class Display:
 
 
 class Context:
-    """The ``ctx`` a Python tool receives: the Loca toolkit with Python names."""
+    """The ``ctx`` a Python tool receives: the Loca toolkit with Python names.
+
+    ``channel`` is the worker's socket (``Channel``), or, for a tool the person let run
+    without a sandbox, ``workbench.tools.inprocess.LocalChannel``: anything with
+    ``notify``, a blocking ``ask`` and an ``aborted`` event."""
 
     def __init__(self, channel: Channel, chat: dict[str, Any]) -> None:
         self._channel = channel

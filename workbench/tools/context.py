@@ -49,6 +49,11 @@ class Signal:
     def aborted(self) -> bool:
         return self._event.is_set()
 
+    @property
+    def event(self) -> threading.Event:
+        """Set when the call is cancelled (for a thread to wait on)."""
+        return self._event
+
     def abort(self, reason: str = "cancelled") -> None:
         self.reason = reason
         self._event.set()
