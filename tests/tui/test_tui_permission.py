@@ -477,9 +477,9 @@ class TestScheduleReview:
             await retype(pilot, screen.query_one("#schedule-time", Input), "08:00")
             await pilot.press("ctrl+s")
             await pilot.pause()
-            assert app.screen is screen and "needs a title" in screen.problem
-            assert screen.query_one("#schedule-message").render().plain.startswith(
-                "Not saved: a schedule draft needs a title")
+            assert app.screen is screen and screen.problem == "give it a title"
+            assert screen.query_one("#schedule-message").render().plain == \
+                "Not saved: give it a title"
             await retype(pilot, screen.query_one("#schedule-title", Input), "Morning")
             await pilot.press("ctrl+s")
             await until(pilot, lambda: not app.chat.busy)

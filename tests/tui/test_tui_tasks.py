@@ -231,8 +231,11 @@ async def test_a_field_problem_is_said_in_the_form_before_any_save(make_app, unt
         assert seen(form, "#schedule-message") == ""
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert seen(form, "#schedule-message").startswith("Not saved: a schedule draft needs a title")
-        await pilot.press(*"Stretch", "tab", *"Remind me to stretch.")
+        assert seen(form, "#schedule-message") == "Not saved: give it a title"
+        await pilot.press(*"Stretch", "ctrl+s")
+        await pilot.pause()
+        assert seen(form, "#schedule-message") == "Not saved: write the prompt each run sends"
+        await pilot.press("tab", *"Remind me to stretch.")
         form.query_one("#schedule-time", Input).focus()
         await pilot.press(*"25:00")
         assert seen(form, "#schedule-summary") == "✗ the time must be HH:MM, from 00:00 to 23:59"
@@ -252,6 +255,8 @@ async def test_the_form_fits_and_scrolls_to_the_field_with_focus(make_app, until
         await open_tasks(pilot, until)
         form = await open_form(pilot, until, "n")
         await pick_kind(pilot, form, "Yearly")  # the kind with the most rows
+        form.query_one("#schedule-title", Input).value = "Birthday"
+        form.query_one("#schedule-prompt", TextArea).text = "Remind me."
         form.query_one("#schedule-day", Input).value = "32"
         await pilot.press("ctrl+s")  # and the message line shown
         await pilot.pause()

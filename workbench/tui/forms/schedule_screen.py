@@ -256,10 +256,15 @@ class ScheduleScreen(FormScreen):
         Raises:
             ScheduleProblem: Something in it would be refused.
         """
+        title = self.query_one("#schedule-title", Input).value
+        prompt = self.query_one("#schedule-prompt", TextArea).text
+        # Named as the form names them; check_draft (the tools' words) checks the rest.
+        if not title.strip():
+            raise ScheduleProblem("give it a title")
+        if not prompt.strip():
+            raise ScheduleProblem("write the prompt each run sends")
         schedule = self.schedule()
-        draft = {"title": self.query_one("#schedule-title", Input).value,
-                 "instruction": self.query_one("#schedule-prompt", TextArea).text,
-                 "schedule": schedule,
+        draft = {"title": title, "instruction": prompt, "schedule": schedule,
                  "runMissed": self.query_one("#schedule-missed", Checkbox).value}
         try:
             if schedule["kind"] == "cron":
