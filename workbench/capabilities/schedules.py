@@ -27,15 +27,20 @@ def _int(value: Any, name: str, low: int, high: int) -> int:
     return value
 
 
-def check_draft(draft: Any) -> dict[str, Any]:
-    """Return a clean copy of ``draft`` or raise ``ToolError`` naming what is wrong."""
-    if not isinstance(draft, dict):
-        raise ToolError("invalid_arguments", "a schedule draft is an object")
-    title, instruction = draft.get("title"), draft.get("instruction")
+def check_words(title: Any, instruction: Any) -> tuple[str, str]:
+    """Return a draft's title (trimmed) and instruction, or raise ``ToolError``."""
     if not isinstance(title, str) or not title.strip() or len(title) > 200:
         raise ToolError("invalid_arguments", "a schedule draft needs a title (at most 200 characters)")
     if not isinstance(instruction, str) or not instruction.strip() or len(instruction) > 20_000:
         raise ToolError("invalid_arguments", "a schedule draft needs an instruction")
+    return title.strip(), instruction
+
+
+def check_draft(draft: Any) -> dict[str, Any]:
+    """Return a clean copy of ``draft`` or raise ``ToolError`` naming what is wrong."""
+    if not isinstance(draft, dict):
+        raise ToolError("invalid_arguments", "a schedule draft is an object")
+    title, instruction = check_words(draft.get("title"), draft.get("instruction"))
     schedule = draft.get("schedule")
     if not isinstance(schedule, dict) or schedule.get("kind") not in KINDS:
         raise ToolError("invalid_arguments", f"schedule.kind must be one of {', '.join(KINDS)}")
@@ -48,5 +53,5 @@ def check_draft(draft: Any) -> dict[str, Any]:
         if not isinstance(days, list) or not days:
             raise ToolError("invalid_arguments", "schedule.weekdays must list days from 0 (Sunday) to 6")
         clean["weekdays"] = sorted({_int(d, "weekdays", 0, 6) for d in days})
-    return {"title": title.strip(), "instruction": instruction, "schedule": clean,
+    return {"title": title, "instruction": instruction, "schedule": clean,
             "runMissed": bool(draft.get("runMissed", False))}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.errors import ToolError
-from workbench.tools.context import LOG_LEVELS, ToolContext
+from workbench.tools.context import LOG_LEVELS, NoStream, ToolContext
 from workbench.tools.registry import Tool
 
 DISPLAY_KINDS = ("markdown", "image", "table", "diff")
@@ -71,11 +71,8 @@ class CallHandler:
 
     def _reply(self, method: str, params: dict[str, Any]) -> None:
         """A streamed answer: the call's ``stream`` takes it, or the call fails."""
-        stream = self.ctx.stream
-        if stream is None:
-            raise ToolError("tool", f"the tool {self.tool.qualified_name} is a generator (its "
-                            f"function {self.tool.function} yields), but only a model provider "
-                            "may stream its answer: return the result instead")
+        stream = self.ctx.stream or NoStream(f"the tool {self.tool.qualified_name}",
+                                             self.tool.function)
         if method == "ctx/reply.open":
             stream.open()
         else:

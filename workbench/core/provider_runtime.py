@@ -41,7 +41,7 @@ from workbench.core.provider_registry import ProviderRegistry, RegisteredProvide
 from workbench.errors import ToolError, WorkbenchError
 from workbench.permissions.broker import Broker, Refusal
 from workbench.permissions.requirements import OS_KINDS, Requirement, TemplateRoots, requirements_of
-from workbench.tools.context import ChatContext, ReplyStream, ToolContext
+from workbench.tools.context import ChatContext, NoStream, ReplyStream, ToolContext
 from workbench.tools.registry import Tool
 
 log = logging.getLogger(__name__)
@@ -99,22 +99,6 @@ def _checked(raw: Any, model: type[BaseModel], key: str, most: int, provider: st
 
 async def _no_forms(questions: Any) -> Any:
     raise ToolError("unavailable", "a provider cannot show the person a form")
-
-
-class _Refusing:
-    """The ``stream`` of a provider that may not stream (all but model providers)."""
-
-    def __init__(self, provider: RegisteredProvider) -> None:
-        self.provider = provider
-
-    def open(self) -> None:
-        provider = self.provider
-        raise ToolError("tool", f"the {provider.type} provider {provider.qualified_name} is a "
-                        f"generator (its function {provider.function} yields), but only a model "
-                        "provider may stream its answer: return the answer instead")
-
-    def piece(self, item: Any) -> None:
-        self.open()
 
 
 class _Bounded:
@@ -191,7 +175,8 @@ class ProviderRuntime:
                           chat=ChatContext(session_id=session_id), granted=granted,
                           authorize=self._capabilities(provider, session_id),
                           stream=_Bounded(stream, self.max_output_bytes) if streams
-                          else _Refusing(provider))
+                          else NoStream(f"the {provider.type} provider {provider.qualified_name}",
+                                        provider.function, "the answer"))
         timeout_ms = self._timeout_ms(provider)
         self.store.audit(caller, "provider.call", provider.key,
                          {"op": request.get("op"), "session_id": session_id})

@@ -12,7 +12,10 @@ import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from workbench.errors import ToolError
 
 Sink = Callable[[str, dict[str, Any]], None]
 Asker = Callable[[list[dict[str, Any]]], Awaitable[list[Any]]]
@@ -36,6 +39,35 @@ class ReplyStream(Protocol):
 
     def piece(self, item: Any) -> None:
         """One item it yielded; raise ``ToolError`` to refuse it, which ends the call."""
+
+
+class NoStream:
+    """The ``stream`` of a call that may not stream its answer (a tool's, or a provider's
+    other than a model's): the first piece refuses the call.
+
+    Args:
+        who: What the function serves (``the tool notes.find``).
+        function: The function's name.
+        returned: What it should return instead (``the result``).
+    """
+
+    def __init__(self, who: str, function: str | None, returned: str = "the result") -> None:
+        self.who = who
+        self.function = function
+        self.returned = returned
+
+    def refusal(self) -> ToolError:
+        from workbench.errors import ToolError
+
+        return ToolError("tool", f"{self.who} is a generator (its function {self.function} "
+                         "yields), but only a model provider may stream its answer: return "
+                         f"{self.returned} instead")
+
+    def open(self) -> None:
+        raise self.refusal()
+
+    def piece(self, item: Any) -> None:
+        raise self.refusal()
 
 
 class Signal:

@@ -28,7 +28,7 @@ from typing import Any
 from workbench.errors import ToolError
 from workbench.sandbox.worker import Context, PermissionDenied, RemoteError
 from workbench.sandbox.worker_host import CtxHandler
-from workbench.tools.context import ToolContext
+from workbench.tools.context import NoStream, ToolContext
 from workbench.tools.registry import Tool
 
 ASK_POLL_S = 0.25
@@ -144,7 +144,5 @@ async def run_inprocess(tool: Tool, arguments: dict[str, Any], ctx: ToolContext,
     except Exception as exc:
         raise ToolError("tool", f"{type(exc).__name__}: {exc}") from exc
     if inspect.isgenerator(result) or inspect.isasyncgen(result):
-        raise ToolError("tool", f"the tool {tool.qualified_name} is a generator (its function "
-                        f"{tool.function} yields), but only a model provider may stream its "
-                        "answer: return the result instead")
+        raise NoStream(f"the tool {tool.qualified_name}", tool.function).refusal()
     return result

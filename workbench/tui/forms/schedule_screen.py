@@ -26,7 +26,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
 
-from workbench.capabilities.schedules import check_draft
+from workbench.capabilities.schedules import check_draft, check_words
 from workbench.errors import ToolError
 from workbench.scheduler.arithmetic import from_ms, wall_instant
 from workbench.scheduler.shapes import ScheduleError, check_schedule, describe
@@ -44,8 +44,6 @@ MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", 
 FIELDS = {"once": ("date", "time"), "interval": ("every",), "weekly": ("days", "time"),
           "monthly": ("day", "time"), "yearly": ("month", "day", "time"), "cron": ("cron",)}
 """Which rows each kind of schedule shows."""
-STAND_IN = {"kind": "interval", "everyMinutes": 60}
-"""A schedule ``check_draft`` takes, to check the rest of a draft that runs on cron."""
 
 _CLOCK = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*$")
 
@@ -269,8 +267,9 @@ class ScheduleScreen(FormScreen):
         try:
             if schedule["kind"] == "cron":
                 # check_draft takes the shapes a tool may propose; the scheduler checked
-                # the cron expression, check_draft checks the rest.
-                return {**check_draft({**draft, "schedule": STAND_IN}), "schedule": schedule}
+                # the cron expression.
+                title, prompt = check_words(title, prompt)
+                return {**draft, "title": title, "instruction": prompt}
             return check_draft(draft)
         except ToolError as exc:
             raise ScheduleProblem(exc.message) from None
