@@ -42,9 +42,12 @@ run: setup
 		|| echo "note: the built-in local model could not be fetched (offline?); the chat still works (echo). Run 'workbench models pull' later."
 	$(BIN)/workbench
 
+# The suite runs in parallel, one worker per core (TEST_WORKERS=1 runs it in one process).
+TEST_WORKERS ?= auto
+
 test: setup $(MCP_STAMP)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 bench: setup
 	$(BIN)/python bench/startup.py

@@ -45,6 +45,21 @@ class Terminal:
     def text(self) -> str:
         return "\n".join(self.screen.display)
 
+    def look(self, words: str) -> tuple:
+        """How the first line showing ``words`` is drawn: each cell's character, colours
+        and attributes (focus and a picked option show only in those)."""
+        for row, line in enumerate(self.screen.display):
+            if words in line:
+                cells = self.screen.buffer[row]
+                return tuple((cells[x].data, cells[x].fg, cells[x].bg, cells[x].reverse, cells[x].bold)
+                             for x in range(self.screen.columns))
+        return ()
+
+    def wait_for_change(self, words: str, before: tuple, what: str, timeout: float = 20.0) -> tuple:
+        """Read output until the line showing ``words`` is drawn otherwise than ``before``."""
+        self.wait_for(lambda _text: self.look(words) not in ((), before), what, timeout)
+        return self.look(words)
+
     def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 20.0) -> None:
         """Read output until ``predicate(visible text)`` holds."""
         deadline = time.monotonic() + timeout

@@ -72,10 +72,16 @@ def test_install_grant_answer_and_see_the_bubbles(tmp_path: Path) -> None:
                       "the permission prompt")
         term.child.send("s")  # this session
 
-        # Its choice form: move to Blue, pick it, send.
+        # Its choice form: once the first option shows the focus, move to Blue, pick it, send
+        # (each key after the screen shows what the last one did, as a person would).
         term.wait_for(lambda text: "Which color do you prefer?" in text, "the choice form")
+        term.wait_for(lambda _text: term.look("Red")[2:] != term.look("Blue")[2:],
+                      "the focus on the first option")
+        blue = term.look("Blue")
         term.child.send(DOWN)
+        blue = term.wait_for_change("Blue", blue, "the focus on Blue")
         term.child.send(" ")
+        term.wait_for_change("Blue", blue, "Blue picked")
         term.child.send(CTRL_S)
 
         # The bubbles and the model's last reply.

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.css.query import NoMatches
 from textual.pilot import Pilot
 
 from workbench.tui.app import WorkbenchApp, open_app
@@ -33,11 +34,21 @@ def make_app(workdir: Path) -> Iterator[Callable[[list[dict[str, Any]]], Workben
 
 @pytest.fixture
 def until() -> Callable:
-    """``await until(pilot, predicate)``: let the app run until ``predicate()`` holds."""
+    """``await until(pilot, predicate)``: let the app run until ``predicate()`` holds, and
+    return what it returned. A predicate that queries a widget not mounted yet
+    (``NoMatches``) has not held yet: screens mount their children after they are shown."""
 
-    async def wait(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    async def wait(pilot: Pilot, predicate: Callable[[], Any], timeout: float = 20.0) -> Any:
+        # The bound only decides how long a failing test takes: a loaded machine (the suite
+        # runs in parallel) can take seconds for what a person sees at once.
         deadline = time.monotonic() + timeout
-        while not predicate():
+        while True:
+            try:
+                held = predicate()
+            except NoMatches:
+                held = None
+            if held:
+                return held
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for {predicate.__doc__ or predicate}")
             await pilot.pause(0.02)

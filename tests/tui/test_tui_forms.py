@@ -485,8 +485,8 @@ class TestSampleTools:
                         {"text": "ok"}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start_tool(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
-            view = app.screen.query_one(DiffView)
+            view = await until(pilot, lambda: isinstance(app.screen, AskUserScreen)
+                               and app.screen.query_one(DiffView))
             assert "one··" in "".join(line.plain for line in view.lines(70))
             await pilot.press("tab", "enter", "enter")
             await until(pilot, lambda: not app.chat.busy)
@@ -499,8 +499,8 @@ class TestSampleTools:
             seen = await start_tool(app, pilot, until)
             await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
             await pilot.press("o")
-            await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
-            question = app.screen.query_one(FilesQuestion)
+            question = await until(pilot, lambda: isinstance(app.screen, AskUserScreen)
+                                   and app.screen.query_one(FilesQuestion))
             first = question.entries[0]
             await pilot.press("enter", "enter")
             await until(pilot, lambda: not app.chat.busy)

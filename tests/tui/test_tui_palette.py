@@ -38,8 +38,8 @@ async def open_palette(pilot, until) -> list[str]:
     """Open the palette and return its commands (title and help of each)."""
     app = pilot.app
     await pilot.press("ctrl+p")
-    await until(pilot, lambda: isinstance(app.screen, CommandPalette))
-    results = app.screen.query_one(CommandList)
+    results = await until(pilot, lambda: isinstance(app.screen, CommandPalette)
+                          and app.screen.query_one(CommandList))
     await until(pilot, lambda: results.option_count > 0)
     await pilot.pause(0.2)
     return options_of(results)

@@ -266,7 +266,9 @@ def test_an_async_tool_that_checks_the_signal_stops_when_it_fires():
     ctx.signal.abort_after(0.1)
     with pytest.raises(asyncio.CancelledError):
         run_tool(spin, {}, ctx)
-    assert 0 < len(ctx.progress) < 900
+    # It stopped when the signal fired, before its end (a loaded machine may run no step
+    # in the first 0.1 s, so the count of steps proves only that it did not finish).
+    assert ctx.signal.aborted and len(ctx.progress) < 999
 
 
 # --- the fakes ---------------------------------------------------------------------

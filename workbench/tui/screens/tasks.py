@@ -162,8 +162,11 @@ class TasksScreen(ChangesInThread, Screen):
 
     @property
     def selected(self) -> dict[str, Any] | None:
-        """The schedule under the cursor."""
-        index = self.query_one(OptionList).highlighted
+        """The schedule under the cursor (none while the list is not mounted yet)."""
+        lists = self.query(OptionList)
+        if not lists:
+            return None
+        index = lists.first().highlighted
         if index is None or not 0 <= index < len(self.schedules):
             return None
         return self.schedules[index]
