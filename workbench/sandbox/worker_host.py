@@ -36,7 +36,9 @@ class CtxHandler(Protocol):
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         """``ctx/progress``, ``ctx/log``, ``ctx/display``, ``ctx/reply.open`` and
-        ``ctx/reply.piece``; raise ``ToolError`` to fail the call."""
+        ``ctx/reply.piece``; raise ``ToolError`` to fail the call. Also ``net/event``
+        from the host's own proxy (never from the worker): a request it refused or
+        could not carry (``proxy.Event.to_json``)."""
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         """Every other ``ctx/…`` member; raise ``ToolError`` to refuse."""
@@ -89,6 +91,7 @@ class Worker:
         self.finished = False
         self._output_closed: asyncio.Future | None = None
         self._output_transport = None
+        self._net_events: list[dict[str, Any]] = []
 
     @property
     def pid(self) -> int:
@@ -124,7 +127,7 @@ class Worker:
             if not message or not message.get("proxy") or not fds:
                 raise ToolError("tool", "the worker did not set up its network proxy")
             listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, fileno=fds[0])
-            self.proxy = await Proxy.serve(listener, self.policy.net)
+            self.proxy = await Proxy.serve(listener, self.policy.net, self._net_event)
         self.spawned.bridge.setblocking(False)
         self.reader, self.writer = await asyncio.open_unix_connection(
             sock=self.spawned.bridge, limit=protocol.MAX_LINE)
@@ -140,6 +143,12 @@ class Worker:
             raise ToolError("tool", "the worker broke the protocol before it was ready")
         if (message.get("params") or {}).get("error"):
             raise ToolError("tool", message["params"]["error"] + self._tail())
+
+    def _net_event(self, event) -> None:
+        if self.handler is None:
+            self._net_events.append(event.to_json())  # before the call: told when it starts
+        else:
+            self.handler.notify("net/event", event.to_json())
 
     def _on_output(self, data: bytes) -> None:
         self.output_bytes += len(data)
@@ -193,6 +202,8 @@ class Worker:
         self.handler = handler
         tasks: set[asyncio.Task] = set()
         try:
+            for event in self._net_events:
+                handler.notify("net/event", event)
             self._send(protocol.request(1, "tool/call", {"arguments": arguments, "chat": chat}))
             while True:
                 message = await self._next()
