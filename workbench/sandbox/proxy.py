@@ -528,7 +528,7 @@ class Proxy:
     async def _reply(writer: asyncio.StreamWriter, status: int, message: str) -> None:
         reason = REASONS.get(status, "Error")
         phrase = _printable(f"{reason} (workbench proxy): {message}", 400)
-        body = f"{status} {reason}: {message}\n".encode("utf-8", "replace")
+        body = f"{message}\n".encode("utf-8", "replace")
         with contextlib.suppress(Exception):
             writer.write(f"HTTP/1.1 {status} {phrase}\r\nContent-Type: text/plain; charset=utf-8\r\n"
                          f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
