@@ -279,13 +279,15 @@ async def _checked(host: str, port: int, literal: Address | None,
         if why is None:
             addresses.append(address)
         else:
-            inside.append(f"{_authority(str(address), port)} is {why}")
+            inside.append((address, why))
     if addresses:
         return addresses
     if not inside:
         raise Refused(502, f"cannot resolve {host}: the resolver returned no address", target)
-    raise Refused(403, f"{host} resolves only to internal addresses ({'; '.join(inside)}): a name "
-                  "never reaches an internal address; grant the address itself to reach it", target)
+    listed = "; ".join(f"{address} is {why}" for address, why in inside)
+    raise Refused(403, f"{host} resolves only to internal addresses: {listed}. A name never reaches "
+                  f"an internal address; grant the address itself (net "
+                  f"{_authority(str(inside[0][0]), port)}) to reach it", target)
 
 
 def _interleave(addresses: list[Address]) -> list[Address]:
