@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import logging
 import socket
 import time
 from collections.abc import Callable
@@ -52,6 +53,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from workbench.sandbox.policy import NetEndpoint
+
+log = logging.getLogger(__name__)
 
 MAX_HEAD = 64 * 1024
 """Bytes a request head (request line and headers) may have."""
@@ -438,6 +441,7 @@ class Proxy:
     def _record(self, status: int, target: str, reason: str) -> None:
         event = Event(status, target, reason, time.time())
         self.events.append(event)
+        log.info("%s", event.message)  # the host's log, also for a sandboxed MCP server's proxy
         if self.on_event is None or len(self.events) > MAX_REPORTED + 1:
             return
         if len(self.events) == MAX_REPORTED + 1:

@@ -150,6 +150,13 @@ class Worker:
         else:
             self.handler.notify("net/event", event.to_json())
 
+    def _net_note(self) -> str:
+        """What the proxy last answered itself in this call, for a failed call's error:
+        a client library often hides it (Deno's fetch says only "fetch failed")."""
+        if self.proxy is None or not self.proxy.events:
+            return ""
+        return f" [{self.proxy.events[-1].message}]"
+
     def _on_output(self, data: bytes) -> None:
         self.output_bytes += len(data)
         self.output_tail = (self.output_tail + data)[-OUTPUT_TAIL:]
@@ -216,7 +223,8 @@ class Worker:
                     if "error" in message:
                         error = message["error"]
                         kind = (error.get("data") or {}).get("kind", "tool")
-                        raise ToolError(kind, str(error.get("message", "the tool failed")))
+                        raise ToolError(kind, str(error.get("message", "the tool failed"))
+                                        + self._net_note())
                     return message.get("result")
                 method = message.get("method", "")
                 if "id" in message:
