@@ -471,6 +471,10 @@ class Proxy:
             await self._linger(reader)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the tool went away
+        except asyncio.CancelledError:
+            # ``close``: nobody awaits this task, and Python 3.11's stream callback would
+            # log a cancelled one as an error.
+            pass
         except Exception as exc:  # never an empty reply, never a traceback in the host
             self._record(502, "", f"the proxy failed: {type(exc).__name__}: {exc}")
             await self._reply(writer, 502, f"the proxy failed: {type(exc).__name__}")
