@@ -73,6 +73,8 @@ MAX_REPORTED = 20
 """Events reported one by one per worker; the next is one line saying more were not."""
 LINGER = 2.0
 """Seconds the proxy keeps reading (and discarding) after it answered a refusal."""
+MAX_ADDRESSES = 8
+"""Checked addresses of one name tried at most (in the resolver's order)."""
 STAGGER = 0.25
 """Seconds between the happy-eyeballs attempts (RFC 8305's connection attempt delay)."""
 
@@ -284,7 +286,7 @@ async def _checked(host: str, port: int, literal: Address | None,
         else:
             inside.append((address, why))
     if addresses:
-        return addresses
+        return addresses[:MAX_ADDRESSES]
     if not inside:
         raise Refused(502, f"cannot resolve {host}: the resolver returned no address", target)
     listed = "; ".join(f"{address} is {why}" for address, why in inside)
@@ -458,10 +460,10 @@ class Proxy:
         try:
             if self.accepted > MAX_CONNECTIONS:
                 raise Refused(429, f"this tool has opened {MAX_CONNECTIONS} connections through "
-                              "the proxy, the most one call may")
+                              "the proxy, the most one call may", "connections")
             if self.open > MAX_CONCURRENT:
                 raise Refused(429, f"this tool already has {MAX_CONCURRENT} connections open "
-                              "through the proxy, the most it may have at once")
+                              "through the proxy, the most it may have at once", "connections")
             await self._proxy(reader, writer)
         except Refused as refusal:
             # Both carry text the tool wrote (a host name): printable ASCII only.
