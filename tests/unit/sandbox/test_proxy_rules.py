@@ -241,3 +241,21 @@ async def test_the_proxy_answers_a_flood_and_a_bad_head_on_real_sockets(monkeypa
     finally:
         served.close()
         listener.close()
+
+
+def test_doctor_reports_the_proxy_rules():
+    from workbench.sandbox.doctor import probe
+
+    [check] = [c for c in probe().checks if c.name == "network-proxy"]
+    assert check.ok and check.required and "literal grant" in check.detail
+
+
+def test_deno_allow_net_takes_any_port_and_bracketed_ipv6(tmp_path):
+    from workbench.sandbox.deno import configure
+    from workbench.sandbox.policy import Policy
+
+    policy = Policy(runtime="deno", entry="/x/main.ts", function="f", extension_dir="/x",
+                    net=[NetEndpoint("example.com", ["*"]), NetEndpoint("::1", [8080, 8081])])
+    configure(policy, binary="/bin/true", deno_dir=str(tmp_path / "deno"), tool="t")
+    [flag] = [a for a in policy.deno["argv"] if a.startswith("--allow-net")]
+    assert flag == "--allow-net=example.com,[::1]:8080,[::1]:8081"
