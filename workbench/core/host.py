@@ -563,10 +563,11 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         """For each permission ``name`` (a tool, or a provider as ``TYPE:EXTENSION/NAME``)
         declares: its state (``Broker.explain``), by which grant, when; then the latest
         requests the network proxy refused it (state ``refused``: ``value`` the target
-        ``host:port``, ``reason`` the rule that refused it, ``at`` when)."""
+        ``host:port``, ``reason`` the rule that refused it, ``at`` when), among the
+        audit log's recent entries (``Store.recent_audit``)."""
         key, requirements = self._grant_holder(name)
         rows = [{**row, "tool": key} for row in self.broker.explain(key, requirements)]
-        refusals = self.store.list_audit(NET_REFUSALS_SHOWN, action=NET_REFUSED, subject=key)
+        refusals = self.store.recent_audit(NET_REFUSED, key, NET_REFUSALS_SHOWN)
         for entry in reversed(refusals):
             detail = entry["detail"] if isinstance(entry["detail"], dict) else {}
             rows.append({"kind": "net", "value": str(detail.get("target", "")),

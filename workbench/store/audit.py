@@ -46,21 +46,28 @@ class AuditMixin(StoreBase):
         with self._lock:
             return insert_audit(self._db.conn, self.clock(), actor, action, subject, detail)
 
-    def list_audit(self, limit: int | None = 100, *, action: str | None = None,
-                   subject: str | None = None) -> list[dict[str, Any]]:
+    def list_audit(self, limit: int | None = 100) -> list[dict[str, Any]]:
         """Audit entries, newest first, with ``detail`` decoded.
 
         Args:
             limit: At most this many; all when None.
-            action: Only entries of this action.
-            subject: Only entries about this subject.
         """
-        where = " AND ".join(f"{column} = ?" for column, value in
-                             (("action", action), ("subject", subject)) if value is not None)
-        values = tuple(value for value in (action, subject) if value is not None)
         rows = self._all("SELECT id, at, actor, action, subject, detail FROM audit_log "
-                         f"{'WHERE ' + where if where else ''} ORDER BY at DESC, id DESC LIMIT ?",
-                         (*values, -1 if limit is None else limit))
+                         "ORDER BY at DESC, id DESC LIMIT ?", (-1 if limit is None else limit,))
+        for row in rows:
+            row["detail"] = load_json(row["detail"])
+        return rows
+
+    def recent_audit(self, action: str, subject: str, limit: int = 10,
+                     window: int = 20_000) -> list[dict[str, Any]]:
+        """The newest entries of ``action`` about ``subject``, newest first, looked for
+        among the last ``window`` entries only: a bounded read (a range of row ids),
+        however long the log has grown.
+        """
+        rows = self._all("SELECT id, at, actor, action, subject, detail FROM audit_log "
+                         "WHERE id > (SELECT coalesce(max(id), 0) FROM audit_log) - ? "
+                         "AND action = ? AND subject = ? ORDER BY id DESC LIMIT ?",
+                         (window, action, subject, limit))
         for row in rows:
             row["detail"] = load_json(row["detail"])
         return rows
