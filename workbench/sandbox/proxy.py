@@ -407,12 +407,17 @@ class Proxy:
         endpoints: The granted endpoints.
         on_event: Called with each ``Event`` the proxy answers itself (the first
             ``MAX_REPORTED`` of them, then one saying more were not reported).
+        per_call: The proxy serves one call (a tool's worker), so ``MAX_CONNECTIONS``
+            bounds it; False for a long-lived process (a sandboxed MCP server), which
+            only ``MAX_CONCURRENT`` bounds.
     """
 
     def __init__(self, endpoints: list[NetEndpoint],
-                 on_event: Callable[[Event], None] | None = None) -> None:
+                 on_event: Callable[[Event], None] | None = None, *,
+                 per_call: bool = True) -> None:
         self.endpoints = endpoints
         self.on_event = on_event
+        self.per_call = per_call
         self.server: asyncio.AbstractServer | None = None
         self.events: list[Event] = []
         """What the proxy answered itself (refusals and failures), in order."""
@@ -427,10 +432,11 @@ class Proxy:
 
     @classmethod
     async def serve(cls, listener: socket.socket, endpoints: list[NetEndpoint],
-                    on_event: Callable[[Event], None] | None = None) -> Proxy:
+                    on_event: Callable[[Event], None] | None = None, *,
+                    per_call: bool = True) -> Proxy:
         """Accept on ``listener`` (the worker's proxy socket) until ``close``."""
         listener.setblocking(False)
-        proxy = cls(endpoints, on_event)
+        proxy = cls(endpoints, on_event, per_call=per_call)
         proxy.server = await asyncio.start_server(proxy._handle, sock=listener, limit=MAX_HEAD)
         return proxy
 
@@ -458,7 +464,7 @@ class Proxy:
         self.accepted += 1
         self.open += 1
         try:
-            if self.accepted > MAX_CONNECTIONS:
+            if self.per_call and self.accepted > MAX_CONNECTIONS:
                 raise Refused(429, f"this tool has opened {MAX_CONNECTIONS} connections through "
                               "the proxy, the most one call may", "connections")
             if self.open > MAX_CONCURRENT:

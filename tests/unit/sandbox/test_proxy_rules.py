@@ -259,3 +259,24 @@ def test_deno_allow_net_takes_any_port_and_bracketed_ipv6(tmp_path):
     configure(policy, binary="/bin/true", deno_dir=str(tmp_path / "deno"), tool="t")
     [flag] = [a for a in policy.deno["argv"] if a.startswith("--allow-net")]
     assert flag == "--allow-net=example.com,[::1]:8080,[::1]:8081"
+
+
+async def test_a_long_lived_proxy_is_bounded_at_once_not_in_all(monkeypatch):
+    """A sandboxed MCP server's proxy lives as long as the server: no total per call."""
+    monkeypatch.setattr(proxy, "MAX_CONNECTIONS", 2)
+    statuses = {}
+    for per_call in (True, False):
+        listener = _listener(socket.AF_INET, "127.0.0.1")
+        served = await proxy.Proxy.serve(listener, [], per_call=per_call)
+        try:
+            replies = []
+            for _ in range(4):
+                reader, writer = await asyncio.open_connection(*listener.getsockname())
+                writer.write(b"CONNECT nowhere.test:1 HTTP/1.1\r\n\r\n")
+                replies.append((await reader.read()).split(b" ", 2)[1])
+                writer.close()
+            statuses[per_call] = replies
+        finally:
+            served.close()
+            listener.close()
+    assert statuses == {True: [b"403", b"403", b"429", b"429"], False: [b"403"] * 4}
