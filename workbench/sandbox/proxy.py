@@ -204,7 +204,7 @@ def _shown(endpoint: NetEndpoint) -> str:
     return f"net {host}:{ports}"
 
 
-@dataclass
+@dataclass(eq=False)
 class Refused(Exception):
     """A request the proxy answers itself, with ``status`` and ``reason``."""
 
