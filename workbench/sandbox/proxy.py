@@ -20,8 +20,10 @@ and port, and only to an address it checked itself:
   request that names the same address literally: ``net 127.0.0.1:8080`` lets a tool
   reach ``http://127.0.0.1:8080/`` and nothing else — not ``localhost``, not
   ``127.1``, not ``[::ffff:127.0.0.1]``.
-- A Host header that differs from an absolute-form target (or more than one) is
-  refused: a granted server must not be asked for another virtual host.
+- A Host header that differs from the target (or more than one) is refused, and so
+  is a tunnel to a name whose TLS ClientHello asks for another server name (SNI), or
+  cannot be checked (split across records): a granted name must not reach another
+  site served from the same address. (A Host header inside TLS is out of sight.)
 
 Every refusal and failure is answered with a status whose reason phrase and plain-text
 body say what happened (clients such as urllib and httpx show the reason phrase when a
@@ -211,6 +213,83 @@ class Refused(Exception):
     status: int
     reason: str
     target: str = ""
+
+
+class TunnelRefused(Refused):
+    """A CONNECT tunnel refused after it was established (its TLS server name differs
+    from the granted name): the tool gets a TLS alert, not an HTTP answer."""
+
+
+ALERT_UNRECOGNIZED_NAME = bytes([0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 112])
+"""A fatal TLS alert ``unrecognized_name``, the answer to a refused server name."""
+
+
+def client_hello_name(record: bytes) -> str | None:
+    """The server name (SNI) a TLS ClientHello asks for, or None when it names none.
+
+    ``record`` is the first TLS record's payload. Raises ``ValueError`` when it is not
+    a whole ClientHello (split across records, or malformed): its name cannot be checked.
+    """
+    if len(record) < 4 or record[0] != 1:
+        raise ValueError("the first TLS record is not a ClientHello")
+    size = int.from_bytes(record[1:4], "big")
+    hello = record[4:4 + size]
+    if len(hello) < size:
+        raise ValueError("the ClientHello is split across TLS records")
+    at = 2 + 32  # version, random
+
+    def take(width: int) -> bytes:
+        nonlocal at
+        if at + width > len(hello):
+            raise ValueError("the ClientHello is malformed")
+        piece = hello[at:at + width]
+        at += width
+        return piece
+
+    take(take(1)[0])  # session id
+    take(int.from_bytes(take(2), "big"))  # cipher suites
+    take(take(1)[0])  # compression methods
+    if at == len(hello):
+        return None  # no extensions
+    end = at + int.from_bytes(take(2), "big")
+    while at < end:
+        kind, data = int.from_bytes(take(2), "big"), take(int.from_bytes(take(2), "big"))
+        if kind != 0:
+            continue
+        if len(data) < 5 or data[2] != 0:
+            raise ValueError("the ClientHello's server name is malformed")
+        length = int.from_bytes(data[3:5], "big")
+        if len(data) < 5 + length:
+            raise ValueError("the ClientHello's server name is malformed")
+        return data[5:5 + length].decode("ascii", "replace")
+    return None
+
+
+async def _first_bytes(source: asyncio.StreamReader, host: str, authority: str) -> bytes:
+    """What the tool sends first in a tunnel to the name ``host``; a TLS ClientHello is
+    read whole and its server name must be ``host`` (or absent): a name grant reaches
+    that site, not another one served from the same address.
+
+    Raises:
+        TunnelRefused: The ClientHello names another server, or cannot be checked.
+    """
+    data = await source.read(65536)
+    if not data or data[0] != 0x16:
+        return data  # not TLS: passed as it is
+    while len(data) < 5 or len(data) < 5 + int.from_bytes(data[3:5], "big"):
+        more = await source.read(65536)
+        if not more:
+            return data
+        data += more
+    try:
+        name = client_hello_name(data[5:5 + int.from_bytes(data[3:5], "big")])
+    except ValueError as exc:
+        raise TunnelRefused(403, f"the TLS handshake to {authority} cannot be checked ({exc})",
+                            authority) from None
+    if name is not None and _name(name) != _name(host):
+        raise TunnelRefused(403, f"the TLS server name {_printable(name, 100)!r} differs from the "
+                            f"tunnel's target {authority}", authority)
+    return data
 
 
 def _authority(host: str, port: int) -> str:
@@ -471,6 +550,13 @@ class Proxy:
                 raise Refused(429, f"this tool already has {MAX_CONCURRENT} connections open "
                               "through the proxy, the most it may have at once", "connections")
             await self._proxy(reader, writer)
+        except TunnelRefused as refusal:
+            reason, target = _printable(refusal.reason, 2000), _printable(refusal.target, 300)
+            self._record(refusal.status, target, reason)
+            with contextlib.suppress(Exception):
+                writer.write(ALERT_UNRECOGNIZED_NAME)
+                async with asyncio.timeout(5):
+                    await writer.drain()
         except Refused as refusal:
             # Both carry text the tool wrote (a host name): printable ASCII only.
             reason, target = _printable(refusal.reason, 2000), _printable(refusal.target, 300)
@@ -537,7 +623,11 @@ class Proxy:
                 up_writer.write(forward)
             else:
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            await _relay(reader, writer, up_reader, up_writer)
+            check = None
+            if not forward and literal is None:
+                async def check(source: asyncio.StreamReader) -> bytes:
+                    return await _first_bytes(source, host, authority)
+            await _relay(reader, writer, up_reader, up_writer, check)
         finally:
             with contextlib.suppress(Exception):
                 up_writer.close()
@@ -648,33 +738,45 @@ def _same_authority(value: str, host: str, port: int, default: int | None) -> bo
 
 
 async def _relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 up_reader: asyncio.StreamReader, up_writer: asyncio.StreamWriter) -> None:
-    """Pipe both ways until either side ends or nothing moves for ``IDLE_TIMEOUT``."""
+                 up_reader: asyncio.StreamReader, up_writer: asyncio.StreamWriter,
+                 first=None) -> None:
+    """Pipe both ways until either side ends or nothing moves for ``IDLE_TIMEOUT``;
+    ``first`` (a coroutine function of the tool's reader) reads and checks what the
+    tool sends first, raising ``TunnelRefused`` to end the tunnel."""
     last = [time.monotonic()]
 
-    async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+    async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter, check=None) -> None:
         try:
+            if check is not None and (data := await check(source)):
+                last[0] = time.monotonic()
+                sink.write(data)
+                await sink.drain()
             while data := await source.read(65536):
                 last[0] = time.monotonic()
                 sink.write(data)
                 await sink.drain()
         except ConnectionError:
             pass
-        finally:
-            with contextlib.suppress(Exception):
-                if sink.can_write_eof():
-                    sink.write_eof()
+        # The source ended: pass its end on (not when cancelled: the other side may
+        # still get an answer, such as a TLS alert).
+        with contextlib.suppress(Exception):
+            if sink.can_write_eof():
+                sink.write_eof()
 
-    tasks = [asyncio.ensure_future(pipe(reader, up_writer)),
+    tasks = [asyncio.ensure_future(pipe(reader, up_writer, first)),
              asyncio.ensure_future(pipe(up_reader, writer))]
     try:
         # Over when the target has said all it will (the tool may have half-closed
-        # long before), or when nothing moved either way for IDLE_TIMEOUT.
+        # long before), when nothing moved either way for IDLE_TIMEOUT, or when what
+        # the tool sent first was refused.
         while not tasks[1].done():
             idle = IDLE_TIMEOUT - (time.monotonic() - last[0])
             if idle <= 0:
                 break
-            await asyncio.wait([tasks[1]], timeout=idle)
+            await asyncio.wait(tasks if not tasks[0].done() else [tasks[1]], timeout=idle,
+                               return_when=asyncio.FIRST_COMPLETED)
+            if tasks[0].done() and not tasks[0].cancelled() and tasks[0].exception() is not None:
+                raise tasks[0].exception()
     finally:
         for task in tasks:
             task.cancel()

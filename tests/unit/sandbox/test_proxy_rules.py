@@ -280,3 +280,69 @@ async def test_a_long_lived_proxy_is_bounded_at_once_not_in_all(monkeypatch):
             served.close()
             listener.close()
     assert statuses == {True: [b"403", b"403", b"429", b"429"], False: [b"403"] * 4}
+
+
+def client_hello(server_name: str | None) -> bytes:
+    """The first TLS record Python's own client sends (a real ClientHello)."""
+    import ssl
+
+    context = ssl.create_default_context()
+    if server_name is None:
+        context.check_hostname = False
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    client = context.wrap_bio(incoming, outgoing, server_hostname=server_name)
+    with pytest.raises(ssl.SSLWantReadError):
+        client.do_handshake()
+    return outgoing.read()
+
+
+def test_the_server_name_of_a_real_client_hello():
+    record = client_hello("granted.test")
+    assert record[0] == 0x16
+    assert proxy.client_hello_name(record[5:]) == "granted.test"
+    assert proxy.client_hello_name(client_hello(None)[5:]) is None
+    with pytest.raises(ValueError):
+        proxy.client_hello_name(record[5:60])  # split across records
+    with pytest.raises(ValueError):
+        proxy.client_hello_name(b"\x02\x00\x00\x00")  # not a ClientHello
+
+
+async def test_a_tunnel_to_a_name_carries_only_its_own_tls_server_name(monkeypatch):
+    """A name grant reaches that site, not another one the same address serves (SNI)."""
+    async def resolve(host, port):
+        return ["127.0.0.1"]
+
+    monkeypatch.setattr(proxy, "resolve", resolve)
+    # Here loopback stands for the public address a shared host would have.
+    monkeypatch.setattr(proxy, "internal", lambda address: None)
+    received: list[bytes] = []
+
+    async def upstream(reader, writer):
+        received.append(await reader.read(65536))
+        writer.close()
+
+    target = await asyncio.start_server(upstream, "127.0.0.1", 0)
+    port = target.sockets[0].getsockname()[1]
+    events = []
+    listener = _listener(socket.AF_INET, "127.0.0.1")
+    served = await proxy.Proxy.serve(listener, [NetEndpoint("granted.test", [port])], events.append)
+
+    async def tunnel(hello: bytes) -> bytes:
+        reader, writer = await asyncio.open_connection(*listener.getsockname())
+        writer.write(f"CONNECT granted.test:{port} HTTP/1.1\r\n\r\n".encode())
+        assert await reader.readuntil(b"\r\n\r\n") == b"HTTP/1.1 200 Connection established\r\n\r\n"
+        writer.write(hello)
+        reply = await reader.read()
+        writer.close()
+        return reply
+
+    try:
+        assert await tunnel(client_hello("other-site.test")) == proxy.ALERT_UNRECOGNIZED_NAME
+        assert [e.status for e in events] == [403] and "other-site.test" in events[0].reason
+        assert await tunnel(client_hello("Granted.Test")) == b""
+        assert received and received[-1].startswith(b"\x16\x03")
+        assert len(events) == 1
+    finally:
+        served.close()
+        listener.close()
+        target.close()
