@@ -534,7 +534,10 @@ class Proxy:
         if len(self.events) == MAX_REPORTED + 1:
             event = Event(status, target, f"{reason} (further refusals and failures of this call "
                           "are answered but not reported one by one)", event.at)
-        self.on_event(event)
+        try:
+            self.on_event(event)
+        except Exception as exc:  # the tool still gets its answer
+            log.warning("a proxy event could not be reported: %s: %s", type(exc).__name__, exc)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()

@@ -346,3 +346,20 @@ async def test_a_tunnel_to_a_name_carries_only_its_own_tls_server_name(monkeypat
         served.close()
         listener.close()
         target.close()
+
+
+async def test_a_failing_report_still_answers_the_tool():
+    def broken(event):
+        raise RuntimeError("the store is gone")
+
+    listener = _listener(socket.AF_INET, "127.0.0.1")
+    served = await proxy.Proxy.serve(listener, [], broken)
+    try:
+        reader, writer = await asyncio.open_connection(*listener.getsockname())
+        writer.write(b"CONNECT elsewhere.test:443 HTTP/1.1\r\n\r\n")
+        reply = await reader.read()
+        writer.close()
+        assert reply.startswith(b"HTTP/1.1 403") and b"elsewhere.test:443 is not granted" in reply
+    finally:
+        served.close()
+        listener.close()
