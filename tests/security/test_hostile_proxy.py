@@ -313,7 +313,17 @@ async def test_ipv6_literals_are_refused_readably_and_never_crash_the_proxy(lab,
         status = text.split("\r\n", 1)[0]
         assert status.startswith(("HTTP/1.1 403", "HTTP/1.1 400")), text
         assert "\r\n\r\n" in text and text.split("\r\n\r\n", 1)[1].strip(), text
+        assert status.split(" ", 2)[1] in call_log(seen, outcome)
+    for url in (f"http://[::1]:{port}/", f"http://[::ffff:127.0.0.1]:{port}/"):
+        refused(await lab.call("fetch", {"url": url}), "403", "loopback")
+    deno_tools(lab, net("*", port))
+    outcome = await lab.call("fetchUrl", {"url": f"http://[::1]:{port}/"})
+    answered(outcome, "403", "loopback")
+    assert "[::1]" in call_log(seen, outcome)
     assert server6.hits == []
+    rows = explained(lab, "netpy.raw")
+    assert any(row["value"] == f"[::1]:{port}" and "loopback" in row["reason"] for row in rows), rows
+    assert any(row["value"] == f"[::ffff:127.0.0.1]:{port}" for row in rows), rows
     await healthy(lab)
 
 

@@ -303,7 +303,7 @@ def _plan(endpoints: list[NetEndpoint], host: str, port: int) -> tuple[Address |
         Refused: 403, no grant covers the target.
     """
     literal = parse_address(host)
-    target = _authority(str(literal) if literal else host, port)
+    target = _authority(host, port)  # as the tool wrote it
     covering = []
     for endpoint in endpoints:
         if not _ports_cover(endpoint, port):
@@ -336,7 +336,7 @@ async def _checked(host: str, port: int, literal: Address | None,
     Raises:
         Refused: 502 the name cannot be resolved; 403 every address is internal.
     """
-    target = _authority(str(literal) if literal else host, port)
+    target = _authority(host, port)  # as the tool wrote it
     if literal is not None:
         why = internal(literal)
         if why is None:
