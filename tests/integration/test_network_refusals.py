@@ -137,3 +137,49 @@ def test_refusals_and_failures_reach_the_tool_its_log_and_grants_explain(tmp_pat
     [refusal] = [row for row in rows if row["state"] == "refused"]
     assert refusal["value"] == f"localhost:{port}" and refusal["status"] == 403
     assert "loopback" in refusal["reason"]
+
+
+PROVIDER_CODE = '''
+import urllib.error, urllib.request
+
+def probe(request, ctx):
+    url = request["messages"][-1]["content"]
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return f"{exc.code}: {exc.read().decode()}"
+'''
+
+
+class Granting:
+    """A front-end that grants every permission request for the session."""
+
+    async def answer(self, request):
+        return "session"
+
+
+async def test_a_providers_refusals_are_explained_under_its_own_name(tmp_path, home, workdir, server):
+    from workbench.core.host import Host
+    from workbench.ext.manager import ExtensionManager
+    from workbench.store import Store
+
+    port = server.server_address[1]
+    folder = tmp_path / "seeker"
+    folder.mkdir()
+    (folder / "main.py").write_text(PY_CODE + PROVIDER_CODE)
+    (folder / "loca.json").write_text(json.dumps({
+        "name": "seeker", "displayName": "Seeker", "description": "A model that fetches.",
+        "entry": "main.py", "providers": [{"type": "model", "name": "probe", "function": "probe",
+                                            "permissions": {"net": grant("localhost", port)}}]}))
+    with Store.open(home.db_path) as store:
+        ExtensionManager(home, store, registry_url="http://127.0.0.1:9").install(
+            str(folder), approve=lambda plan: True)
+    async with Host.open(cwd=workdir, model="ext:seeker/probe") as host:
+        host.set_responder(Granting())
+        answer = await host.send_prompt(f"http://localhost:{port}/")
+        assert answer.text.startswith("403: localhost resolves only to internal addresses"), answer
+        rows = host.explain_grants("model:seeker/probe")
+        assert [row["state"] for row in rows] == ["granted", "refused"]
+        assert rows[1]["value"] == f"localhost:{port}" and "loopback" in rows[1]["reason"]
+    assert server.hits == 0

@@ -567,7 +567,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         audit log's recent entries (``Store.recent_audit``)."""
         key, requirements = self._grant_holder(name)
         rows = [{**row, "tool": key} for row in self.broker.explain(key, requirements)]
-        refusals = self.store.recent_audit(NET_REFUSED, key, NET_REFUSALS_SHOWN)
+        refusals = self.store.recent_audit(NET_REFUSED, self._runs_as(key), NET_REFUSALS_SHOWN)
         for entry in reversed(refusals):
             detail = entry["detail"] if isinstance(entry["detail"], dict) else {}
             rows.append({"kind": "net", "value": str(detail.get("target", "")),
@@ -576,6 +576,16 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
                          "grant": None, "at": entry["at"], "status": detail.get("status"),
                          "session_id": detail.get("session_id"), "tool": key})
         return rows
+
+    def _runs_as(self, key: str) -> str:
+        """The tool name a grant holder's calls run under in the sandbox: a provider
+        (``TYPE:EXTENSION/NAME``) runs as a tool of its extension (``provider_runtime``)."""
+        from workbench.core.provider_runtime import _as_tool
+
+        kind, colon, rest = key.partition(":")
+        extension, _, provider_name = rest.partition("/")
+        provider = self.providers.get(kind, extension, provider_name) if colon else None
+        return _as_tool(provider).qualified_name if provider is not None else key
 
     def revoke_grants(self, name: str, kind: str | None = None, value: str | None = None) -> int:
         """Remove the grants of a tool or a provider (``TYPE:EXTENSION/NAME``): all, of one
