@@ -429,9 +429,8 @@ async def dial(addresses: list[Address], port: int) -> socket.socket:
     finally:
         for task in pending:
             task.cancel()
-        for task in pending:
-            with contextlib.suppress(BaseException):
-                leftover = await task
+        for leftover in await asyncio.gather(*pending, return_exceptions=True):
+            if isinstance(leftover, socket.socket):  # connected just as another won
                 leftover.close()
 
 
