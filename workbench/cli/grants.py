@@ -44,7 +44,8 @@ def explain(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """For each permission TOOL declares: granted, denied, not granted, or for an
-    optional one undecided or declined (this session); by which grant, when, in which scope."""
+    optional one undecided or declined (this session); by which grant, when, in which scope;
+    then the latest network requests the sandbox's proxy refused it, and why."""
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
@@ -55,6 +56,10 @@ def explain(
     if not rows:
         typer.echo(f"{tool} declares no permissions: it can reach nothing but its own folder.")
     for row in rows:
+        if row["state"] == "refused":  # a request the network proxy refused, not a permission
+            typer.echo(f"{'refused':<12} net {row['value']} ({row['status']}, {_when(row['at'])})")
+            typer.echo(f"             why: {row['reason']}")
+            continue
         grant = row["grant"]
         how = f"by grant {grant['id']} ({grant['scope']}, {_when(grant['created_at'])})" if grant else ""
         optional = " (optional)" if row["optional"] else ""

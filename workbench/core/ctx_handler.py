@@ -1,7 +1,8 @@
 """Serving one call's ctx on the host: what the worker's ``ctx`` members reach.
 
-Notifications (progress, logs, display bubbles, what the tool printed) become
-events through the call's ``ToolContext``; a streamed answer goes to its ``stream``,
+Notifications (progress, logs, display bubbles, what the tool printed, and what the
+host's proxy refused or could not carry for the worker) become events through the
+call's ``ToolContext``; a streamed answer goes to its ``stream``,
 which only a model provider's call has. Requests are checked before they are
 served: capabilities are asked for at their first use, the private database only
 exists for an extension that declared ``"database": true``, and every payload is
@@ -68,6 +69,16 @@ class CallHandler:
                 self.ctx.sink("display", {"display": params["display"], "payload": params["payload"]})
         elif method in ("ctx/reply.open", "ctx/reply.piece"):
             self._reply(method, params)
+        elif method == "net/event":
+            self._net(params)
+
+    def _net(self, event: dict[str, Any]) -> None:
+        """What the host's proxy answered itself: to the call's log, and a refusal by the
+        grants also to the record ``grants explain`` shows."""
+        self.ctx.log("warn", str(event.get("message", ""))[:10_000])
+        if event.get("outcome") == "refused":
+            self.services.record_net_refusal(self.tool.qualified_name, event,
+                                             session_id=self.ctx.chat.session_id)
 
     def _reply(self, method: str, params: dict[str, Any]) -> None:
         """A streamed answer: the call's ``stream`` takes it, or the call fails."""

@@ -40,7 +40,7 @@ from workbench.core.hook_runtime import HookRuntime
 from workbench.core.runner import Dispatcher, SandboxRunner
 from workbench.hooks.dispatch import CONTEXT_LABEL
 from workbench.hooks.registry import HookRegistry
-from workbench.core.services import HostServices
+from workbench.core.services import NET_REFUSED, HostServices
 from workbench.core.switches import SwitchOps, known_extensions
 from workbench.sandbox.policy import Limits
 from workbench.tools.disclosure import BRIDGE_TOOLS, disclose, is_on_demand
@@ -59,6 +59,10 @@ def worker_limits(config: Config) -> Limits:
     """The resources each tool's worker gets under ``config``."""
     return Limits(memory_mb=int(config.get("sandbox.memory_mb")),
                   output_bytes=int(config.get("tools.max_output_bytes")))
+
+
+NET_REFUSALS_SHOWN = 10
+"""How many of a tool's latest network refusals ``explain_grants`` lists."""
 
 
 class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps):
@@ -557,9 +561,31 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
 
     def explain_grants(self, name: str) -> list[dict[str, Any]]:
         """For each permission ``name`` (a tool, or a provider as ``TYPE:EXTENSION/NAME``)
-        declares: its state (``Broker.explain``), by which grant, when."""
+        declares: its state (``Broker.explain``), by which grant, when; then the latest
+        requests the network proxy refused it (state ``refused``: ``value`` the target
+        ``host:port``, ``reason`` the rule that refused it, ``at`` when), among the
+        audit log's recent entries (``Store.recent_audit``)."""
         key, requirements = self._grant_holder(name)
-        return [{**row, "tool": key} for row in self.broker.explain(key, requirements)]
+        rows = [{**row, "tool": key} for row in self.broker.explain(key, requirements)]
+        refusals = self.store.recent_audit(NET_REFUSED, self._runs_as(key), NET_REFUSALS_SHOWN)
+        for entry in reversed(refusals):
+            detail = entry["detail"] if isinstance(entry["detail"], dict) else {}
+            rows.append({"kind": "net", "value": str(detail.get("target", "")),
+                         "reason": str(detail.get("reason", "")), "optional": False,
+                         "key": f"net:{detail.get('target', '')}", "state": "refused",
+                         "grant": None, "at": entry["at"], "status": detail.get("status"),
+                         "session_id": detail.get("session_id"), "tool": key})
+        return rows
+
+    def _runs_as(self, key: str) -> str:
+        """The tool name a grant holder's calls run under in the sandbox: a provider
+        (``TYPE:EXTENSION/NAME``) runs as a tool of its extension (``provider_runtime``)."""
+        from workbench.core.provider_runtime import _as_tool
+
+        kind, colon, rest = key.partition(":")
+        extension, _, provider_name = rest.partition("/")
+        provider = self.providers.get(kind, extension, provider_name) if colon else None
+        return _as_tool(provider).qualified_name if provider is not None else key
 
     def revoke_grants(self, name: str, kind: str | None = None, value: str | None = None) -> int:
         """Remove the grants of a tool or a provider (``TYPE:EXTENSION/NAME``): all, of one

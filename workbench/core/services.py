@@ -24,6 +24,10 @@ from workbench.tools.registry import Tool
 MAX_PROMPT = 200_000
 
 
+NET_REFUSED = "net.refused"
+"""The audit action of a request the proxy refused a tool."""
+
+
 class HostServices:
     """See the module docstring; built by the Host and handed to the runner."""
 
@@ -37,6 +41,13 @@ class HostServices:
         self._responder = responder
         self.on_scheduled: Callable[[int], None] | None = None
         """Called with a proposal's id once it is saved (the host freezes its run card)."""
+
+    def record_net_refusal(self, tool: str, event: dict[str, Any], session_id: str | None) -> None:
+        """Keep a request the proxy refused ``tool`` (``net.refused`` in the audit log),
+        where ``grants explain`` finds it (``Host.explain_grants``)."""
+        self.store.audit("sandbox", NET_REFUSED, tool, {
+            "target": str(event.get("target", "")), "status": event.get("status"),
+            "reason": str(event.get("reason", ""))[:2000], "session_id": session_id})
 
     async def complete(self, request: dict[str, Any], session_id: str | None = None) -> dict[str, str]:
         """One completion from the model of the chat ``session_id`` (the host's model

@@ -210,7 +210,7 @@ class McpManager:
                 control.close()
             if not fds:
                 raise RuntimeError("the sandboxed server did not set up its network proxy")
-            proxy = await Proxy.serve(socket.socket(fileno=fds[0]), launch.policy.net)
+            proxy = await Proxy.serve(socket.socket(fileno=fds[0]), launch.policy.net, per_call=False)
 
             async def close() -> None:
                 proxy.close()

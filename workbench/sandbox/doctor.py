@@ -93,6 +93,21 @@ def _seccomp() -> str:
     raise RuntimeError("the filter did not refuse setsid")
 
 
+def _proxy() -> tuple[bool, str]:
+    """The proxy's address rules judge the tricky forms internal (no child needed)."""
+    import ipaddress
+
+    from workbench.sandbox.proxy import MAX_CONCURRENT, MAX_CONNECTIONS, internal
+
+    missed = [a for a in ("127.0.0.1", "::ffff:127.0.0.1", "100.64.0.1", "2002:7f00:1::", "64:ff9b::1",
+                          "fd00::1", "169.254.169.254", "::") if internal(ipaddress.ip_address(a)) is None]
+    if missed:
+        return False, f"internal addresses judged public: {', '.join(missed)}"
+    return True, ("names resolved once on the host, every address checked against the internal "
+                  f"ranges, internal ones only by literal grant; {MAX_CONCURRENT} connections at once "
+                  f"and {MAX_CONNECTIONS} per call")
+
+
 def probe() -> Report:
     """Try each layer in a throwaway child process."""
     report = Report()
@@ -113,6 +128,7 @@ def probe() -> Report:
     report.checks.append(Check("seccomp", ok, detail))
     ok, detail = _in_child(_namespaces)
     report.checks.append(Check("namespaces", ok, detail))
+    report.checks.append(Check("network-proxy", *_proxy()))
     from workbench.sandbox.cgroup import pids_root
 
     root = pids_root()

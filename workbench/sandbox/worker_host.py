@@ -36,7 +36,9 @@ class CtxHandler(Protocol):
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         """``ctx/progress``, ``ctx/log``, ``ctx/display``, ``ctx/reply.open`` and
-        ``ctx/reply.piece``; raise ``ToolError`` to fail the call."""
+        ``ctx/reply.piece``; raise ``ToolError`` to fail the call. Also ``net/event``
+        from the host's own proxy (never from the worker): a request it refused or
+        could not carry (``proxy.Event.to_json``)."""
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         """Every other ``ctx/…`` member; raise ``ToolError`` to refuse."""
@@ -89,6 +91,7 @@ class Worker:
         self.finished = False
         self._output_closed: asyncio.Future | None = None
         self._output_transport = None
+        self._net_events: list[dict[str, Any]] = []
 
     @property
     def pid(self) -> int:
@@ -124,7 +127,7 @@ class Worker:
             if not message or not message.get("proxy") or not fds:
                 raise ToolError("tool", "the worker did not set up its network proxy")
             listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, fileno=fds[0])
-            self.proxy = await Proxy.serve(listener, self.policy.net)
+            self.proxy = await Proxy.serve(listener, self.policy.net, self._net_event)
         self.spawned.bridge.setblocking(False)
         self.reader, self.writer = await asyncio.open_unix_connection(
             sock=self.spawned.bridge, limit=protocol.MAX_LINE)
@@ -140,6 +143,19 @@ class Worker:
             raise ToolError("tool", "the worker broke the protocol before it was ready")
         if (message.get("params") or {}).get("error"):
             raise ToolError("tool", message["params"]["error"] + self._tail())
+
+    def _net_event(self, event) -> None:
+        if self.handler is None:
+            self._net_events.append(event.to_json())  # before the call: told when it starts
+        else:
+            self.handler.notify("net/event", event.to_json())
+
+    def _net_note(self) -> str:
+        """What the proxy last answered itself in this call, for a failed call's error:
+        a client library often hides it (Deno's fetch says only "fetch failed")."""
+        if self.proxy is None or not self.proxy.events:
+            return ""
+        return f" [{self.proxy.events[-1].message}]"
 
     def _on_output(self, data: bytes) -> None:
         self.output_bytes += len(data)
@@ -193,6 +209,8 @@ class Worker:
         self.handler = handler
         tasks: set[asyncio.Task] = set()
         try:
+            for event in self._net_events:
+                handler.notify("net/event", event)
             self._send(protocol.request(1, "tool/call", {"arguments": arguments, "chat": chat}))
             while True:
                 message = await self._next()
@@ -205,7 +223,8 @@ class Worker:
                     if "error" in message:
                         error = message["error"]
                         kind = (error.get("data") or {}).get("kind", "tool")
-                        raise ToolError(kind, str(error.get("message", "the tool failed")))
+                        raise ToolError(kind, str(error.get("message", "the tool failed"))
+                                        + self._net_note())
                     return message.get("result")
                 method = message.get("method", "")
                 if "id" in message:

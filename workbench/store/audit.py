@@ -57,3 +57,17 @@ class AuditMixin(StoreBase):
         for row in rows:
             row["detail"] = load_json(row["detail"])
         return rows
+
+    def recent_audit(self, action: str, subject: str, limit: int = 10,
+                     window: int = 20_000) -> list[dict[str, Any]]:
+        """The newest entries of ``action`` about ``subject``, newest first, looked for
+        among the last ``window`` entries only: a bounded read (a range of row ids),
+        however long the log has grown.
+        """
+        rows = self._all("SELECT id, at, actor, action, subject, detail FROM audit_log "
+                         "WHERE id > (SELECT coalesce(max(id), 0) FROM audit_log) - ? "
+                         "AND action = ? AND subject = ? ORDER BY id DESC LIMIT ?",
+                         (window, action, subject, limit))
+        for row in rows:
+            row["detail"] = load_json(row["detail"])
+        return rows

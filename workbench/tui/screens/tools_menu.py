@@ -131,6 +131,9 @@ def grant_text(row: dict[str, Any]) -> Content:
     if row.get("optional"):
         what = Content.assemble(what, (" (optional)", "$text-muted"))
     grant = row.get("grant")
+    if row["state"] == "refused":  # a request the network proxy refused (``explain_grants``)
+        return Content.assemble(("• ", "$text-error"), what, "  ", Content.styled(
+            f"refused by the proxy {when(row['at'])}: {row['reason']}", "$text-error"))
     if row["state"] == "denied":
         state = Content.styled("denied for good", "$text-error")
     elif row["state"] == "declined":
