@@ -436,8 +436,10 @@ class ToolGateway:
 
     def _refused(self, call_id: str, name: str, arguments: Any, options: CallOptions,
                  exc: ToolError, context: str | None = None) -> ToolOutcome:
-        self.store.audit(options.caller, f"tool.refused.{exc.kind}", name,
-                         {"call_id": call_id, "message": exc.message})
+        detail = {"call_id": call_id, "message": exc.message}
+        if options.model_call_id is not None:
+            detail["model_call_id"] = options.model_call_id
+        self.store.audit(options.caller, f"tool.refused.{exc.kind}", name, detail)
         outcome = ToolOutcome(call_id, name, False, error=exc.to_json(), context=context)
         self.publish(ToolCallEnded(call_id=call_id, tool=name, ok=False, error=outcome.error,
                                    session_id=options.session_id))

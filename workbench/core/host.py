@@ -482,7 +482,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
                     self.bus.publish(Notice(level="warning", message=(
                         f"{len(settled)} tool call{'s' if len(settled) != 1 else ''} of an "
                         "earlier turn had no result (its process stopped); the model is told")))
-            return await self._run_turn(text, session_id, resumed)
+            return await self._turn_holding_lease(text, session_id, resumed)
         finally:
             self.store.release_lease(session_id, token)
 
@@ -519,7 +519,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
             self._turn = None
         return True
 
-    async def _run_turn(self, text: str, session_id: str, resumed: bool) -> TurnResult:
+    async def _turn_holding_lease(self, text: str, session_id: str, resumed: bool) -> TurnResult:
         """The turn itself, holding the session's lease."""
         await asyncio.to_thread(self.ensure_extensions)
         provider = self.session_provider(session_id)
