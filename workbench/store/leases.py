@@ -55,6 +55,14 @@ class LeasesMixin(StoreBase):
         """
         me = this_process()
         while True:
+            current = self.lease(session_id, live_only=False)
+            if current is not None:
+                if current["token"] == token:
+                    return None
+                if owner_alive(current["owner_pid"], current["owner_start"]):
+                    return current
+                self._expire(current)  # its owner is gone
+                continue
             try:
                 with self.transaction():
                     inserted = self._execute(
@@ -65,14 +73,7 @@ class LeasesMixin(StoreBase):
                 raise StoreError(f"no session {session_id!r}") from None
             if inserted:
                 return None
-            current = self.lease(session_id, live_only=False)
-            if current is None:
-                continue  # let go meanwhile: try again
-            if current["token"] == token:
-                return None
-            if owner_alive(current["owner_pid"], current["owner_start"]):
-                return current
-            self._expire(current)
+            # Taken by another since it was read: look again.
 
     def release_lease(self, session_id: str, token: str) -> bool:
         """Let the lease go, if the turn ``token`` holds it; returns whether it did."""

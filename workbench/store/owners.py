@@ -2,10 +2,12 @@
 
 A record that only its writer can finish — a tool call in progress, a turn holding its
 session, a scheduled run — carries its owner: the process id and the process's start
-(its start time in clock ticks after boot, from ``/proc/PID/stat``, and the boot's id).
-A pid alone is reused; a pid with its start names one process for ever, so "the owner
-is gone" is a fact any process can check, not a guess: no process with that pid, a
-zombie, or a process with that pid that started at another time (or in another boot).
+(its start time in clock ticks after boot, from ``/proc/PID/stat``, the boot's id and
+the pid namespace the pid is counted in). A pid alone is reused; a pid with its start
+names one process for ever, so "the owner is gone" is a fact any process can check,
+not a guess: no process with that pid, a zombie, a process with that pid that started
+at another time, or a record of an earlier boot. A process in another pid namespace
+(another container on this machine) cannot see the owner: to it, the owner is alive.
 
 This module must not import anything above the store.
 """
@@ -25,7 +27,8 @@ class Owner:
 
     Attributes:
         pid: The process id.
-        start: ``TICKS@BOOT``: the process's start time after boot, and the boot id.
+        start: ``TICKS@BOOT@PIDNS``: the process's start time after boot, the boot id,
+            and the pid namespace its pid is counted in.
     """
 
     pid: int
@@ -45,6 +48,14 @@ def _boot_id() -> str:
         return ""
 
 
+@cache
+def _pid_namespace() -> str:
+    try:
+        return os.readlink(f"{PROC}/self/ns/pid").removeprefix("pid:").strip("[]")
+    except OSError:
+        return ""
+
+
 def _stat(pid: int) -> list[str] | None:
     """The fields of ``/proc/PID/stat`` after the command name (the state first)."""
     try:
@@ -57,12 +68,12 @@ def _stat(pid: int) -> list[str] | None:
 
 
 def process_start(pid: int) -> str | None:
-    """The start of the running process ``pid`` as ``TICKS@BOOT``; None when no process
-    has that pid or it is a zombie."""
+    """The start of the running process ``pid`` as ``TICKS@BOOT@PIDNS``; None when no
+    process has that pid (in this process's pid namespace) or it is a zombie."""
     fields = _stat(pid)
     if not fields or len(fields) < 20 or fields[0] in ("Z", "X"):
         return None
-    return f"{fields[19]}@{_boot_id()}"
+    return f"{fields[19]}@{_boot_id()}@{_pid_namespace()}"
 
 
 _ME: dict[int, Owner] = {}
@@ -80,10 +91,18 @@ def this_process() -> Owner:
 def owner_alive(pid: int | None, start: str | None) -> bool:
     """Whether the process ``pid`` that started at ``start`` still runs.
 
-    An owner never recorded (``pid`` None, rows from before owners were kept) is gone.
+    An owner never recorded (``pid`` None, rows from before owners were kept) is gone;
+    one recorded in an earlier boot is gone; one whose pid is counted in another pid
+    namespace cannot be seen from here, and is taken to be alive.
     """
     if not pid:
         return False
+    if start:
+        _, boot, namespace = (start.split("@") + ["", ""])[:3]
+        if boot and boot != _boot_id():
+            return False
+        if namespace and namespace != _pid_namespace():
+            return True
     found = process_start(int(pid))
     if found is None:
         return False

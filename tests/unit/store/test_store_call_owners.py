@@ -99,11 +99,14 @@ def test_a_model_id_is_unique_only_within_its_message(tmp_path):
 
 def test_an_owner_is_its_pid_and_its_start(tmp_path):
     me = this_process()
-    assert me.alive() and me.start == process_start(me.pid) and "@" in me.start
+    assert me.alive() and me.start == process_start(me.pid) and me.start.count("@") == 2
     child = subprocess.Popen([sys.executable, "-c", "input()"], stdin=subprocess.PIPE)
     start = process_start(child.pid)
     assert owner_alive(child.pid, start)
-    assert not owner_alive(child.pid, "1@another-boot")  # the pid, reused by another process
+    boot, namespace = start.split("@")[1:]
+    assert not owner_alive(child.pid, f"1@{boot}@{namespace}")  # the pid, reused by another
+    assert not owner_alive(child.pid, f"{start.split('@')[0]}@an-earlier-boot@{namespace}")
+    assert owner_alive(999_999_999, f"1@{boot}@another-namespace")  # cannot be seen: alive
     child.communicate(b"\n")
     assert not owner_alive(child.pid, start)
     assert not owner_alive(None, None)
