@@ -147,3 +147,34 @@ sys.stdin.read()
     finally:
         other.kill()
         other.wait()
+
+
+def test_settling_gives_each_unanswered_call_its_recorded_outcome_or_says_it_was_interrupted(tmp_path):
+    with Store.open(tmp_path / "w.db") as store:
+        session = store.create_session()["id"]
+        store.add_message(session, "user", "go")
+        message = store.add_message(session, "assistant", "", tool_calls=[
+            {"id": "done", "name": "t", "arguments": {}, "call_id": "call_done"},
+            {"id": "failed", "name": "t", "arguments": {}, "call_id": "call_failed"},
+            {"id": "never", "name": "t", "arguments": {}, "call_id": "call_never"},
+            {"id": "answered", "name": "t", "arguments": {}, "call_id": "call_answered"}])
+        for ours, theirs in (("call_done", "done"), ("call_failed", "failed"),
+                             ("call_answered", "answered")):
+            store.start_tool_call(ours, "t", {}, "model", session, model_call_id=theirs,
+                                  message_id=message)
+        store.finish_tool_call("call_done", "ok", {"n": 1})
+        store.finish_tool_call("call_failed", "error", error={"kind": "tool", "message": "boom"})
+        store.finish_tool_call("call_answered", "ok", 2)
+        store.add_message(session, "tool", '{"ok": true, "result": 2}', tool_call_id="answered",
+                          name="t", call_id="call_answered")
+        added = store.settle_session(session)
+        assert [(a["call_id"], a["model_call_id"], a["result"]) for a in added] == [
+            ("call_done", "done", {"ok": True, "result": {"n": 1}}),
+            ("call_failed", "failed", {"ok": False, "error": {"kind": "tool", "message": "boom"}}),
+            ("call_never", "never", added[2]["result"])]
+        assert added[2]["result"]["error"]["kind"] == "interrupted"
+        tools = [m for m in store.list_messages(session) if m["role"] == "tool"]
+        assert [(m["tool_call_id"], m["call_id"]) for m in tools] == [
+            ("answered", "call_answered"), ("done", "call_done"), ("failed", "call_failed"),
+            ("never", "call_never")]
+        assert store.settle_session(session) == []  # whole now: nothing more to add
