@@ -25,7 +25,8 @@ from workbench.errors import WorkbenchError
 from workbench.events import MessageEnded, MessageStarted, Notice, TextDelta, TurnEnded
 
 CallTool = Callable[[ToolCall, str], Awaitable[Any]]
-"""``(call, user_message) -> outcome`` where outcome has ``to_json()``."""
+"""``(call, user_message) -> outcome`` where outcome has ``to_json()``; the call carries
+our id (``call_id``) and its stored message (``message_id``) beside the model's id."""
 
 DEFAULT_MAX_STEPS = 24
 
