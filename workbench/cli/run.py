@@ -33,8 +33,9 @@ def run_command(
 
     A continued session talks to the model it keeps and works in the folder it was
     started in (that folder's config and project extensions apply), wherever this runs.
-    One turn at a time runs in a session: a second `run` on it waits for the first, or
-    with --no-wait is refused (exit code 75) with who holds it, adding nothing.
+
+    One turn at a time runs in a session: a second `run` on it waits for the
+    first, or with --no-wait is refused (exit code 75), adding nothing.
     """
     from workbench.core.host import Host
     from workbench.headless.responder import HeadlessResponder, load_answers
