@@ -266,3 +266,44 @@ def test_a_model_id_reused_in_another_session_or_in_one_message_is_recorded(tmp_
     recorded = rows(tmp_path, "SELECT id, model_call_id FROM tool_calls WHERE session_id = ?", (session,))
     assert sorted(r["model_call_id"] for r in recorded) == ["c1", "c1_2"]
     assert {r["id"] for r in recorded} == {c["call_id"] for c in shown[1]["tool_calls"]}
+
+
+@pytest.mark.timeout(120)
+def test_a_session_two_old_runs_interleaved_is_sent_in_a_shape_a_strict_server_accepts(tmp_path):
+    """What two concurrent runs wrote before turns were serialized: a call, the other
+    run's message and call, then both results, one answering a call id reused."""
+    cli("sessions", "list")  # makes the store
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        import json
+        from workbench.store import Store
+        with Store.open({str(tmp_path / 'home' / 'workbench.db')!r}) as store:
+            session = store.create_session(title="mixed", model="echo")["id"]
+            def call(model_id):
+                return [{{"id": model_id, "name": "word_count", "arguments": {{"text": "a"}}}}]
+            def result(model_id, words):
+                return json.dumps({{"ok": True, "result": {{"words": words}}}})
+            store.add_message(session, "user", "from A")
+            store.add_message(session, "assistant", "", tool_calls=call("c1"))
+            store.add_message(session, "user", "from B")
+            store.add_message(session, "assistant", "", tool_calls=call("c1"))
+            store.add_message(session, "tool", result("c1", 1), tool_call_id="c1", name="word_count")
+            store.add_message(session, "tool", result("c1", 2), tool_call_id="c1", name="word_count")
+            store.add_message(session, "tool", result("gone", 3), tool_call_id="gone", name="word_count")
+            print(session)
+    """)], capture_output=True, text=True, env=dict(os.environ), check=True)
+    session = done.stdout.strip()
+    with StrictModelServer() as server:
+        with (tmp_path / "home" / "config.toml").open("a") as config:
+            config.write(f'[openai]\nbase_url = "{server.base_url}"\n')
+        again = cli("run", "--session", session, "--model", "openai:gpt-test", "and now?",
+                    check=False)
+        assert (again.returncode, again.stdout) == (0, "accepted\n"), again.stderr
+        assert server.refusals == []
+        sent = [(m["role"], m.get("tool_call_id") or [c["id"] for c in m.get("tool_calls") or []]
+                 or m["content"]) for m in server.requests[0]["messages"]]
+        assert sent == [("user", "from A"), ("assistant", ["c1"]), ("tool", "c1"),
+                        ("user", "from B"), ("assistant", ["c1_2"]), ("tool", "c1_2"),
+                        ("user", "and now?")]
+    # What was stored stays as it was, the new turn after it.
+    assert [m["role"] for m in messages(session)][-2:] == ["user", "assistant"]
+    assert len(messages(session)) == 9
