@@ -14,6 +14,8 @@ class ExitCode(IntEnum):
     PERMISSION_DENIED = 3
     CANCELLED = 4
     STORE_TOO_NEW = 5
+    BUSY = 75
+    """The session is in use: another process is running a turn in it (EX_TEMPFAIL)."""
 
 
 class WorkbenchError(Exception):
@@ -51,6 +53,16 @@ class StoreTooNewError(StoreError):
     """The store was written by a newer version of workbench; it is left untouched."""
 
     exit_code = ExitCode.STORE_TOO_NEW
+
+
+class SessionBusyError(WorkbenchError):
+    """Another turn holds the session; ``holder`` is its lease (pid, what holds it, since)."""
+
+    exit_code = ExitCode.BUSY
+
+    def __init__(self, message: str, *, holder: dict | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder or {}
 
 
 class ManifestError(WorkbenchError):

@@ -1,5 +1,5 @@
 """Runs that go wrong, with real processes: a daemon killed with -9 in the middle of a run
-(its run is failed at the next start, nothing of it survives), a run that wedges past its
+(nothing of it survives; its run is interrupted as soon as any process looks), a run that wedges past its
 time limit (killed with its whole tree), a run that needs a permission its card lacks
 (fails fast with a notification; or pauses, and resumes once approved), the daily limit."""
 
@@ -99,7 +99,7 @@ def nap_started(log: Path) -> bool:
 
 
 @pytest.mark.timeout(90)
-def test_a_daemon_killed_mid_run_has_its_run_failed_at_restart(tmp_path):
+def test_a_daemon_killed_mid_run_has_its_run_interrupted_as_soon_as_anyone_looks(tmp_path):
     configure(tmp_path / "home")
     install_napper(tmp_path)
     model = script(tmp_path, [{"tool_calls": [{"name": "nap", "arguments": {"seconds": 120}}]}, {"text": "rested"}])
@@ -116,19 +116,32 @@ def test_a_daemon_killed_mid_run_has_its_run_failed_at_restart(tmp_path):
         daemon.send_signal(signal.SIGKILL)
         daemon.wait()
         wait_for(lambda: not any(alive(pid) for pid in tree), timeout=10)  # nothing of it survives
-        assert run_of(fired["run_id"])["status"] == "running"  # until a supervisor looks again
     finally:
         daemon.kill()
+    # No daemon runs: the first process that looks settles the run (its owner is gone).
+    [listed] = json.loads(cli("runs", "list", "--json").stdout)
+    assert (listed["id"], listed["status"]) == (fired["run_id"], "interrupted")
+    assert listed["error"].startswith("interrupted:") and f"{daemon.pid}@" in listed["error"]
+    assert listed["ended_at"]
+    shown = json.loads(cli("schedule", "show", str(sid), "--json").stdout)
+    assert shown["failures"] == 1 and shown["last_run"]["status"] == "interrupted"
+    notes = json.loads(subprocess.run(
+        [sys.executable, "-c", "import json; from workbench.core.host import Host\n"
+         "with Host.open(defer_extensions=True) as h: print(json.dumps(h.notifications()))"],
+        capture_output=True, text=True, env=dict(os.environ), check=True).stdout)
+    assert [n["title"] for n in notes] == ["Scheduled run interrupted: Long nap"]
+    # The call the run was making is settled too, and its session answers it.
+    [session] = json.loads(cli("sessions", "list", "--json").stdout)
+    shown = json.loads(cli("sessions", "show", session["id"], "--json").stdout)
+    assert [m["role"] for m in shown["messages"]][-1] == "tool"
+    assert json.loads(shown["messages"][-1]["content"])["error"]["kind"] == "interrupted"
+    # A daemon started later finds nothing left to settle.
     restarted, events = start_daemon()
     try:
-        ended = wait_for(lambda: next((e for e in events if e["type"] == "schedule_run_ended"), None))
-        assert (ended["run_id"], ended["status"]) == (fired["run_id"], "failed")
-        run = run_of(fired["run_id"])
-        assert run["status"] == "failed" and run["error"].startswith("interrupted:")
-        assert f"{daemon.pid}@" in run["error"] and run["ended_at"]
-        assert any(e["type"] == "notice" and "Long nap" in e["message"] for e in events)
-        shown = json.loads(cli("schedule", "show", str(sid), "--json").stdout)
-        assert shown["failures"] == 1 and shown["last_run"]["status"] == "failed"
+        wait_for(lambda: any(e["type"] == "process_state_changed" and e["new"] == "running"
+                             for e in events))
+        assert not [e for e in events if e["type"] == "schedule_run_ended"]
+        assert run_of(fired["run_id"])["status"] == "interrupted"
     finally:
         restarted.send_signal(signal.SIGTERM)
         assert restarted.wait(timeout=20) == 0

@@ -215,3 +215,46 @@ class TestNewChat:
             assert any("before switching chats" in n.message for n in app._notifications)
             await pilot.press("escape")
             await until(pilot, lambda: not app.chat.busy)
+
+
+class TestHeldElsewhere:
+    async def test_a_chat_another_process_is_running_a_turn_in_says_so_and_sends_nothing(
+            self, make_app, until) -> None:
+        import subprocess
+        import sys
+
+        from workbench.tui.widgets.message_list import NoticeLine
+
+        app = make_app([{"text": "unused"}, {"text": "unused"}, {"text": "Now it is ours."}])
+        plants, _ = earlier_chats(app)
+        other = subprocess.Popen([sys.executable, "-c", (
+            "import sys\nfrom workbench.store import Store\n"
+            f"store = Store.open({str(app.host.store.path)!r})\n"
+            f"assert store.take_lease({plants!r}, 'theirs', 'workbench run') is None\n"
+            "print('held', flush=True)\nsys.stdin.read()\n")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert other.stdout.readline() == "held\n"
+            async with app.run_test(size=(120, 30)) as pilot:
+                await open_sessions(pilot, until)
+                await pilot.press("down", "enter")  # Plants
+                await until(pilot, lambda: app.chat.session_id == plants)
+                await app.workers.wait_for_complete()
+                before = app.host.messages(plants)
+                await send(pilot, until, "And in winter?")
+                [line] = [n.message for n in app.chat.query(NoticeLine)]
+                assert line.startswith(f"Not sent: session {plants[:12]} is in use: workbench run "
+                                       f"(pid {other.pid})")
+                assert app.host.messages(plants) == before
+                other.kill()
+                other.wait()
+                await pilot.press("up")  # the message comes back, and now goes through
+                await until(pilot, lambda: app.chat.prompt_input.text == "And in winter?")
+                await pilot.press("enter")
+                await until(pilot, lambda: not app.chat.busy and not app.host.busy)
+                await app.workers.wait_for_complete()
+                assert stored(app, plants)[-2:] == [("user", "And in winter?"),
+                                                    ("assistant", "Now it is ours.")]
+        finally:
+            other.kill()
+            other.wait()

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.agent.history_repair import repair
 from workbench.agent.messages import ChatMessage, ModelChunk, TextChunk, ToolCall, ToolCallChunk, ToolSpec
 from workbench.agent.wire import SSEDecoder, StreamRequest, Usage, mask, post_stream, safe_url
 from workbench.errors import ModelError
@@ -37,10 +38,12 @@ def _tool_id(value: str | None, fallback: int) -> str:
 
 
 def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict[str, Any]]]:
-    """The conversation as ``(system, messages)`` in the Messages API's shape."""
+    """The conversation as ``(system, messages)`` in the Messages API's shape, repaired
+    first (``history_repair``: each ``tool_use`` answered in the next user message, ids
+    unique once cleaned to the characters the API allows)."""
     system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
     out: list[dict[str, Any]] = []
-    for number, message in enumerate(messages):
+    for number, message in enumerate(repair(messages, clean=lambda value: _tool_id(value, 0))):
         if message.role == "system":
             continue
         blocks: list[dict[str, Any]] = []

@@ -29,6 +29,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from workbench.agent.history_repair import repair
 from workbench.agent.messages import ChatMessage, ModelChunk, TextChunk, ToolCallChunk, ToolSpec, ToolCall
 from workbench.agent.providers import _pieces
 from workbench.agent.replies import Reply, ReplyCall, ValidationError, pointer
@@ -47,7 +48,8 @@ def message_json(message: ChatMessage) -> dict[str, Any]:
     """One message of the conversation as the provider's function receives it."""
     data: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.tool_calls:
-        data["tool_calls"] = [call.to_json() for call in message.tool_calls]
+        data["tool_calls"] = [{"id": call.id, "name": call.name, "arguments": call.arguments}
+                              for call in message.tool_calls]
     if message.tool_call_id is not None:
         data["tool_call_id"] = message.tool_call_id
     if message.name is not None:
@@ -108,7 +110,7 @@ class ExtensionModelProvider:
     def request(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> dict[str, Any]:
         """What the function is called with for one model step."""
         return {"op": "complete", "provider": self.provider, "config": self.config,
-                "messages": [message_json(m) for m in messages],
+                "messages": [message_json(m) for m in repair(messages)],
                 "tools": [{"name": t.name, "description": t.description, "parameters": t.parameters}
                           for t in tools]}
 

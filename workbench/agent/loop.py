@@ -3,6 +3,10 @@
 Every message is persisted as it completes and every step is published as an event.
 Tool calls go through a callable the core injects (its gateway), so the loop never
 runs a tool itself and cannot skip a check.
+
+Each call gets our own id (``ToolCall.call_id``, the key of its record) before it is
+stored; the model's id stays as it said it — made unique within its message when the
+model repeated one or gave none — and is what the call's result answers on the wire.
 """
 
 from __future__ import annotations
@@ -14,13 +18,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.agent.messages import ChatMessage, TextChunk, ToolCall, ToolCallChunk, ToolSpec
+from workbench.agent.messages import (ChatMessage, TextChunk, ToolCall, ToolCallChunk, ToolSpec,
+                                     new_call_id)
 from workbench.agent.providers import ModelProvider
 from workbench.errors import WorkbenchError
 from workbench.events import MessageEnded, MessageStarted, Notice, TextDelta, TurnEnded
 
 CallTool = Callable[[ToolCall, str], Awaitable[Any]]
-"""``(call, user_message) -> outcome`` where outcome has ``to_json()``."""
+"""``(call, user_message) -> outcome`` where outcome has ``to_json()``; the call carries
+our id (``call_id``) and its stored message (``message_id``) beside the model's id."""
 
 DEFAULT_MAX_STEPS = 24
 
@@ -43,11 +49,24 @@ def history(store, session_id: str) -> list[ChatMessage]:
     """
     messages = []
     append = messages.append
-    for role, content, calls_json, call_id, name in store.history_rows(session_id):
-        calls = ([ToolCall(c["id"], c["name"], c.get("arguments") or {}) for c in json.loads(calls_json)]
-                 if calls_json else [])
-        append(ChatMessage(role, content or "", calls, call_id, name))
+    for role, content, calls_json, model_call_id, name, call_id in store.history_rows(session_id):
+        calls = ([ToolCall(c["id"], c["name"], c.get("arguments") or {}, c.get("call_id"))
+                  for c in json.loads(calls_json)] if calls_json else [])
+        append(ChatMessage(role, content or "", calls, model_call_id, name, call_id))
     return messages
+
+
+def distinct_ids(calls: list[ToolCall]) -> None:
+    """Give the calls of one message distinct model ids: a repeated (or missing) id
+    gets a suffix, ``c1`` then ``c1_2``; the first keeps its own."""
+    seen: set[str] = set()
+    for number, call in enumerate(calls, start=1):
+        base = call.id or f"call_{number}"
+        candidate, suffix = base, 2
+        while candidate in seen:
+            candidate, suffix = f"{base}_{suffix}", suffix + 1
+        call.id = candidate
+        seen.add(candidate)
 
 
 class TurnLoop:
@@ -106,7 +125,7 @@ class TurnLoop:
         results: dict[str, Any] = {}
 
         async def run_one(call: ToolCall) -> None:
-            results[call.id] = (await self.call_tool(call, user_text)).to_json()
+            results[call.call_id] = (await self.call_tool(call, user_text)).to_json()
 
         groups: list[list[ToolCall]] = []
         for call in calls:
@@ -122,10 +141,10 @@ class TurnLoop:
                     await asyncio.gather(*(run_one(call) for call in group))
         finally:
             for call in calls:
-                result = results.get(call.id, {"ok": False, "error": {
+                result = results.get(call.call_id, {"ok": False, "error": {
                     "kind": "cancelled", "message": "the turn was cancelled before this call finished"}})
                 self.store.add_message(session_id, "tool", content=json.dumps(result),
-                                       tool_call_id=call.id, name=call.name)
+                                       tool_call_id=call.id, name=call.name, call_id=call.call_id)
 
     async def _model_step(self, session_id: str) -> tuple[str, list[ToolCall]]:
         message_id = uuid.uuid4().hex[:12]
@@ -144,9 +163,14 @@ class TurnLoop:
                     calls.append(chunk.call)
         finally:
             text = "".join(parts)
+            distinct_ids(calls)
+            for call in calls:
+                call.call_id = new_call_id()
             if text or calls:
-                self.store.add_message(session_id, "assistant", content=text,
-                                       tool_calls=[c.to_json() for c in calls] or None)
+                stored = self.store.add_message(session_id, "assistant", content=text,
+                                                tool_calls=[c.to_json() for c in calls] or None)
+                for call in calls:
+                    call.message_id = stored
             self.publish(MessageEnded(session_id=session_id, message_id=message_id,
                                       role="assistant", text=text))
         return text, calls

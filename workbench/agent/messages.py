@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 
+def new_call_id() -> str:
+    """Our own id for a tool call: the key of its record, whatever id the model gave it."""
+    return f"call_{secrets.token_hex(12)}"
+
+
 @dataclass
 class ToolCall:
-    """A call the model asked for."""
+    """A call the model asked for.
+
+    Attributes:
+        id: The model's id of the call, which its result is matched by on the wire.
+        call_id: Ours, the key of its record (given by the turn loop; None until then).
+        message_id: The stored assistant message that asked for it.
+    """
 
     id: str
     name: str
     arguments: dict[str, Any]
+    call_id: str | None = None
+    message_id: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+        data = {"id": self.id, "name": self.name, "arguments": self.arguments}
+        if self.call_id is not None:
+            data["call_id"] = self.call_id
+        return data
 
 
 @dataclass
@@ -26,7 +43,10 @@ class ChatMessage:
     content: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str | None = None
+    """For a tool result: the model's id of the call it answers."""
     name: str | None = None
+    call_id: str | None = None
+    """For a tool result: our id of the call it answers, when it was kept."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.agent.history_repair import repair
 from workbench.agent.messages import ChatMessage, ToolCall, ToolSpec
 from workbench.agent.wire import Usage
 from workbench.errors import ModelError
@@ -88,9 +89,10 @@ class Reply:
 
 
 def to_wire(messages: list[ChatMessage]) -> list[dict[str, Any]]:
-    """The conversation as chat-completions messages."""
+    """The conversation as chat-completions messages, repaired first (``history_repair``:
+    each call answered right after it, ids unique, no result without its call)."""
     out: list[dict[str, Any]] = []
-    for message in messages:
+    for message in repair(messages):
         if message.role == "assistant" and message.tool_calls:
             out.append({"role": "assistant", "content": message.content or None,
                         "tool_calls": [{"id": call.id, "type": "function",

@@ -24,11 +24,18 @@ def run_command(
         None, "--approvals",
         help="Permission requests: deny (default), allowlisted, or delegate:COMMAND."),
     answers: Path | None = typer.Option(None, "--answers", help="A JSON file answering ask-user forms, in order."),
+    wait: bool = typer.Option(
+        True, "--wait/--no-wait",
+        help="When another process is running a turn in the session: wait for it to end "
+             "(default; Ctrl+C stops waiting), or refuse at once with exit code 75."),
 ) -> None:
     """Send PROMPT and print the reply; never waits for input.
 
     A continued session talks to the model it keeps and works in the folder it was
     started in (that folder's config and project extensions apply), wherever this runs.
+
+    One turn at a time runs in a session: a second `run` on it waits for the
+    first, or with --no-wait is refused (exit code 75), adding nothing.
     """
     from workbench.core.host import Host
     from workbench.headless.responder import HeadlessResponder, load_answers
@@ -50,7 +57,9 @@ def run_command(
                 delegate_timeout=float(host.config.get("headless.delegate_timeout_s")),
                 record=writer.request)
             host.set_responder(responder)
-            result = asyncio.run(run_turn(host, prompt, session_id=session, writer=writer))
+            host.turn_holder = "workbench run"
+            result = asyncio.run(run_turn(host, prompt, session_id=session, writer=writer,
+                                          wait=wait))
             if hasattr(writer, "finish"):
                 writer.finish(result)
     raise typer.Exit(exit_code(result))

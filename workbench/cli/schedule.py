@@ -81,7 +81,7 @@ def _show(row: dict[str, Any]) -> None:
     else:
         typer.echo("  card      (frozen when a supervisor first sees it)")
     for run in row.get("runs", []):
-        typer.echo(f"  run {run['id']:>4}  {run['status']:<9}  {_when(run['started_at'] or run['ended_at'])}"
+        typer.echo(f"  run {run['id']:>4}  {run['status']:<11}  {_when(run['started_at'] or run['ended_at'])}"
                    f"  {run['error'] or ''}".rstrip())
 
 
@@ -234,7 +234,7 @@ def list_runs(schedule: int | None = typer.Option(None, "--schedule", "-s", meta
     if not rows:
         typer.echo("No runs yet.")
     for run in rows:
-        typer.echo(f"{run['id']:>5}  {run['status']:<9}  {_when(run['started_at'] or run['ended_at'])}  "
+        typer.echo(f"{run['id']:>5}  {run['status']:<11}  {_when(run['started_at'] or run['ended_at'])}  "
                    f"{run['fired_by']:<8}  {run['title']}" + (f" — {run['error']}" if run["error"] else ""))
 
 

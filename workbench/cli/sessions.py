@@ -65,7 +65,8 @@ def show_session(
         if message.get("content"):
             typer.echo(f"\n[{role}] {message['content']}")
         for call in message.get("tool_calls") or []:
-            typer.echo(f"\n[{role}] → {call['name']} {json.dumps(call.get('arguments') or {})}")
+            ours = f"  ({call['call_id']})" if call.get("call_id") else ""
+            typer.echo(f"\n[{role}] → {call['name']} {json.dumps(call.get('arguments') or {})}{ours}")
 
 
 @sessions_app.command("set-model")

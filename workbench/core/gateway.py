@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 
+from workbench.agent.messages import new_call_id
 from workbench.core.argument_check import Check, quick_check
 from workbench.errors import ToolError
 from workbench.events import (AskUserRequest, DisplayBubble, PermissionRequest, RequestDenied,
@@ -70,6 +70,9 @@ class CallOptions:
             at once with kind ``permission``, and optional permissions not granted
             are left out.
         user_message: The message that triggered the call, for ``get_chat_context``.
+        model_call_id: The id the model gave the call (kept as data in its record; the
+            record's key is always ours).
+        message_id: The assistant message that asked for the call.
     """
 
     caller: str = "person"
@@ -79,6 +82,8 @@ class CallOptions:
     user_message: str = ""
     without_hooks_of: frozenset[str] = frozenset()
     """Extensions switched off for this call's chat: their hooks do not run."""
+    model_call_id: str | None = None
+    message_id: int | None = None
 
 
 class _PausableDeadline:
@@ -186,8 +191,12 @@ class ToolGateway:
 
     async def call(self, name: str, arguments: Any, options: CallOptions = CallOptions(),
                    call_id: str | None = None) -> ToolOutcome:
-        """Make one tool call; never raises for a failure of the call itself."""
-        call_id = call_id or f"call_{secrets.token_hex(6)}"
+        """Make one tool call; never raises for a failure of the call itself.
+
+        ``call_id`` is ours (the key of the call's record, what events, cancel and the
+        audit name it by); a new one when omitted.
+        """
+        call_id = call_id or new_call_id()
         try:
             tool = self.registry.resolve(name)
         except ToolError as exc:
@@ -299,7 +308,8 @@ class ToolGateway:
         # The records go behind the call (the store's writer thread commits them in
         # order); reading them, or closing the store, waits for them: see store/writer.py.
         self.store.start_tool_call(call_id, key, arguments, options.caller, options.session_id,
-                                   audit=True, defer=True)
+                                   model_call_id=options.model_call_id,
+                                   message_id=options.message_id, audit=True, defer=True)
         self.publish(ToolCallStarted(call_id=call_id, tool=key, arguments=arguments,
                                      caller=options.caller, session_id=options.session_id))
         self.observe("on_tool_execution_start", {"id": call_id, "name": key, "args": model_arguments,
@@ -426,8 +436,10 @@ class ToolGateway:
 
     def _refused(self, call_id: str, name: str, arguments: Any, options: CallOptions,
                  exc: ToolError, context: str | None = None) -> ToolOutcome:
-        self.store.audit(options.caller, f"tool.refused.{exc.kind}", name,
-                         {"call_id": call_id, "message": exc.message})
+        detail = {"call_id": call_id, "message": exc.message}
+        if options.model_call_id is not None:
+            detail["model_call_id"] = options.model_call_id
+        self.store.audit(options.caller, f"tool.refused.{exc.kind}", name, detail)
         outcome = ToolOutcome(call_id, name, False, error=exc.to_json(), context=context)
         self.publish(ToolCallEnded(call_id=call_id, tool=name, ok=False, error=outcome.error,
                                    session_id=options.session_id))

@@ -8,9 +8,13 @@ its front-end gave it. It never draws anything.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import sqlite3
+import sys
 import threading
 import time
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +33,7 @@ from workbench.core.provider_registry import PROVIDER_TYPES
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
 from workbench.core.schedule_ops import ScheduleOps
-from workbench.errors import ToolError, WorkbenchError
+from workbench.errors import SessionBusyError, StoreError, ToolError, WorkbenchError
 from workbench.events import ExtensionStatusChanged, Notice, SessionStarted
 from workbench.permissions.broker import Broker
 from workbench.permissions.requirements import Requirement, TemplateRoots
@@ -50,9 +54,20 @@ if TYPE_CHECKING:
     from workbench.core.load_record import LoadRecord
     from workbench.core.status import StatusReport
 
+log = logging.getLogger(__name__)
+
 
 PUTS_AT_EXIT_S = 5.0
 """How long closing waits for memories still being handed to memory providers."""
+
+LEASE_POLL_S = 0.2
+"""How often a turn waiting for its session looks whether the other turn ended."""
+
+
+def _holder_name() -> str:
+    """What this process is, as another process waiting for a session is told."""
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    return f"workbench {command}" if command.isidentifier() else "workbench"
 
 
 def worker_limits(config: Config) -> Limits:
@@ -117,6 +132,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.env: Mapping[str, str] = os.environ
         """Where API keys and the like are read from."""
         self._turn: asyncio.Task | None = None
+        self.turn_holder = _holder_name()
+        """What holds a session's lease during this host's turns, as others are told."""
 
     def follow_config(self) -> None:
         """Apply ``self.config``'s limits to the parts built from it: each worker's
@@ -156,10 +173,25 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
                    responder=responder or DenyAll(), model=model or str(config.get("model")),
                    cwd=cwd)
         host.env = env
+        host.settle_after_crash()
         host.sandbox.start()
         if not defer_extensions:
             host.ensure_extensions()
         return host
+
+    def settle_after_crash(self) -> None:
+        """Settle what processes that died left open (done when the host opens, so
+        whoever looks first sees it): their running tool calls ``interrupted`` and the
+        sessions they were in answered (``Store.settle_after_crash``), scheduled runs
+        of a dead supervisor ``interrupted`` (``settle_runs``). A store too busy to do it
+        now is left for the next look."""
+        from workbench.supervisor.supervisor import settle_runs
+
+        try:
+            self.store.settle_after_crash()
+            settle_runs(self.store, self.bus.publish)
+        except (StoreError, sqlite3.Error) as exc:
+            log.warning("could not settle what a stopped process left open: %s", exc)
 
     def ensure_extensions(self) -> None:
         """Load the extensions once; safe to call from a background thread."""
@@ -420,17 +452,79 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
 
     # --- turns -------------------------------------------------------------
 
-    async def send_prompt(self, text: str, session_id: str | None = None) -> TurnResult:
+    async def send_prompt(self, text: str, session_id: str | None = None, *,
+                          wait: bool = False) -> TurnResult:
         """Run one turn of ``session_id`` (a new session when None) with ``text``.
 
         A resumed session talks to its own model and works in its own folder (the host
-        moves there first), not the host's current ones."""
+        moves there first), not the host's current ones. One turn at a time runs in a
+        session, across processes: the turn holds the session's lease, and settles
+        what a turn that died in it left open before anything is added.
+
+        Args:
+            wait: When another live turn holds the session, wait for it to end (saying
+                so with a ``Notice``; ``cancel`` stops the wait) rather than refuse.
+
+        Raises:
+            SessionBusyError: (exit code 75) without ``wait``, another turn holds it;
+                nothing was added to the session.
+        """
         resumed = session_id is not None
         if session_id is None:
             session_id = self.new_session(title=text[:60])["id"]
         else:
             session_id = (await asyncio.to_thread(self.enter_session, session_id))["id"]
-            self.bus.publish(SessionStarted(session_id=session_id, resumed=True))
+        token = uuid.uuid4().hex
+        if not await self._hold_session(session_id, token, wait):
+            return TurnResult(session_id, "cancelled", "",
+                              "cancelled while waiting for another turn in the session")
+        try:
+            if resumed:
+                self.bus.publish(SessionStarted(session_id=session_id, resumed=True))
+                settled = await asyncio.to_thread(self.store.settle_session, session_id)
+                if settled:
+                    self.bus.publish(Notice(level="warning", message=(
+                        f"{len(settled)} tool call{'s' if len(settled) != 1 else ''} of an "
+                        "earlier turn had no result (its process stopped); the model is told")))
+            return await self._turn_holding_lease(text, session_id, resumed)
+        finally:
+            self.store.release_lease(session_id, token)
+
+    async def _hold_session(self, session_id: str, token: str, wait: bool) -> bool:
+        """Take the session's lease for the turn ``token``; False when cancelled while
+        waiting for it.
+
+        Raises:
+            SessionBusyError: Another live turn holds it, and ``wait`` is off.
+        """
+        holder = await asyncio.to_thread(self.store.take_lease, session_id, token,
+                                         self.turn_holder)
+        if holder is None:
+            return True
+        busy = _busy_message(session_id, holder)
+        if not wait:
+            raise SessionBusyError(f"{busy}; wait for it to end, or send again later",
+                                   holder=holder)
+        self.bus.publish(Notice(level="info", message=f"{busy}; waiting for it to end"))
+
+        async def wait_for_it() -> None:
+            while await asyncio.to_thread(self.store.take_lease, session_id, token,
+                                          self.turn_holder) is not None:
+                await asyncio.sleep(LEASE_POLL_S)
+
+        self._turn = asyncio.ensure_future(wait_for_it())
+        try:
+            await self._turn
+        except asyncio.CancelledError:
+            if self._turn.cancelled():
+                return False
+            raise
+        finally:
+            self._turn = None
+        return True
+
+    async def _turn_holding_lease(self, text: str, session_id: str, resumed: bool) -> TurnResult:
+        """The turn itself, holding the session's lease."""
         await asyncio.to_thread(self.ensure_extensions)
         provider = self.session_provider(session_id)
         context = await self.hook_runtime.session_start(session_id, resumed=resumed)
@@ -442,7 +536,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
 
         async def call_tool(call: ToolCall, user_message: str) -> ToolOutcome:
             return await self.call_for_model(session_id, call.name, call.arguments,
-                                             user_message=user_message, call_id=call.id)
+                                             user_message=user_message, call_id=call.call_id,
+                                             model_call_id=call.id, message_id=call.message_id)
 
         # The tools are ranked for this turn's message; the memories are put before the
         # history at each step, never stored, so they are always the current ones.
@@ -463,11 +558,15 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
                 "session_id": session_id, "messages": self.store.list_messages(session_id)[-20:]})
 
     async def call_for_model(self, session_id: str | None, name: str, arguments: Any, *,
-                             user_message: str = "", call_id: str | None = None) -> ToolOutcome:
+                             user_message: str = "", call_id: str | None = None,
+                             model_call_id: str | None = None,
+                             message_id: int | None = None) -> ToolOutcome:
         """Make a call the model asked for — directly or through ``tool_invoke`` — in the
         chat ``session_id`` with the caller ``model``, as the chat sees its tools
-        (``call_in_chat``: a tool it switched off is refused)."""
-        options = CallOptions(caller="model", session_id=session_id, user_message=user_message)
+        (``call_in_chat``: a tool it switched off is refused). ``call_id`` is ours; the
+        model's id and its message are kept in the record as data."""
+        options = CallOptions(caller="model", session_id=session_id, user_message=user_message,
+                              model_call_id=model_call_id, message_id=message_id)
         return await self.call_in_chat(name, arguments, options, call_id=call_id)
 
     def _parallel_safe(self, name: str) -> bool:
@@ -489,7 +588,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         return False
 
     def cancel_call(self, call_id: str) -> bool:
-        """Cancel one running tool call; the rest of its turn goes on.
+        """Cancel one running tool call (by our id, as events name it); the rest of its
+        turn goes on.
 
         The tool sees the cancellation and the model gets an error result of kind
         ``cancelled`` for that call. Returns whether the call was running.
@@ -597,3 +697,9 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.store.audit("person", "grant.revoke", key,
                          {"kind": kind, "value": value, "removed": removed})
         return removed
+
+
+def _busy_message(session_id: str, lease: dict[str, Any]) -> str:
+    since = time.strftime("%H:%M:%S", time.localtime(lease["taken_at"] / 1000))
+    return (f"session {session_id[:12]} is in use: {lease['holder']} (pid {lease['owner_pid']}) "
+            f"is running a turn in it since {since}")

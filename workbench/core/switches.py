@@ -12,11 +12,11 @@ saying why. The hooks of a switched-off extension do not run in that chat.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from workbench.agent.messages import new_call_id
 from workbench.errors import ToolError, WorkbenchError
 from workbench.tools.disclosure import is_on_demand
 from workbench.tools.registry import Tool, ToolRegistry
@@ -123,7 +123,7 @@ class SwitchOps:
                               without_hooks_of=options.without_hooks_of | switches.extensions_off)
         routed, refusal = switches.route(self.registry, name)
         if refusal is not None:
-            return self.gateway._refused(call_id or f"call_{secrets.token_hex(6)}", name,
+            return self.gateway._refused(call_id or new_call_id(), name,
                                          arguments, options, refusal)
         return await self.gateway.call(routed, arguments, options, call_id=call_id)
 

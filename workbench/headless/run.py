@@ -73,8 +73,14 @@ class PlainWriter:
             self.err.write(f"error: {result.error}\n")
 
 
-async def run_turn(host, text: str, *, session_id: str | None, writer) -> TurnResult:
-    """Run one turn on ``host``, feeding every event to ``writer``; SIGINT cancels it."""
+async def run_turn(host, text: str, *, session_id: str | None, writer,
+                   wait: bool = True) -> TurnResult:
+    """Run one turn on ``host``, feeding every event to ``writer``; SIGINT cancels it
+    (or the wait for a session another process is running a turn in, with ``wait``).
+
+    Raises:
+        SessionBusyError: Without ``wait``, another process holds the session.
+    """
     unsubscribe = host.bus.subscribe(writer.event)
     loop = asyncio.get_running_loop()
     try:
@@ -83,7 +89,7 @@ async def run_turn(host, text: str, *, session_id: str | None, writer) -> TurnRe
         pass
     try:
         host.announce()
-        return await host.send_prompt(text, session_id=session_id)
+        return await host.send_prompt(text, session_id=session_id, wait=wait)
     finally:
         try:
             loop.remove_signal_handler(signal.SIGINT)

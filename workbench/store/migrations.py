@@ -10,6 +10,7 @@ This module must not import anything of ours but ``workbench.errors``.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -323,6 +324,122 @@ def m008_session_declines(db: Database) -> None:
         db.execute(statement)
 
 
+M009_STATEMENTS = (
+    # Tool calls keyed by our own id: the model's id is data, unique only within the
+    # assistant message that made the call (``message_id``); each running call names
+    # its owner (pid and process start, see ``owners.py``), so a call whose process
+    # died can be told from one still running, and settled ``interrupted``.
+    """
+    CREATE TABLE tool_calls_m009 (
+        id TEXT PRIMARY KEY,
+        session_id TEXT REFERENCES sessions (id) ON DELETE CASCADE,
+        message_id INTEGER REFERENCES messages (id) ON DELETE SET NULL,
+        model_call_id TEXT,
+        tool TEXT NOT NULL,
+        arguments TEXT,
+        caller TEXT,
+        status TEXT NOT NULL
+            CHECK (status IN ('running', 'ok', 'error', 'cancelled', 'denied', 'interrupted')),
+        result TEXT,
+        error TEXT,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        owner_pid INTEGER,
+        owner_start TEXT
+    )
+    """,
+    # A call recorded before keeps its id (it was unique in the store) as both ours and
+    # the model's, and is tied to the earliest assistant message of its session that
+    # asked for it.
+    """
+    INSERT INTO tool_calls_m009 (id, session_id, message_id, model_call_id, tool, arguments,
+                                 caller, status, result, error, started_at, ended_at)
+    SELECT t.id, t.session_id,
+           (SELECT m.id FROM messages m,
+                   json_each(CASE WHEN json_valid(m.tool_calls) THEN m.tool_calls ELSE '[]' END) c
+             WHERE m.session_id = t.session_id AND m.role = 'assistant'
+               AND json_type(c.value) = 'object' AND json_extract(c.value, '$.id') = t.id
+             ORDER BY m.seq LIMIT 1),
+           t.id, t.tool, t.arguments, t.caller, t.status, t.result, t.error, t.started_at,
+           t.ended_at
+      FROM tool_calls t
+    """,
+    "DROP TABLE tool_calls",
+    "ALTER TABLE tool_calls_m009 RENAME TO tool_calls",
+    "CREATE INDEX tool_calls_by_session ON tool_calls (session_id, started_at)",
+    "CREATE INDEX tool_calls_by_started_at ON tool_calls (started_at)",
+    """
+    CREATE UNIQUE INDEX tool_calls_per_message ON tool_calls (message_id, model_call_id)
+        WHERE message_id IS NOT NULL AND model_call_id IS NOT NULL
+    """,
+    "CREATE INDEX tool_calls_running ON tool_calls (status) WHERE status = 'running'",
+    # A tool result names our id of the call it answers (``tool_call_id`` stays the
+    # model's, which the model matches it by).
+    "ALTER TABLE messages ADD COLUMN call_id TEXT",
+    """
+    UPDATE messages SET call_id = tool_call_id
+     WHERE role = 'tool' AND tool_call_id IS NOT NULL AND EXISTS (
+           SELECT 1 FROM tool_calls t WHERE t.id = messages.tool_call_id
+              AND t.session_id IS messages.session_id)
+    """,
+    # One turn at a time per session: the lease its turn holds, with its owner. A lease
+    # whose owner is gone is expired, whoever looks.
+    """
+    CREATE TABLE session_leases (
+        session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+        token TEXT NOT NULL,
+        owner_pid INTEGER NOT NULL,
+        owner_start TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        taken_at INTEGER NOT NULL
+    )
+    """,
+    # Runs may end ``interrupted`` (their owner died), and name the owner's start too.
+    """
+    CREATE TABLE schedule_runs_m009 (
+        id INTEGER PRIMARY KEY,
+        schedule_id INTEGER REFERENCES scheduled_prompts (id) ON DELETE SET NULL,
+        title TEXT NOT NULL,
+        fired_by TEXT NOT NULL CHECK (fired_by IN ('schedule', 'missed', 'manual', 'resume')),
+        due_at INTEGER,
+        created_at INTEGER NOT NULL,
+        started_at INTEGER,
+        ended_at INTEGER,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'ok', 'failed', 'timed_out',
+                                               'refused', 'skipped', 'paused', 'interrupted')),
+        session_id TEXT REFERENCES sessions (id) ON DELETE SET NULL,
+        error TEXT,
+        result TEXT,
+        needs TEXT,
+        owner TEXT,
+        pid INTEGER,
+        resumes INTEGER REFERENCES schedule_runs (id) ON DELETE SET NULL,
+        owner_start TEXT
+    )
+    """,
+    """
+    INSERT INTO schedule_runs_m009 (id, schedule_id, title, fired_by, due_at, created_at,
+                                    started_at, ended_at, status, session_id, error, result,
+                                    needs, owner, pid, resumes)
+    SELECT id, schedule_id, title, fired_by, due_at, created_at, started_at, ended_at, status,
+           session_id, error, result, needs, owner, pid, resumes FROM schedule_runs
+    """,
+    "DROP TABLE schedule_runs",
+    "ALTER TABLE schedule_runs_m009 RENAME TO schedule_runs",
+    "CREATE INDEX schedule_runs_by_schedule ON schedule_runs (schedule_id, id)",
+    "CREATE INDEX schedule_runs_by_status ON schedule_runs (status)",
+    "CREATE INDEX schedule_runs_by_started ON schedule_runs (started_at)",
+)
+
+
+def m009_call_owners_and_leases(db: Database) -> None:
+    """Tool calls keyed by our id with their owner, tool results naming it, session
+    leases, and runs that end ``interrupted``. Rebuilds ``tool_calls`` and
+    ``schedule_runs`` (foreign keys off, checked before the commit)."""
+    for statement in M009_STATEMENTS:
+        db.execute(statement)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -331,11 +448,15 @@ class Migration:
         number: The schema version the file has after it (1, 2, ...).
         name: The function's name, recorded in ``_migrations``.
         apply: Runs the statements; called inside the migration's transaction.
+        rebuilds: Whether it rebuilds tables others refer to: it then runs with
+            foreign keys off (their actions would fire on the old table's drop), and
+            ``PRAGMA foreign_key_check`` must find nothing before it commits.
     """
 
     number: int
     name: str
     apply: Callable[[Database], None]
+    rebuilds: bool = False
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -347,6 +468,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "m006_session_folder", m006_session_folder),
     Migration(7, "m007_session_tool_switches", m007_session_tool_switches),
     Migration(8, "m008_session_declines", m008_session_declines),
+    Migration(9, "m009_call_owners_and_leases", m009_call_owners_and_leases, rebuilds=True),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 
@@ -386,26 +508,45 @@ def migrate(db: Database, source: str,
     latest = migrations[-1].number
     applied: list[str] = []
     for migration in migrations:
-        conn.execute("BEGIN IMMEDIATE")
+        if migration.rebuilds:
+            # A no-op inside a transaction: switched before it begins, back after it ends.
+            conn.execute("PRAGMA foreign_keys = OFF")
         try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > latest:
-                raise StoreTooNewError(
-                    f"the store has schema version {version}, newer than {latest}, "
-                    "the highest this version of workbench knows; upgrade workbench to open it",
-                    where=source)
-            if version >= migration.number:
-                conn.execute("ROLLBACK")
-                continue
-            conn.execute(_MIGRATIONS_TABLE)
-            migration.apply(db)
-            conn.execute("INSERT INTO _migrations (number, name, applied_at) VALUES (?, ?, ?)",
-                         (migration.number, migration.name, time.time_ns() // 1_000_000))
-            conn.execute(f"PRAGMA user_version = {int(migration.number)}")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        applied.append(migration.name)
+            if _apply(conn, db, migration, latest, source):
+                applied.append(migration.name)
+        finally:
+            if migration.rebuilds:
+                conn.execute("PRAGMA foreign_keys = ON")
     return applied
+
+
+def _apply(conn: sqlite3.Connection, db: Database, migration: Migration, latest: int, source: str) -> bool:
+    """Apply one migration in its own transaction; False when the file already has it."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > latest:
+            raise StoreTooNewError(
+                f"the store has schema version {version}, newer than {latest}, "
+                "the highest this version of workbench knows; upgrade workbench to open it",
+                where=source)
+        if version >= migration.number:
+            conn.execute("ROLLBACK")
+            return False
+        conn.execute(_MIGRATIONS_TABLE)
+        migration.apply(db)
+        if migration.rebuilds:
+            broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise sqlite3.IntegrityError(
+                    f"{migration.name} would leave {len(broken)} row(s) referring to "
+                    f"nothing (first: {broken[0]})")
+        conn.execute("INSERT INTO _migrations (number, name, applied_at) VALUES (?, ?, ?)",
+                     (migration.number, migration.name, time.time_ns() // 1_000_000))
+        conn.execute(f"PRAGMA user_version = {int(migration.number)}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return True

@@ -4,7 +4,9 @@ A schedule (``scheduled_prompts``) keeps when its windows were settled up to
 (``last_due_at``, NULL until first planned), its next window (``next_due_at``, NULL
 when there is none) and where an interval counts from (``anchor_at``). Its run card (``schedule_cards``) is
 JSON. A run (``schedule_runs``) goes ``pending`` → ``running`` → ``ok``, ``failed``,
-``timed_out`` or ``paused``; ``refused`` and ``skipped`` runs never start. Runs
+``timed_out`` or ``paused``, or ``interrupted`` when its owner (the process supervising
+it: pid, host and process start) died first; ``refused`` and ``skipped`` runs never
+start. Runs
 outlive their schedule (``schedule_id`` becomes NULL, the title stays).
 
 This module must not import anything above the store.
@@ -17,16 +19,17 @@ from typing import Any
 
 from workbench.store.db import StoreBase, dump_json, load_json
 
-RUN_STATUSES = ("pending", "running", "ok", "failed", "timed_out", "refused", "skipped", "paused")
-ENDED = ("ok", "failed", "timed_out", "refused", "skipped", "paused")
-STARTED = ("running", "ok", "failed", "timed_out", "paused")
+RUN_STATUSES = ("pending", "running", "ok", "failed", "timed_out", "refused", "skipped", "paused",
+                "interrupted")
+ENDED = ("ok", "failed", "timed_out", "refused", "skipped", "paused", "interrupted")
+STARTED = ("running", "ok", "failed", "timed_out", "paused", "interrupted")
 """Runs that count toward the daily limit."""
 
 _SCHEDULE_COLUMNS = ("p.id, p.title, p.instruction, p.schedule, p.run_missed, p.source, p.enabled, "
                      "p.created_at, p.updated_at, p.anchor_at, p.last_due_at, p.next_due_at, "
                      "c.card")
 _RUN_COLUMNS = ("id, schedule_id, title, fired_by, due_at, created_at, started_at, ended_at, "
-                "status, session_id, error, result, needs, owner, pid, resumes")
+                "status, session_id, error, result, needs, owner, pid, resumes, owner_start")
 
 
 def _schedule(row: dict[str, Any]) -> dict[str, Any]:
@@ -116,13 +119,14 @@ class RunsMixin(StoreBase):
                 (schedule_id, title, fired_by, due_at, now, ended, status, error, session_id, resumes))
         return int(cursor.lastrowid)
 
-    def start_run(self, run_id: int, *, owner: str) -> bool:
-        """Mark a pending run running, owned by ``owner`` (``pid@host``); False when it
-        was not pending (another supervisor took it)."""
+    def start_run(self, run_id: int, *, owner: str, owner_start: str | None = None) -> bool:
+        """Mark a pending run running, owned by ``owner`` (``pid@host``) that started at
+        ``owner_start`` (``owners.process_start``); False when it was not pending
+        (another supervisor took it)."""
         with self.transaction():
             cursor = self._execute("UPDATE schedule_runs SET status = 'running', started_at = ?, "
-                                   "owner = ? WHERE id = ? AND status = 'pending'",
-                                   (self.clock(), owner, run_id))
+                                   "owner = ?, owner_start = ? WHERE id = ? AND status = 'pending'",
+                                   (self.clock(), owner, owner_start, run_id))
         return cursor.rowcount > 0
 
     def set_run_process(self, run_id: int, pid: int | None) -> None:
@@ -176,12 +180,14 @@ class RunsMixin(StoreBase):
         return int(row["n"]) if row else 0
 
     def run_summaries(self) -> dict[int, dict[str, Any]]:
-        """Per schedule: its last run and how many of its runs failed, timed out or paused."""
+        """Per schedule: its last run and how many of its runs failed, timed out, paused or
+        were interrupted."""
         rows = self._all(
             f"SELECT {_RUN_COLUMNS} FROM schedule_runs WHERE id IN "
             "(SELECT MAX(id) FROM schedule_runs WHERE schedule_id IS NOT NULL GROUP BY schedule_id)")
         counts = self._all("SELECT schedule_id, COUNT(*) AS n FROM schedule_runs WHERE status IN "
-                           "('failed', 'timed_out', 'paused') AND schedule_id IS NOT NULL "
+                           "('failed', 'timed_out', 'paused', 'interrupted') "
+                           "AND schedule_id IS NOT NULL "
                            "GROUP BY schedule_id")
         summary: dict[int, dict[str, Any]] = {row["schedule_id"]: {"last_run": _run(row), "failures": 0}
                                               for row in rows}

@@ -162,7 +162,8 @@ class SessionsMixin(StoreBase):
 
     def add_message(self, session_id: str, role: str, content: str | None = None,
                     tool_calls: list[dict[str, Any]] | None = None,
-                    tool_call_id: str | None = None, name: str | None = None) -> int:
+                    tool_call_id: str | None = None, name: str | None = None,
+                    call_id: str | None = None) -> int:
         """Append a message to a session and mark the session active.
 
         Args:
@@ -170,8 +171,10 @@ class SessionsMixin(StoreBase):
             role: ``user``, ``assistant``, ``tool`` or ``system``.
             content: The text.
             tool_calls: The tool calls an assistant message asks for (stored as JSON).
-            tool_call_id: For a ``tool`` message, the call it answers.
+            tool_call_id: For a ``tool`` message, the model's id of the call it answers.
             name: For a ``tool`` message, the tool's name.
+            call_id: For a ``tool`` message, our id of the call it answers (the key of
+                its ``tool_calls`` record).
 
         Returns:
             The new message's id. Its ``seq`` is one more than the session's last.
@@ -190,26 +193,27 @@ class SessionsMixin(StoreBase):
                 raise StoreError(f"no session {session_id!r}")
             cursor = self._execute(
                 "INSERT INTO messages "
-                "(session_id, seq, role, content, tool_calls, tool_call_id, name, created_at) "
+                "(session_id, seq, role, content, tool_calls, tool_call_id, name, call_id, "
+                "created_at) "
                 "VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?),"
-                " ?, ?, ?, ?, ?, ?)",
+                " ?, ?, ?, ?, ?, ?, ?)",
                 (session_id, session_id, role, content, dump_json(tool_calls), tool_call_id,
-                 name, now))
+                 name, call_id, now))
             return int(cursor.lastrowid)
 
     def list_messages(self, session_id: str) -> list[dict[str, Any]]:
         """A session's messages in order, with ``tool_calls`` decoded from JSON."""
         rows = self._all(
-            "SELECT id, session_id, seq, role, content, tool_calls, tool_call_id, name, "
+            "SELECT id, session_id, seq, role, content, tool_calls, tool_call_id, name, call_id, "
             "created_at FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))
         for row in rows:
             row["tool_calls"] = load_json(row["tool_calls"])
         return rows
 
     def history_rows(self, session_id: str) -> list[tuple[str, str | None, str | None, str | None,
-                                                          str | None]]:
+                                                          str | None, str | None]]:
         """A session's messages in order as ``(role, content, tool_calls, tool_call_id,
-        name)`` tuples, ``tool_calls`` still JSON text.
+        name, call_id)`` tuples, ``tool_calls`` still JSON text.
 
         The turn loop rebuilds a session's history before every model step, so this
         reads only what a provider sees and builds no dict per row: about half the
@@ -217,7 +221,7 @@ class SessionsMixin(StoreBase):
         """
         with self._lock:
             return self._db.conn.execute(
-                "SELECT role, content, tool_calls, tool_call_id, name FROM messages "
+                "SELECT role, content, tool_calls, tool_call_id, name, call_id FROM messages "
                 "WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
 
     def last_user_message(self, session_id: str) -> str:
@@ -225,3 +229,30 @@ class SessionsMixin(StoreBase):
         row = self._one("SELECT content FROM messages WHERE session_id = ? AND role = 'user' "
                         "ORDER BY seq DESC LIMIT 1", (session_id,))
         return (row or {}).get("content") or ""
+
+    def unanswered_calls(self, session_id: str) -> list[dict[str, Any]]:
+        """The calls the session's assistant messages asked for that no tool message
+        answers, in order: ``message_id``, ``model_call_id``, ``call_id`` (ours, when the
+        message kept it), ``name``.
+
+        A tool message answers the call it names by our id; one that names only the
+        model's id answers the earliest unanswered call with that id.
+        """
+        pending: list[dict[str, Any]] = []
+        for row in self.list_messages(session_id):
+            if row["role"] == "assistant":
+                for call in row["tool_calls"] or ():
+                    if isinstance(call, dict):
+                        pending.append({"message_id": row["id"],
+                                        "model_call_id": str(call.get("id") or ""),
+                                        "call_id": call.get("call_id"),
+                                        "name": str(call.get("name") or "")})
+            elif row["role"] == "tool":
+                ours, theirs = row["call_id"], row["tool_call_id"]
+                found = next((p for p in pending if ours and p["call_id"] == ours), None)
+                if found is None:
+                    found = next((p for p in pending if p["model_call_id"] == (theirs or "")
+                                  and not (ours and p["call_id"])), None)
+                if found is not None:
+                    pending.remove(found)
+        return pending

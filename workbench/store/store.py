@@ -10,6 +10,7 @@ from workbench.store.audit import AuditMixin
 from workbench.store.consents import ConsentsMixin
 from workbench.store.extensions import ExtensionsMixin
 from workbench.store.grants import GrantsMixin
+from workbench.store.leases import LeasesMixin
 from workbench.store.memories import MemoriesMixin
 from workbench.store.runs import RunsMixin
 from workbench.store.schedules import SchedulesMixin
@@ -18,10 +19,10 @@ from workbench.store.switches import SwitchesMixin
 from workbench.store.toolcalls import ToolCallsMixin
 
 
-class Store(SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsMixin, ConsentsMixin,
+class Store(LeasesMixin, SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsMixin, ConsentsMixin,
             MemoriesMixin, SchedulesMixin, RunsMixin, SwitchesMixin, AuditMixin):
-    """The workbench database: sessions (with their extension switches), messages, tool
-    calls, grants, extensions (with their files and consents), memories, schedules (with
+    """The workbench database: sessions (with their extension switches and the lease of
+    the turn running in each), messages, tool calls, grants, extensions (with their files and consents), memories, schedules (with
     their run cards, runs and notifications), audit.
 
     Open it with ``Store.open(home.db_path)`` and close it when done (or use it as

@@ -1,7 +1,14 @@
 """The record of tool calls: started as ``running``, finished once with their outcome.
 
-Arguments, results and errors are stored as JSON. A call's id is the id the model
-(or caller) gave it, so a message's ``tool_call_id`` finds its record.
+Arguments, results and errors are stored as JSON. A call is keyed by our own id (the
+gateway's, ``call_…``); the id the model gave it is data (``model_call_id``), unique
+only within the assistant message that asked for it (``message_id``), so a model that
+reuses ``call_0`` in another message, or another session, is recorded all the same. A
+tool result message names both: ``tool_call_id`` (the model's) and ``call_id`` (ours).
+
+Each call records its owner (pid and process start, see ``owners.py``). A call still
+``running`` whose owner is gone — killed, crashed — is settled ``interrupted`` by
+whoever looks first (``settle_interrupted_calls``).
 
 The gateway writes a call's start and its end, each with its audit entry (all or
 nothing), behind the call (``defer=True``): they are queued to the store's writer
@@ -25,13 +32,17 @@ from typing import Any
 from workbench.errors import StoreError
 from workbench.store.audit import AuditMixin, insert_audit
 from workbench.store.db import dump_json, load_json
+from workbench.store.owners import Owner, owner_alive, this_process
 from workbench.store.writer import Write
 
 FINAL_STATUSES = frozenset({"ok", "error", "cancelled", "denied"})
-"""The statuses a finished call may have; a call in progress is ``running``."""
+"""The statuses a call may be finished with; a call in progress is ``running``, and one
+whose owner died before it ended is settled ``interrupted``."""
 
-_COLUMNS = ("id, session_id, tool, arguments, caller, status, result, error, "
-            "started_at, ended_at")
+INTERRUPTED = "interrupted"
+
+_COLUMNS = ("id, session_id, message_id, model_call_id, tool, arguments, caller, status, "
+            "result, error, started_at, ended_at, owner_pid, owner_start")
 
 Clock = Callable[[], int]
 
@@ -43,27 +54,38 @@ def _decode(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _write_start(conn: sqlite3.Connection, call_id: str, tool: str, arguments: str | None,
-                 caller: str, session_id: str | None, audit: bool, clock: Clock) -> None:
+                 caller: str, session_id: str | None, model_call_id: str | None,
+                 message_id: int | None, owner: Owner, audit: bool, clock: Clock) -> None:
     """The start's statements on ``conn``, inside the caller's transaction or savepoint."""
     try:
         conn.execute(
-            f"INSERT INTO tool_calls ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, 'running', "
-            "NULL, NULL, ?, NULL)", (call_id, session_id, tool, arguments, caller, clock()))
+            f"INSERT INTO tool_calls ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', "
+            "NULL, NULL, ?, NULL, ?, ?)",
+            (call_id, session_id, message_id, model_call_id, tool, arguments, caller, clock(),
+             owner.pid, owner.start))
     except sqlite3.IntegrityError as exc:
-        # The primary key and the session's foreign key guard the insert; the
-        # lookups run only to say which of them refused it.
-        raise _start_refused(conn, call_id, session_id, exc) from None
+        # The keys guard the insert; the lookups run only to say which refused it.
+        raise _start_refused(conn, call_id, session_id, model_call_id, message_id, exc) from None
     if audit:
-        insert_audit(conn, clock(), caller, "tool.call", tool, {"call_id": call_id})
+        detail = {"call_id": call_id}
+        if model_call_id is not None:
+            detail["model_call_id"] = model_call_id
+        insert_audit(conn, clock(), caller, "tool.call", tool, detail)
 
 
 def _start_refused(conn: sqlite3.Connection, call_id: str, session_id: str | None,
+                   model_call_id: str | None, message_id: int | None,
                    exc: sqlite3.IntegrityError) -> StoreError:
     if conn.execute("SELECT 1 FROM tool_calls WHERE id = ?", (call_id,)).fetchone():
         return StoreError(f"tool call {call_id!r} was already started")
     if session_id is not None and not conn.execute(
             "SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
         return StoreError(f"no session {session_id!r}")
+    if message_id is not None and conn.execute(
+            "SELECT 1 FROM tool_calls WHERE message_id = ? AND model_call_id = ?",
+            (message_id, model_call_id)).fetchone():
+        return StoreError(f"message {message_id} already made a call with the model's id "
+                          f"{model_call_id!r}")
     return StoreError(f"tool call {call_id!r} cannot be recorded: {exc}")
 
 
@@ -88,27 +110,33 @@ class ToolCallsMixin(AuditMixin):
     """Queries on ``tool_calls`` (and the audit entries of their start and end)."""
 
     def start_tool_call(self, call_id: str, tool: str, arguments: Any, caller: str,
-                        session_id: str | None = None, *, audit: bool = False,
+                        session_id: str | None = None, *, model_call_id: str | None = None,
+                        message_id: int | None = None, audit: bool = False,
                         defer: bool = False) -> None:
-        """Record that a tool call started.
+        """Record that a tool call started, owned by this process.
 
         Args:
-            call_id: The call's id, unique across the store.
+            call_id: Our id of the call, unique across the store.
             tool: The tool's full name.
             arguments: The arguments, JSON-serializable.
             caller: Who made the call: ``model``, ``user``, a workflow or extension name.
             session_id: The session it belongs to, if any.
+            model_call_id: The id the model gave the call, if a model made it.
+            message_id: The assistant message that asked for it; with ``model_call_id``
+                unique in the store.
             audit: Also add the audit entry ``tool.call`` (actor the caller, subject the
                 tool, detail the call's id), in the same transaction.
             defer: Queue the write to the writer thread and return at once (see the
                 module docstring); inside a transaction of this thread it is written there.
 
         Raises:
-            StoreError: When a call with this id exists, or the session does not (at
-                once, or with ``defer`` at the next flush, as a ``DeferredWriteError``).
+            StoreError: When a call with this id (or this model id in this message)
+                exists, or the session does not (at once, or with ``defer`` at the next
+                flush, as a ``DeferredWriteError``).
         """
         write = partial(_write_start, call_id=call_id, tool=tool, arguments=dump_json(arguments),
-                        caller=caller, session_id=session_id, audit=audit)
+                        caller=caller, session_id=session_id, model_call_id=model_call_id,
+                        message_id=message_id, owner=this_process(), audit=audit)
         if defer:
             self._defer(f"start of tool call {call_id!r}", write, 1 + audit, key=call_id)
             return
@@ -153,8 +181,39 @@ class ToolCallsMixin(AuditMixin):
         self._write_behind(Write(label, lambda conn: write(conn, clock=iter(readings).__next__),
                                  key=key, needs=needs))
 
+    def settle_interrupted_calls(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """Settle the running calls whose owner is gone (of one session, or all):
+        ``interrupted``, with an error saying so and its audit entry.
+
+        Returns:
+            The calls settled now, as ``get_tool_call`` gives them.
+        """
+        where = "status = 'running'" + (" AND session_id = ?" if session_id else "")
+        rows = self._all(f"SELECT id, owner_pid, owner_start FROM tool_calls WHERE {where}",
+                         (session_id,) if session_id else ())
+        gone = [row for row in rows if not owner_alive(row["owner_pid"], row["owner_start"])]
+        settled = []
+        for row in gone:
+            pid = row["owner_pid"]
+            who = f"the process running it (pid {pid})" if pid else "the process running it"
+            error = {"kind": INTERRUPTED,
+                     "message": f"the call was interrupted: {who} stopped before it finished; "
+                                "it may or may not have taken effect"}
+            with self.transaction():
+                ended = self._db.conn.execute(
+                    "UPDATE tool_calls SET status = ?, error = ?, ended_at = ? WHERE id = ? "
+                    "AND status = 'running' AND owner_pid IS ? AND owner_start IS ? "
+                    "RETURNING caller, tool", (INTERRUPTED, dump_json(error), self.clock(),
+                                               row["id"], pid, row["owner_start"])).fetchall()
+                if ended:
+                    insert_audit(self._db.conn, self.clock(), ended[0][0], "tool.interrupted",
+                                 ended[0][1], {"call_id": row["id"], "owner_pid": pid})
+            if ended:
+                settled.append(self.get_tool_call(row["id"]))
+        return settled
+
     def get_tool_call(self, call_id: str) -> dict[str, Any] | None:
-        """One tool call with its JSON columns decoded, or None."""
+        """One tool call (by our id) with its JSON columns decoded, or None."""
         row = self._one(f"SELECT {_COLUMNS} FROM tool_calls WHERE id = ?", (call_id,))
         return None if row is None else _decode(row)
 

@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from workbench.events import Notice, NotificationPosted
+from workbench.store.owners import this_process
 from workbench.supervisor.events import ScheduleFired, ScheduleRunEnded
 from workbench.supervisor.process import SupervisedProcess
 from workbench.supervisor.states import ProcessState
 
 DAY_MS = 86_400_000
-NOTIFY = {"failed": "error", "timed_out": "error", "paused": "warning", "refused": "warning"}
+NOTIFY = {"failed": "error", "timed_out": "error", "paused": "warning", "refused": "warning",
+          "interrupted": "error"}
 TAIL_BYTES = 2_000
 
 
@@ -95,7 +97,7 @@ class RunLauncher:
                      "was reached (setting schedule.daily_limit)")
             self.store.finish_run(run_id, "refused", error=error, only_if=("pending",))
             return self._ended(run_id)
-        if not self.store.start_run(run_id, owner=self.owner):
+        if not self.store.start_run(run_id, owner=self.owner, owner_start=this_process().start):
             return self.store.get_run(run_id) or {}
         self.publish(ScheduleFired(run_id=run_id, schedule_id=run["schedule_id"], title=run["title"],
                                    fired_by=run["fired_by"], due_at=run["due_at"]))

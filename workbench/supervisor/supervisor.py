@@ -4,8 +4,10 @@
 holds it, says who and stands by (BACKOFF) until it is free — then:
 
 1. recovers from a crash: a run still marked running whose owner is gone was
-   interrupted, and is recorded failed (its leftover processes killed); a run that
-   was due but had not started stays pending and runs once;
+   interrupted, and is recorded ``interrupted`` (its leftover processes killed;
+   ``settle_runs``, which every host also does when it opens, so `runs list` says so
+   whoever looks first); a run that was due but had not started stays pending and
+   runs once;
 2. at each tick settles every due schedule (``scheduler.planner``: fire, or settle
    missed windows by ``runMissed``), starts pending runs (one at a time per
    schedule, at most ``max_parallel`` at once) and stops idle warm-worker pools;
@@ -30,6 +32,7 @@ from workbench.events import NotificationPosted
 from workbench.scheduler.planner import GRACE_MS, plan, settled_until
 from workbench.scheduler.shapes import ScheduleError, check_schedule
 from workbench.scheduler.zone import local_zone
+from workbench.store.owners import owner_alive
 from workbench.supervisor.events import ProcessStateChanged, ScheduleRunEnded
 from workbench.supervisor.launch import RunLauncher, notify
 from workbench.supervisor.lock import Holder, SchedulerLock
@@ -251,30 +254,52 @@ class Supervisor(Stateful):
     # --- crash recovery ----------------------------------------------------------
 
     def recover(self, *, at_start: bool = False) -> list[int]:
-        """Record as failed the runs a dead owner left running; returns their ids.
+        """Record as interrupted the runs a dead owner left running; returns their ids.
 
         Args:
             at_start: Before this supervisor started anything (a run recorded under
-                this process's pid is then a dead one's whose pid was reused).
+                this process's pid, with no process start to tell, is then a dead
+                one's whose pid was reused).
         """
-        failed = []
         self._recovered_at = self.clock()
-        for run in self.store.list_runs(statuses=("running",), limit=None):
-            owner = run["owner"] or "an unknown process"
-            ours = owner == self.launcher.owner and not at_start
-            if run["id"] in self.active or ours or _owner_alive(owner):
-                continue  # ours, or e.g. `schedule run-now` in a terminal: it records its own run
-            if run["pid"] and alive(run["pid"]) and _runs(run["pid"], run["id"]):
-                kill_tree(run["pid"])
-            error = f"interrupted: the process that ran it ({owner}) stopped during the run"
-            if self.store.finish_run(run["id"], "failed", error=error, only_if=("running",)):
-                failed.append(run["id"])
-                ended = self.store.get_run(run["id"])
-                self.publish(ScheduleRunEnded(run_id=ended["id"], schedule_id=ended["schedule_id"],
-                                              title=ended["title"], status="failed", error=error,
-                                              session_id=ended["session_id"]))
-                notify(self.store, self.publish, ended)
-        return failed
+        mine = set(self.active) if at_start else set(self.active) | self._owned_here()
+        return settle_runs(self.store, self.publish, skip=mine)
+
+    def _owned_here(self) -> set[int]:
+        return {run["id"] for run in self.store.list_runs(statuses=("running",), limit=None)
+                if run["owner"] == self.launcher.owner}
+
+
+def settle_runs(store, publish: Callable[[Any], None], *,
+                skip: Iterable[int] = ()) -> list[int]:
+    """Record ``interrupted`` every run left running by an owner that is gone (its
+    leftover processes killed, its end published and notified); returns their ids.
+
+    An owner is gone when its process is: checked by pid and process start when the run
+    recorded it (any process may look), else by pid and command line on this host.
+
+    Args:
+        store: The home's store.
+        publish: Receives the ``ScheduleRunEnded`` events and notices.
+        skip: Runs to leave alone (this supervisor's own).
+    """
+    settled = []
+    skipped = set(skip)
+    for run in store.list_runs(statuses=("running",), limit=None):
+        owner = run["owner"] or "an unknown process"
+        if run["id"] in skipped or _owner_alive(owner, run.get("owner_start")):
+            continue  # e.g. `schedule run-now` in a terminal: it records its own run
+        if run["pid"] and alive(run["pid"]) and _runs(run["pid"], run["id"]):
+            kill_tree(run["pid"])
+        error = f"interrupted: the process that ran it ({owner}) stopped during the run"
+        if store.finish_run(run["id"], "interrupted", error=error, only_if=("running",)):
+            settled.append(run["id"])
+            ended = store.get_run(run["id"])
+            publish(ScheduleRunEnded(run_id=ended["id"], schedule_id=ended["schedule_id"],
+                                     title=ended["title"], status="interrupted", error=error,
+                                     session_id=ended["session_id"]))
+            notify(store, publish, ended)
+    return settled
 
 
 def _cmdline(pid: int) -> bytes:
@@ -285,10 +310,14 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
-def _owner_alive(owner: str) -> bool:
+def _owner_alive(owner: str, start: str | None = None) -> bool:
     pid, _, host = owner.partition("@")
-    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+    if host != socket.gethostname() or not pid.isdigit():
         return False
+    if start:
+        return owner_alive(int(pid), start)
+    if int(pid) == os.getpid():
+        return False  # recorded before process starts were: a dead one's, pid reused
     return alive(int(pid)) and b"workbench" in _cmdline(int(pid))
 
 

@@ -29,11 +29,15 @@ async def test_a_turn_with_a_tool_call_is_persisted_in_order(tmp_path):
         assert (result.status, result.text) == ("done", "Three words.")
         rows = host.messages(result.session_id)
         assert [r["role"] for r in rows] == ["user", "assistant", "tool", "assistant"]
-        assert rows[1]["tool_calls"] == [{"id": "c1", "name": "word_count", "arguments": {"text": "one two three"}}]
+        ours = rows[1]["tool_calls"][0]["call_id"]
+        assert rows[1]["tool_calls"] == [{"id": "c1", "name": "word_count", "call_id": ours,
+                                          "arguments": {"text": "one two three"}}]
         assert json.loads(rows[2]["content"]) == {"ok": True, "result": {"words": 3, "lines": 1, "characters": 13}}
-        assert rows[2]["tool_call_id"] == "c1"
+        assert (rows[2]["tool_call_id"], rows[2]["call_id"]) == ("c1", ours)
         ended = [e for e in seen if isinstance(e, ToolCallEnded)]
-        assert ended[0].ok and ended[0].session_id == result.session_id
+        assert ended[0].ok and ended[0].session_id == result.session_id and ended[0].call_id == ours
+        record = host.store.get_tool_call(ours)
+        assert (record["model_call_id"], record["message_id"]) == ("c1", rows[1]["id"])
         assert "".join(e.text for e in seen if isinstance(e, TextDelta)) == "Counting.Three words."
         assert isinstance(seen[-1], TurnEnded) and seen[-1].text == "Three words."
 

@@ -152,15 +152,17 @@ async def test_a_turn_is_offered_the_chat_tools_and_refused_switched_off_ones(in
         result = await host.send_prompt("go", session_id=session)
         assert result.text == "done"
         assert "only_a" not in model.offered[0] and "shared_tool" in model.offered[0]
-        rows = [json.loads(m["content"]) for m in host.messages(session) if m["role"] == "tool"]
+        results = [m for m in host.messages(session) if m["role"] == "tool"]
+        rows = [json.loads(m["content"]) for m in results]
         assert rows == [
             {"ok": False, "error": {"kind": "not_found", "message": "'only_a' belongs to the "
                                     "extension ext-a, which is switched off in this chat"}},
             {"ok": False, "error": {"kind": "not_found", "message": "'ext-a.shared_tool' belongs "
                                     "to the extension ext-a, which is switched off in this chat"}}]
         ended = [e for e in seen if isinstance(e, ToolCallEnded)]
-        assert [(e.call_id, e.ok, e.session_id) for e in ended] == [("c1", False, session),
-                                                                     ("c2", False, session)]
+        assert [(e.call_id, e.ok, e.session_id) for e in ended] == [
+            (results[0]["call_id"], False, session), (results[1]["call_id"], False, session)]
+        assert [m["tool_call_id"] for m in results] == ["c1", "c2"]
         audit = host.store._all("SELECT action, subject FROM audit_log WHERE action LIKE 'tool.%'")
         assert [(r["action"], r["subject"]) for r in audit] == [
             ("tool.refused.not_found", "only_a"), ("tool.refused.not_found", "ext-a.shared_tool")]

@@ -68,9 +68,10 @@ async def test_parallel_safe_calls_run_together(tmp_path):
 
 
 async def test_other_calls_run_one_after_another_in_order(tmp_path):
-    _, seen, _ = await run(tmp_path, [{"tool_calls": calls("nap_seq", 1, 2, seconds=0.05)
-                                       + calls("nap_par", 3, seconds=0.05)}, {"text": "ok"}])
-    assert order(seen) == [("ToolCallStarted", "c1"), ("ToolCallEnded", "c1"),
+    _, seen, messages = await run(tmp_path, [{"tool_calls": calls("nap_seq", 1, 2, seconds=0.05)
+                                              + calls("nap_par", 3, seconds=0.05)}, {"text": "ok"}])
+    model_id = {c["call_id"]: c["id"] for m in messages for c in m["tool_calls"] or ()}
+    assert [(kind, model_id[call_id]) for kind, call_id in order(seen)] == [("ToolCallStarted", "c1"), ("ToolCallEnded", "c1"),
                            ("ToolCallStarted", "c2"), ("ToolCallEnded", "c2"),
                            ("ToolCallStarted", "c3"), ("ToolCallEnded", "c3")]
 

@@ -172,11 +172,11 @@ async def test_recovery_fails_interrupted_runs_and_keeps_pending_ones(store, clo
         supervisor = make(store, clock, tmp_path, events=events)
         assert supervisor.recover(at_start=True) == [interrupted]
         run = store.get_run(interrupted)
-        assert run["status"] == "failed" and "interrupted" in run["error"] and "999999999@" in run["error"]
+        assert run["status"] == "interrupted" and "interrupted" in run["error"] and "999999999@" in run["error"]
         assert store.get_run(owned)["status"] == "running"
         [note] = store.list_notifications()
         assert note["run_id"] == interrupted and note["level"] == "error"
-        assert [e.status for e in events if isinstance(e, ScheduleRunEnded)] == ["failed"]
+        assert [e.status for e in events if isinstance(e, ScheduleRunEnded)] == ["interrupted"]
         await settle(supervisor)
         assert store.get_run(waiting)["status"] == "ok"  # due but not started: runs once
     finally:

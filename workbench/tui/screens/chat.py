@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, OptionList, TextArea
 
 from workbench.core.host import Host
-from workbench.errors import WorkbenchError
+from workbench.errors import SessionBusyError, WorkbenchError
 from workbench.events import (DisplayBubble, ExtensionStatusChanged, MessageEnded, Notice,
                               SessionStarted, TextDelta, ToolCallEnded, ToolCallLog,
                               ToolCallProgress, ToolCallStarted, TurnEnded)
@@ -186,6 +186,9 @@ class ChatScreen(Screen):
             if not self.message_list.following:
                 await self.message_list.jump_to_end()
             result = await self.host.send_prompt(text, session_id=self.session_id)
+        except SessionBusyError as exc:  # another process runs a turn in this chat
+            await self.message_list.add_notice(
+                "warning", f"Not sent: {exc.message}. Press Up to bring your message back.")
         except WorkbenchError as exc:
             await self.message_list.add_notice("error", str(exc))
         else:

@@ -42,7 +42,8 @@ RECENT_RUNS = 10
 """How many of a schedule's runs its detail lists."""
 
 RUN_MARKS = {"ok": ("✔", "$text-success"), "failed": ("✖", "$text-error"),
-             "timed_out": ("✖", "$text-error"), "paused": ("▲", "$text-warning"),
+             "timed_out": ("✖", "$text-error"), "interrupted": ("✖", "$text-error"),
+             "paused": ("▲", "$text-warning"),
              "refused": ("▲", "$text-warning"), "skipped": ("–", "$text-muted"),
              "running": ("▶", "$text-primary"), "pending": ("…", "$text-muted")}
 

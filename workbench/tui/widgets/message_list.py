@@ -680,12 +680,13 @@ def history_entries(rows: Iterable[dict[str, Any]]) -> list[Entry]:
             if content.strip():
                 entries.append(Entry.message("assistant", content))
             for call in row.get("tool_calls") or ():
-                call_id = str(call.get("id", ""))
+                # Cards are keyed by our id of the call (the model's, for older chats).
+                call_id = str(call.get("call_id") or call.get("id", ""))
                 state = calls[call_id] = ToolCallState(call_id, str(call.get("name", "")),
                                                        call.get("arguments") or {})
                 entries.append(Entry.tool(state))
         elif role == "tool":
-            state = calls.get(str(row.get("tool_call_id") or ""))
+            state = calls.get(str(row.get("call_id") or row.get("tool_call_id") or ""))
             if state is None:
                 continue
             try:
