@@ -90,6 +90,26 @@ def _confirm(question: str, *, yes: bool, what: str) -> bool:
     return typer.confirm(question, default=False, err=True)
 
 
+REWRITE_OPTION = typer.Option(
+    False, "--allow-hook-rewrite",
+    help="Let its on_tool_call hook rewrite the arguments of other extensions' tools (the "
+         "hooks.rewrite grant; off unless given, or answered yes on a terminal).")
+
+
+def _hook_rewrite(plan: InstallPlan, *, allow: bool, yes: bool) -> bool | None:
+    """Whether the person lets the plan's on_tool_call hook rewrite other extensions'
+    calls: the flag, else a y/N on a terminal (never with --yes: it stays off). None
+    when the extension has no such hook."""
+    if not plan.rewrites_calls:
+        return None
+    if allow:
+        return True
+    if yes or not sys.stdin.isatty():
+        return False
+    return typer.confirm(f"Let {plan.name}'s on_tool_call hook rewrite the arguments of other "
+                         "extensions' tools (hooks.rewrite)?", default=False, err=True)
+
+
 def _approver(*, yes: bool, as_json: bool, question: str) -> Callable[[InstallPlan], bool]:
     def approve(plan: InstallPlan) -> bool:
         if not as_json:
@@ -123,21 +143,30 @@ def install(
                                  help="A folder, a .tgz/.tar.gz/.zip file, or npm:NAME[@VERSION]."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Accept without asking (for scripts)."),
     as_json: bool = typer.Option(False, "--json", help="Print what was installed as JSON."),
+    allow_hook_rewrite: bool = REWRITE_OPTION,
 ) -> None:
     """Install an extension after showing what it brings and asking.
 
-    Shows its tools, each permission with its reason, hooks, knowledge and skills,
-    then asks y/N. Without a terminal, --yes is required (exit 2 otherwise).
+    Shows its tools, each permission with its reason, hooks and what each can do,
+    knowledge and skills, then asks y/N (and, for an on_tool_call hook, whether it may
+    rewrite other extensions' calls). Without a terminal, --yes is required (exit 2
+    otherwise).
     """
     with reported(), _declined(), _host() as host:
         approve = _approver(yes=yes, as_json=as_json, question="Install {name}?")
         plans: list[InstallPlan] = []
+        rewrite: list[bool | None] = []
 
         def remember(plan: InstallPlan) -> bool:
             plans.append(plan)
-            return approve(plan)
+            accepted = approve(plan)
+            if accepted:
+                rewrite.append(_hook_rewrite(plan, allow=allow_hook_rewrite, yes=yes))
+            return accepted
 
         installed = host.install_extension(source, remember)
+        if rewrite and rewrite[0]:
+            host.set_hook_rewrite(installed.name, True)
     if as_json:
         _echo_json({"extension": installed.to_json(), "plan": plans[0].to_json()})
     else:
@@ -151,6 +180,7 @@ def update(
                                       help="Fetch from here instead of the recorded source."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Accept without asking (for scripts)."),
     as_json: bool = typer.Option(False, "--json", help="Print what was updated as JSON."),
+    allow_hook_rewrite: bool = REWRITE_OPTION,
 ) -> None:
     """Install a new version of an extension, showing how its permissions changed."""
     with reported(), _declined(), _host() as host:
@@ -162,6 +192,8 @@ def update(
             return approve(plan)
 
         updated = host.update_extension(name, remember, source=source)
+        if allow_hook_rewrite and plans and plans[0].rewrites_calls:
+            host.set_hook_rewrite(updated.name, True)
     if as_json:
         _echo_json({"extension": updated.to_json(), "plan": plans[0].to_json()})
     else:

@@ -150,6 +150,8 @@ class ExtensionOps:
                 self._discard_if_plan(source)
             raise
         installed = self.extension_manager().install(self._source(source), approve=approve)
+        # A new install starts without it, whatever an earlier one of the name had.
+        self.set_hook_rewrite(installed.name, False)
         self._extensions_changed()
         return installed
 
@@ -268,6 +270,30 @@ class ExtensionOps:
         trusted = self.extension_manager().trust(name, approve=check)
         self._extensions_changed()
         return trusted
+
+    def set_hook_rewrite(self, extension: str, allowed: bool) -> None:
+        """Allow (or take back) the ``hooks.rewrite`` grant of an extension: whether its
+        ``on_tool_call`` hook may rewrite the arguments of other extensions' tools.
+
+        Off unless a person allows it, at install or trust (``--allow-hook-rewrite``,
+        the TUI's question after the review); ``grants explain hook:NAME`` shows it.
+
+        Args:
+            extension: The extension's identity: an installed one's name, a project
+                one's ``project:FOLDER``.
+            allowed: True to grant it for good, False to take it back.
+        """
+        from workbench.core.gateway import REWRITE_GRANT
+        from workbench.hooks.registry import rewrite_key
+
+        key = rewrite_key(extension)
+        if allowed:
+            self.store.add_grant(key, REWRITE_GRANT.kind, REWRITE_GRANT.value, "always")
+            self.store.audit("person", "grant.always", key,
+                             {"permissions": [REWRITE_GRANT.to_json()]})
+        elif self.store.revoke_grants(key, REWRITE_GRANT.kind, REWRITE_GRANT.value):
+            self.store.audit("person", "grant.revoke", key,
+                             {"kind": REWRITE_GRANT.kind, "value": REWRITE_GRANT.value})
 
     def switch_extension(self, name: str, enabled: bool) -> None:
         """Switch an installed extension on or off in every chat (``ext enable|disable``),

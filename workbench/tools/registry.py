@@ -56,6 +56,20 @@ class Tool:
     """Whether it may run beside other parallel-safe calls of the same model message."""
     handler: HostHandler | None = field(default=None, compare=False, repr=False)
     """For a host-native tool (``runtime == "host"``): the coroutine function that runs it."""
+    owner: str = ""
+    """The extension's identity when it is not its name: ``project:FOLDER`` for a
+    project's own extension. Empty for installed ones (their name is the identity)."""
+
+    @property
+    def identity(self) -> str:
+        """What the extension's private resources (database, grants, memories) are kept
+        under: the name of an installed extension, the folder of a project's."""
+        return self.owner or self.extension
+
+    @property
+    def grant_key(self) -> str:
+        """``IDENTITY.TOOL``: what this tool's grants are kept under."""
+        return f"{self.identity}.{self.name}"
 
     @property
     def qualified_name(self) -> str:

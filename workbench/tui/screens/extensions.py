@@ -44,6 +44,16 @@ MARKET_HINT = ("Type words and press Enter to search the registry for extensions
                "(an empty search lists them all); Enter on a result reviews it.")
 
 
+def rewrite_question(name: str) -> ConfirmScreen:
+    """Whether an extension's on_tool_call hook may rewrite other extensions' calls
+    (the ``hooks.rewrite`` grant), asked after its review; no is the default."""
+    return ConfirmScreen(
+        "Hook rewrites", f"Let {name}'s on_tool_call hook rewrite the arguments of other "
+        "extensions' tools?",
+        "Without this, a call of another extension's tool whose arguments the hook rewrites "
+        "is refused. Its own tools' arguments it may always rewrite.", yes="allow")
+
+
 def _yes(_plan: InstallPlan) -> bool:
     """The approval of a plan the person already accepted in the review."""
     return True
@@ -262,13 +272,27 @@ class ExtensionsScreen(ChangesInThread, Screen):
                         lambda _: self.say(f"{name} was not {verb}."))
             return
         if plan.action == "install":
-            self._start(f"Installing {name}", lambda: host.install_extension(plan, _yes),
-                        lambda found: self._changed(found.name, f"Installed {found.name} "
-                                                                f"{found.version}."))
+            if plan.rewrites_calls:
+                self.ask(rewrite_question(name), lambda allow: self._install(plan, bool(allow)))
+            else:
+                self._install(plan, False)
         else:
             self._start(f"Updating {name}", lambda: host.update_extension(name, _yes, source=plan),
                         lambda found: self._changed(found.name, f"Updated {found.name} to "
                                                                 f"{found.version}."))
+
+    def _install(self, plan: InstallPlan, allow_rewrite: bool) -> None:
+        host = self.host
+
+        def install() -> InstalledExtension:
+            found = host.install_extension(plan, _yes)
+            if allow_rewrite:
+                host.set_hook_rewrite(found.name, True)
+            return found
+
+        self._start(f"Installing {plan.name}", install,
+                    lambda found: self._changed(found.name, f"Installed {found.name} "
+                                                            f"{found.version}."))
 
     def _changed(self, name: str | None, text: str) -> None:
         self.say(text, "success")

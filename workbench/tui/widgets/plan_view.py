@@ -176,8 +176,10 @@ class PlanView(VerticalScroll):
 
     def _contents(self, plan: InstallPlan) -> Iterable[Widget]:
         yield heading("Hooks")
-        yield line(", ".join(plan.hooks) if plan.hooks else "none",
-                   "plan-view--item" if plan.hooks else "plan-view--muted")
+        if not plan.hooks:
+            yield line("none", "plan-view--muted")
+        for hook in plan.hook_lines():
+            yield line(hook)
         if plan.database:
             yield heading("Private database")
             yield line("yes, dropped when the extension is removed")
