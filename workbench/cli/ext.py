@@ -222,9 +222,10 @@ def remove(
 def list_extensions(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """The installed extensions with their version and state (ok, held, broken)."""
+    """The installed extensions and this folder's project's own, with their version,
+    state (ok, held, broken, conflict) and origin (installed, or the project)."""
     with reported(), _host() as host:
-        found = host.installed_extensions()
+        found = host.extensions_here()
     if as_json:
         _echo_json([extension.to_json() for extension in found])
         return
@@ -234,7 +235,7 @@ def list_extensions(
     width = max(len(extension.name) for extension in found)
     for extension in found:
         typer.echo(f"{extension.name:<{width}}  {extension.version or '-':<10}  "
-                   f"{extension.state:<6}  {extension.display_name}")
+                   f"{extension.state:<8}  {extension.display_name}  ({extension.origin})")
         if extension.reason:
             typer.echo(f"{'':<{width}}  {extension.reason}")
 
@@ -262,18 +263,46 @@ def search(
 
 @ext_app.command("trust")
 def trust(
-    name: str = typer.Argument(..., metavar="NAME", help="The installed extension."),
+    target: str = typer.Argument(..., metavar="NAME|PATH",
+                                 help="An installed extension's name, or the folder of one of "
+                                      "the project's own (.workbench/extensions/NAME)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Trust without asking."),
     as_json: bool = typer.Option(False, "--json", help="Print what is now approved as JSON."),
+    allow_hook_rewrite: bool = REWRITE_OPTION,
 ) -> None:
-    """Approve an extension's current files, so a held extension runs again."""
+    """Approve an extension's current files: a held installed extension runs again, a
+    project's own extension runs in its (trusted) project.
+
+    A project extension is named by its folder (anything with a '/'), so that a name
+    its author chose never stands for it. It is shown like an install — tools, each
+    permission with its reason, hooks and what each can do — and consented to for its
+    files as they are; when they change it is held until trusted again.
+    """
     with reported(), _declined(), _host() as host:
-        plan = host.trust_extension(name, _approver(yes=yes, as_json=as_json,
-                                                    question="Trust {name} as it is now?"))
+        approve = _approver(yes=yes, as_json=as_json, question="Trust {name} as it is now?")
+        rewrite: list[bool | None] = []
+
+        def remember(plan: InstallPlan) -> bool:
+            accepted = approve(plan)
+            if accepted:
+                rewrite.append(_hook_rewrite(plan, allow=allow_hook_rewrite, yes=yes))
+            return accepted
+
+        project = "/" in target or target.startswith(".")
+        if project:
+            plan = host.trust_project_extension(target, remember)
+            identity = f"project:{plan.folder}"
+        else:
+            plan = host.trust_extension(target, remember)
+            identity = plan.name
+        # Asked (or given) now: a no takes an earlier yes back; --yes alone keeps it.
+        if rewrite and rewrite[0] is not None and (rewrite[0] or not yes):
+            host.set_hook_rewrite(identity, bool(rewrite[0]))
     if as_json:
         _echo_json(plan.to_json())
     else:
-        typer.echo(f"Trusted {plan.name} ({plan.digest})")
+        typer.echo(f"Trusted {plan.name} ({plan.digest})"
+                   + (f" in {plan.folder}" if project else ""))
 
 
 @ext_app.command("status")

@@ -305,7 +305,7 @@ class ToolGateway:
             reqs = [r for r in self.requirements(tool) if r.kind in OS_KINDS]
         except ValueError as exc:
             raise ToolError("permission", str(exc)) from exc
-        key = tool.qualified_name
+        key = tool.grant_key
         once: set[tuple[str, str]] = set()
         await self._settle(key, reqs, options, once=once)
         return self.broker.granted(key, reqs, options.session_id, tuple(options.grants) + tuple(once))
@@ -462,7 +462,7 @@ class ToolGateway:
             if not declared:
                 raise ToolError("permission", f"{tool.qualified_name} did not declare the "
                                 f"{kind}{' ' + access if access else ''} permission in its manifest")
-            await self._settle(tool.qualified_name, [replace(r, optional=False) for r in declared[:1]],
+            await self._settle(tool.grant_key, [replace(r, optional=False) for r in declared[:1]],
                                options, deadline, once)
 
         return ToolContext(sink=sink, asker=ask,

@@ -555,7 +555,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
                                 f"extension {extension!r}; `workbench ext status` lists them")
             return provider.key, self.provider_runtime.requirements(provider)
         tool = self.registry.resolve(name)
-        return tool.qualified_name, self.gateway.requirements(tool)
+        return tool.grant_key, self.gateway.requirements(tool)
 
     def _hook_holder(self, extension: str) -> tuple[str, list[Requirement]]:
         """The ``hooks.rewrite`` grant of an extension with an ``on_tool_call`` hook,

@@ -14,8 +14,9 @@ in the host's process, and it is registered with the source ``builtin``.
 
 from __future__ import annotations
 
-import sys
+import hashlib
 import os
+import sys
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,17 @@ class Tool:
         """What the extension's private resources (database, grants, memories) are kept
         under: the name of an installed extension, the folder of a project's."""
         return self.owner or self.extension
+
+    @property
+    def storage_name(self) -> str:
+        """A file name for what is kept for the extension on disk (its private database,
+        its dependency caches): an installed one's name; for a project's, its name after
+        a digest of its identity, so that it never opens an installed one's, nor another
+        project's of the same name."""
+        if not self.owner:
+            return self.extension
+        digest = hashlib.sha256(self.owner.encode()).hexdigest()[:16]
+        return f"project-{digest}-{self.extension}"
 
     @property
     def grant_key(self) -> str:
