@@ -335,3 +335,32 @@ async def test_two_projects_extensions_of_one_name_share_no_database_nor_grants(
         assert peeked.ok and peeked.result == []  # its own, empty database
         asked = await host.call_tool("keep", {"v": "x"}, CallOptions(prompt=False))
         assert asked.ok is False and asked.error["kind"] == "permission"  # no grant of the first's
+
+
+async def test_what_a_project_extension_had_under_its_name_is_carried_over_on_consent(
+        tmp_path, home):
+    """Before, a project's extension kept its database as databases/NAME.db and its
+    grants under NAME.TOOL; consenting to it moves them to its identity, saying so."""
+    import sqlite3
+
+    project = trusted_project(tmp_path, home)
+    write_extension(project / ".workbench" / "extensions" / "notes", "notes", KEEPER,
+                    database=True, tools={"keep": {"permissions": {
+                        "env": [{"key": "HOME", "reason": "Know the home."}]}}, "peek": {}})
+    databases = home.root / "databases"
+    databases.mkdir(parents=True)
+    with sqlite3.connect(databases / "notes.db") as old:
+        old.execute("CREATE TABLE secrets (v TEXT)")
+        old.execute("INSERT INTO secrets VALUES ('kept from before')")
+    async with Host.open(cwd=project) as host:
+        host.store.add_grant("notes.keep", "env", "HOME", "always")
+        plan = host.plan_project_trust(".workbench/extensions/notes")
+        text = "\n".join(plan.describe())
+        assert "notes.db" in text and "1 grant" in text
+        host.trust_project_extension(".workbench/extensions/notes", digest=plan.digest)
+        assert not (databases / "notes.db").exists()
+        peeked = await host.call_tool("peek", {}, CallOptions(prompt=False))
+        assert peeked.ok and peeked.result == [{"v": "kept from before"}]
+        kept = await host.call_tool("keep", {"v": "new"}, CallOptions(prompt=False))
+        assert kept.ok, kept.error  # the grant moved with it: no prompt needed
+        assert host.store.count_grants("notes.keep") == 0

@@ -53,7 +53,8 @@ from workbench.ext.installed import (
     record_installed,
 )
 from workbench.ext.plan import DEFAULT_VERSION, InstallPlan, PlanAction, build_plan, read_version
-from workbench.ext.project import project_consent, project_identity, trust_command
+from workbench.ext.project import (carry_over, kept_under_name, project_consent, project_identity,
+                                   trust_command)
 from workbench.ext.recovery import Repair, recover
 from workbench.ext.registry import DEFAULT_REGISTRY, RegistryClient, SearchResult
 from workbench.ext.semver import parse_version
@@ -584,6 +585,9 @@ class ExtensionManager:
             warnings=tuple(problem.describe() for problem in report.warnings))
         if recorded is not None:
             plan = dataclasses.replace(plan, diff=diff_consent(recorded["consent"], plan.consent))
+        kept = kept_under_name(self.home, self.store, identity, manifest)
+        if not kept.empty:
+            plan = dataclasses.replace(plan, carried_over=tuple(kept.describe(manifest.name)))
         if approve is not None and not approve(plan):
             raise InstallDeclined(f"{manifest.name} was not consented to; it stays held")
         with self._commits.lock():
@@ -591,12 +595,18 @@ class ExtensionManager:
             if again.digest != plan.digest:
                 raise ExtensionError("its files changed again while you decided; run "
                                      f"`{trust_command(folder)}` again", where=str(folder))
+            if kept != kept_under_name(self.home, self.store, identity, manifest):
+                raise ExtensionError("what the home keeps under its name changed while you "
+                                     f"decided; run `{trust_command(folder)}` again",
+                                     where=str(folder))
+            carry_over(self.store, kept)
             with self.store.transaction():
                 self.store.record_project_consent(
                     identity, folder=str(folder), name=manifest.name, digest=again.digest,
                     files=again.by_path(), consent=plan.consent)
                 self.store.audit("user", "extension.project_trust", identity,
-                                 {"name": manifest.name, "digest": again.digest})
+                                 {"name": manifest.name, "digest": again.digest,
+                                  "carried_over": list(plan.carried_over)})
         return plan
 
     def search(self, words: list[str] | tuple[str, ...] = (), *,

@@ -152,6 +152,9 @@ class InstallPlan:
     manifest: Manifest | None = field(default=None, repr=False, compare=False)
     dependencies: tuple[Dependency, ...] = ()
     previous_dependencies: tuple[Dependency, ...] | None = None
+    carried_over: tuple[str, ...] = ()
+    """For a project extension's first consent: what the home kept for it under its bare
+    name, which approving moves to its identity."""
 
     def hook_lines(self) -> list[str]:
         """Each hook with what it can do, in plain words."""
@@ -238,6 +241,9 @@ class InstallPlan:
             else:
                 lines.append("Compared with what you approved before:")
                 lines += [f"  {line}" for line in self.diff.describe()]
+        if self.carried_over:
+            lines.append("Carried over to this folder's extension when you trust it:")
+            lines += [f"  {item}" for item in self.carried_over]
         lines += [f"warning: {warning}" for warning in self.warnings]
         return lines
 
@@ -254,6 +260,7 @@ class InstallPlan:
             "previous_version": self.previous_version,
             "diff": None if self.diff is None else self.diff.to_json(),
             "changed_files": list(self.changed_files), "warnings": list(self.warnings),
+            "carried_over": list(self.carried_over),
             "dependencies": [dependency.to_json() for dependency in self.dependencies],
             "previous_dependencies": None if self.previous_dependencies is None else
             [dependency.to_json() for dependency in self.previous_dependencies],

@@ -16,16 +16,24 @@ the home's, and a name enters it only through an install a person approved. A
 project extension that takes the name of an installed one is not loaded (the
 conflict is reported); it could not reach the installed one's data anyway.
 
-This module imports nothing of ours but the store package and ``workbench.ext``.
+What a project extension had under its bare name before (a private database
+``databases/NAME.db``, grants kept under ``NAME.TOOL``) is carried over to its
+identity when a person consents to it, the review saying so (:func:`kept_under_name`).
+
+This module imports nothing of ours but the config, manifest and store packages and
+``workbench.ext``.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.config.home import Home, storage_name
 from workbench.ext.fingerprint import FingerprintCheck, compare, fingerprint
+from workbench.manifest.models import Manifest
 from workbench.store import Store
 
 PROJECT_PREFIX = "project:"
@@ -86,3 +94,73 @@ def project_consent(store: Store, folder: Path, project_dir: Path | None = None)
                 else "its files differ from what you consented to")
         return ProjectConsent(identity, False, f"{what} {hint}", check, row["consent"])
     return ProjectConsent(identity, True, "", check, row["consent"])
+
+
+@dataclass(frozen=True)
+class KeptUnderName:
+    """What the home kept for a project extension under its bare name, before project
+    extensions were kept by identity: carried over to its identity when a person
+    consents to it (the review says so), so that nothing they had is lost.
+
+    Attributes:
+        database: Its private database files under the old name, and where each goes.
+        grants: ``(old key, new key, how many)`` per holder with grants to move.
+    """
+
+    database: tuple[tuple[Path, Path], ...] = ()
+    grants: tuple[tuple[str, str, int], ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.database or self.grants)
+
+    def describe(self, name: str) -> list[str]:
+        """What moves, for the review."""
+        lines = []
+        if self.database:
+            lines.append(f"its private database kept under the name {name!r} "
+                         f"({self.database[0][0].name})")
+        count = sum(n for _, _, n in self.grants)
+        if count:
+            lines.append(f"{count} grant{'s' if count != 1 else ''} kept under the name "
+                         f"{name!r} ({', '.join(old for old, _, _ in self.grants)})")
+        return lines
+
+
+def kept_under_name(home: Home, store: Store, identity: str, manifest: Manifest) -> KeptUnderName:
+    """What the home keeps under ``manifest.name`` that a project extension of that name
+    had before (the caller has made sure no installed extension has the name), and that
+    its identity does not hold yet."""
+    name = manifest.name
+    databases = home.root / "databases"
+    moves = []
+    old_db, new_db = databases / f"{name}.db", databases / f"{storage_name(identity, name)}.db"
+    if old_db.is_file() and not old_db.is_symlink() and not new_db.exists():
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            source = Path(f"{old_db}{suffix}")
+            if source.is_file() and not source.is_symlink():
+                moves.append((source, Path(f"{new_db}{suffix}")))
+    holders = [(f"{name}.{tool.name}", f"{identity}.{tool.name}") for tool in manifest.tools]
+    holders += [(f"hook:{name}", f"hook:{identity}")] if manifest.hooks else []
+    holders += [(f"{p.type}:{name}/{p.name}", f"{p.type}:{identity}/{p.name}")
+                for p in manifest.providers]
+    grants = tuple((old, new, count) for old, new in holders
+                   if (count := store.count_grants(old)) and not store.count_grants(new))
+    return KeptUnderName(tuple(moves), grants)
+
+
+def carry_over(store: Store, kept: KeptUnderName) -> None:
+    """Move what was kept under the bare name to the identity (files first; they go back
+    when the store refuses)."""
+    done: list[tuple[Path, Path]] = []
+    try:
+        for source, target in kept.database:
+            os.rename(source, target)
+            done.append((source, target))
+        with store.transaction():
+            for old, new, _ in kept.grants:
+                store.move_grants(old, new)
+    except BaseException:
+        for source, target in reversed(done):
+            os.rename(target, source)
+        raise

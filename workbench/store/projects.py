@@ -43,3 +43,18 @@ class ProjectExtensionsMixin(StoreBase):
             cursor = self._execute("DELETE FROM project_extensions WHERE identity = ?",
                                    (identity,))
         return cursor.rowcount > 0
+
+    def count_grants(self, holder: str) -> int:
+        """How many grants and denials are kept under ``holder`` (a tool's key)."""
+        row = self._one("SELECT COUNT(*) AS n FROM grants WHERE tool = ?", (holder,))
+        return int(row["n"]) if row else 0
+
+    def move_grants(self, old: str, new: str) -> int:
+        """Keep ``old``'s grants, denials and per-chat declines under ``new`` instead
+        (when an extension's data moves to its identity); returns how many grants moved."""
+        with self.transaction():
+            moved = self._execute("UPDATE grants SET tool = ? WHERE tool = ?",
+                                  (new, old)).rowcount
+            self._execute("UPDATE session_declines SET tool = ? WHERE tool = ?", (new, old))
+        return moved
+

@@ -14,7 +14,6 @@ in the host's process, and it is registered with the source ``builtin``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from collections.abc import Awaitable, Callable, Collection
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.config.home import storage_name
 from workbench.errors import ToolError
 
 SOURCE_ORDER = ("builtin", "extension", "mcp", "plugin")
@@ -73,10 +73,7 @@ class Tool:
         its dependency caches): an installed one's name; for a project's, its name after
         a digest of its identity, so that it never opens an installed one's, nor another
         project's of the same name."""
-        if not self.owner:
-            return self.extension
-        digest = hashlib.sha256(self.owner.encode()).hexdigest()[:16]
-        return f"project-{digest}-{self.extension}"
+        return storage_name(self.identity, self.extension)
 
     @property
     def grant_key(self) -> str:

@@ -144,6 +144,10 @@ class PlanView(VerticalScroll):
         yield Static(Content(plan.description), classes="plan-view--description")
 
     def _changes(self, plan: InstallPlan) -> Iterable[Widget]:
+        if plan.carried_over:
+            yield heading("Carried over to this folder's extension")
+            for item in plan.carried_over:
+                yield line(item)
         if plan.changed_files:
             yield line(Content.assemble(("Files changed since you approved it: ", "bold"),
                                         ", ".join(plan.changed_files)), "plan-view--alert")
