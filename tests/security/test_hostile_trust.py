@@ -211,8 +211,10 @@ async def test_project_code_does_not_run_after_the_project_is_trusted(tmp_path, 
                 in problems["planter"].error_message)
         outcome = await host.call_tool("plant", {"where": str(tmp_path / "x")},
                                        CallOptions(prompt=False))
-        assert outcome.ok is False and outcome.error["kind"] in ("not_found", "unknown_tool")
+        assert outcome.ok is False and outcome.error["kind"] == "not_found"
+        assert "workbench ext trust .workbench/extensions/planter" in outcome.error["message"]
         assert not (tmp_path / "x").exists()
+        assert any("planter" in notice and "ext trust" in notice for notice in host.notices())
         listed = {e.name: e for e in host.extensions_here()}
         assert listed["planter"].state == "held"
         assert listed["planter"].origin == f"project {project.resolve()}"
@@ -258,12 +260,21 @@ def test_ext_trust_path_on_the_command_line(tmp_path, home):
     listed = {e["name"]: e for e in json.loads(workbench("ext", "list", "--json").stdout)}
     assert listed["planter"]["state"] == "held"
     assert listed["planter"]["identity"].startswith("project:")
+    assert listed["planter"]["origin"] == f"project {project.resolve()}"
+    refused = workbench("call", "plant", "--args", json.dumps({"where": str(tmp_path / "x")}))
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "workbench ext trust .workbench/extensions/planter" in refused.stderr
+    assert not (tmp_path / "x").exists()
     assert workbench("ext", "trust", ".workbench/extensions/planter").returncode == 2  # no tty
     done = workbench("ext", "trust", ".workbench/extensions/planter", "--yes")
     assert done.returncode == 0, done.stderr
     assert "Write a file." in done.stdout
     listed = {e["name"]: e for e in json.loads(workbench("ext", "list", "--json").stdout)}
     assert listed["planter"]["state"] == "ok"
+    ran = workbench("call", "plant", "--args", json.dumps({"where": str(tmp_path / "x")}),
+                    "--grant-all")
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "x").read_text() == "planted"
 
 
 # --- names that collide ------------------------------------------------------------------

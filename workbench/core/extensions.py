@@ -106,7 +106,12 @@ def load_extensions(*, registry: ToolRegistry, manager: ExtensionManager, memori
                   providers=providers)
     for found in manager.discover(cwd, include_global=False):
         if not found.runnable:
-            registry.load_errors.append(LoadError(found.name, found.folder, found.reason))
+            tools = tuple(tool.name for tool in found.manifest.tools) if found.manifest else ()
+            registry.load_errors.append(LoadError(found.name, found.folder, found.reason, tools))
+            if found.valid and found.trusted:
+                # Said where a headless run shows it (its notices), not only in the report.
+                loaded.notices.append(f"the project extension {found.name} "
+                                      f"({found.folder}) was not loaded: {found.reason}")
         elif enabled:
             _load(registry, memories, loaded, found.folder, source="extension", scope="project",
                   manifest=found.manifest, hooks=hooks, providers=providers,

@@ -96,6 +96,9 @@ class LoadError:
     extension: str
     path: Path
     message: str
+    tools: tuple[str, ...] = ()
+    """The tools it would have brought (when its manifest could be read), so that a
+    call of one says why it is missing."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,10 @@ class ToolRegistry:
             for tool in self._by_name.get(tool_name, []):
                 if tool.extension == extension and self._offered(tool, exclude, skip):
                     return tool
+        for error in self.load_errors:
+            if tool_name in error.tools and (not dot or extension == error.extension):
+                raise ToolError("not_found", f"no tool named {name!r}: its extension "
+                                f"{error.extension} is not loaded: {error.message}")
         raise ToolError("not_found", f"no tool named {name!r}")
 
     def available(self, exclude: Collection[str] = (), skip: Collection[str] = ()) -> list[Tool]:
