@@ -208,7 +208,8 @@ class ToolGateway:
             return self._refused(call_id, tool.qualified_name, arguments, options,
                                  ToolError("blocked", f"blocked by a hook: {decision.blocked}"),
                                  context=join_contexts(decision.contexts))
-        if decision.replaced_by is not None:
+        if decision.replaced_by is not None and decision.arguments != arguments:
+            # (A "replacement" equal to the model's arguments rewrites nothing.)
             try:
                 self._check_rewrite(call_id, tool, decision.replaced_by, decision.arguments,
                                     arguments, options)
