@@ -39,7 +39,8 @@ from workbench.ext.dependencies import (
     restore_interrupted,
     sweep_orphans,
 )
-from workbench.ext.discovery import DiscoveredExtension, discover, extension_folders
+from workbench.ext.discovery import (PROJECT_EXTENSIONS, DiscoveredExtension, discover,
+                                     extension_folders)
 from workbench.ext.errors import ExtensionError, InstallDeclined
 from workbench.ext.fetch import fetch
 from workbench.ext.fingerprint import FingerprintCheck, compare, fingerprint
@@ -560,11 +561,13 @@ class ExtensionManager:
         if folder.is_symlink() or not folder.is_dir():
             raise ExtensionError("not an extension folder (a project extension is a folder, "
                                  "not a link)", where=str(folder))
-        folder = folder.parent.resolve() / folder.name
         if folder.parent.name != "extensions" or folder.parent.parent.name != ".workbench":
             raise ExtensionError("a project extension lives in PROJECT/.workbench/extensions/; "
                                  "install others with `workbench ext install`",
                                  where=str(folder))
+        # Named as discovery names it (the project folder resolved), so that the consent
+        # is found under the same identity whichever way the folder was given.
+        folder = folder.parents[2].resolve() / PROJECT_EXTENSIONS / folder.name
         report = validate_extension(folder)
         if report.manifest is None:
             raise ExtensionError(invalid_message(report), where=str(folder))
