@@ -273,6 +273,8 @@ async def test_a_consented_project_extension_runs_and_is_held_when_its_files_cha
         assert "main.py" in problems["planter"].error_message
         again = await grant_all_call(host, "word_count", {"text": "still here"})
         assert again.ok
+        digest, files = host.extension_manager().approved(f"project:{folder}")
+        assert digest == plan.digest and "main.py" in files
 
 
 def test_ext_trust_path_on_the_command_line(tmp_path, home):

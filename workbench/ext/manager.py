@@ -54,8 +54,8 @@ from workbench.ext.installed import (
     record_installed,
 )
 from workbench.ext.plan import DEFAULT_VERSION, InstallPlan, PlanAction, build_plan, read_version
-from workbench.ext.project import (carry_over, kept_under_name, project_consent, project_identity,
-                                   trust_command)
+from workbench.ext.project import (carry_over, is_project_identity, kept_under_name,
+                                   project_consent, project_identity, trust_command)
 from workbench.ext.recovery import Repair, recover
 from workbench.ext.registry import DEFAULT_REGISTRY, RegistryClient, SearchResult
 from workbench.ext.semver import parse_version
@@ -542,6 +542,19 @@ class ExtensionManager:
                 manifest=manifest, check=check, origin=f"project {found.folder.parents[2]}",
                 identity=found.identity))
         return listed
+
+    def approved(self, identity: str) -> tuple[str | None, dict[str, str]]:
+        """What a person approved for an extension, by its identity (``Tool.identity``):
+        the digest and the files (sha256 by path) of an installed one's consent, or of
+        a project one's (``project:FOLDER``); ``(None, {})`` when never approved. For a
+        check of the files when a worker starts."""
+        if is_project_identity(identity):
+            row = self.store.get_project_consent(identity)
+            return (row["digest"], dict(row["files"])) if row else (None, {})
+        consent = self.store.get_consent(identity)
+        if consent is None:
+            return None, {}
+        return consent["digest"], self.store.extension_files(identity)
 
     def trust_project(self, folder: Path, *, approve: Approve | None = None) -> InstallPlan:
         """Consent to a project extension's current files (its tools, their permissions
