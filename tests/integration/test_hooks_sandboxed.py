@@ -29,7 +29,8 @@ def script(tmp_path, replies) -> str:
 @pytest.fixture
 def installed(home):
     """The guard extension installed in the test's home (hooks are consented at install)."""
-    done = subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(GUARD), "--yes"],
+    done = subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(GUARD), "--yes",
+                           "--allow-hook-rewrite"],
                           capture_output=True, text=True, env=dict(os.environ))
     assert done.returncode == 0, done.stderr
     return home

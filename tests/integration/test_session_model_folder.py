@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.config.trust import trust_project
+from workbench.config.trust import trust_project as trust_config
 from workbench.core.host import Host
 from workbench.errors import ExitCode, WorkbenchError
 from workbench.events import Notice
@@ -21,6 +21,18 @@ from workbench.events import Notice
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
                           text=True, env=dict(os.environ), cwd=cwd, timeout=120)
+
+
+def trust_project(home, root: Path) -> None:
+    """Trust the project's config and consent to its extensions' code as it is now."""
+    from workbench.ext.manager import ExtensionManager
+    from workbench.store import Store
+
+    trust_config(home, root)
+    with Store.open(home.db_path) as store:
+        manager = ExtensionManager(home, store, registry_url="http://127.0.0.1:9")
+        for folder in sorted((root / ".workbench" / "extensions").glob("*")):
+            manager.trust_project(folder)
 
 
 @pytest.fixture
@@ -179,6 +191,7 @@ async def test_a_resumed_session_runs_its_tools_under_its_folders_limits(project
     (here / "loca.json").write_text(json.dumps(manifest))
     with (here / "main.py").open("a") as module:
         module.write("\nimport time\n\ndef nap(args, ctx):\n    time.sleep(30)\n    return 'woke'\n")
+    trust_project(home, project)  # its extension's code changed: consented to again
     (project / "chat.json").write_text(json.dumps([
         {"text": "first"}, {"tool_calls": [{"id": "n1", "name": "nap", "arguments": {}}]},
         {"text": "second"}]))

@@ -442,3 +442,52 @@ class TestDrawing:
         assert shown_path(tmp_path) == "~"
         assert shown_path("/elsewhere/x") == "/elsewhere/x"
         assert shown_path("npm:loca-extension-foo") == "npm:loca-extension-foo"
+
+
+# --- a project's own extensions, hooks that rewrite ----------------------------------------
+
+class TestProjectAndHooks:
+    async def test_a_project_extension_is_held_until_t_reviews_and_trusts_it(
+            self, make_app, until, home, workdir) -> None:
+        from workbench.config.trust import trust_project
+
+        (workdir / ".workbench").mkdir()
+        (workdir / ".workbench" / "config.toml").write_text("")
+        write_extension(workdir / ".workbench" / "extensions" / "local", name="local-tool")
+        trust_project(home, workdir)
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_screen(pilot, until)
+            await until(pilot, lambda: listed(screen).get("local-tool") == "held")
+            assert "foo" not in {t.name for t in app.host.registry.available()}
+            await select(pilot, screen, "local-tool")
+            assert screen.selected.origin == f"project {workdir.resolve()}"
+            assert screen.check_action("trust", ()) is True
+            assert screen.check_action("remove", ()) is None
+            await pilot.press("t")
+            shown = await review(pilot, until)
+            lines = text_of(shown.query_one(PlanView))
+            assert "foo" in lines
+            await pilot.press("a")
+            await settle(pilot, until, screen)
+            await until(pilot, lambda: listed(screen).get("local-tool") == "ok")
+            assert message(screen) == "Trusted local-tool: its tools run in this project."
+            assert "foo" in {t.name for t in app.host.registry.available()}
+
+    async def test_installing_a_hook_asks_apart_whether_it_may_rewrite_other_tools(
+            self, make_app, until, home, workdir) -> None:
+        folder = write_extension(workdir / "hooked", manifest={"hooks": {"on_tool_call": "foo"}})
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_screen(pilot, until)
+            screen._install_from(str(folder))
+            shown = await review(pilot, until)
+            assert "can block any call" in text_of(shown.query_one(PlanView))
+            await pilot.press("a")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            assert "rewrite the arguments of other" in app.screen.question
+            await pilot.press("n")  # the default: no
+            await settle(pilot, until, screen)
+            await until(pilot, lambda: listed(screen).get(FOO) == "ok")
+            explained = app.host.explain_grants(f"hook:{FOO}")
+            assert explained[0]["state"] == "not granted"

@@ -90,6 +90,26 @@ def _confirm(question: str, *, yes: bool, what: str) -> bool:
     return typer.confirm(question, default=False, err=True)
 
 
+REWRITE_OPTION = typer.Option(
+    False, "--allow-hook-rewrite",
+    help="Let its on_tool_call hook rewrite the arguments of other extensions' tools (the "
+         "hooks.rewrite grant; off unless given, or answered yes on a terminal).")
+
+
+def _hook_rewrite(plan: InstallPlan, *, allow: bool, yes: bool) -> bool | None:
+    """Whether the person lets the plan's on_tool_call hook rewrite other extensions'
+    calls: the flag, else a y/N on a terminal (never with --yes: it stays off). None
+    when the extension has no such hook."""
+    if not plan.rewrites_calls:
+        return None
+    if allow:
+        return True
+    if yes or not sys.stdin.isatty():
+        return False
+    return typer.confirm(f"Let {plan.name}'s on_tool_call hook rewrite the arguments of other "
+                         "extensions' tools (hooks.rewrite)?", default=False, err=True)
+
+
 def _approver(*, yes: bool, as_json: bool, question: str) -> Callable[[InstallPlan], bool]:
     def approve(plan: InstallPlan) -> bool:
         if not as_json:
@@ -123,21 +143,30 @@ def install(
                                  help="A folder, a .tgz/.tar.gz/.zip file, or npm:NAME[@VERSION]."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Accept without asking (for scripts)."),
     as_json: bool = typer.Option(False, "--json", help="Print what was installed as JSON."),
+    allow_hook_rewrite: bool = REWRITE_OPTION,
 ) -> None:
     """Install an extension after showing what it brings and asking.
 
-    Shows its tools, each permission with its reason, hooks, knowledge and skills,
-    then asks y/N. Without a terminal, --yes is required (exit 2 otherwise).
+    Shows its tools, each permission with its reason, hooks and what each can do,
+    knowledge and skills, then asks y/N (and, for an on_tool_call hook, whether it may
+    rewrite other extensions' calls). Without a terminal, --yes is required (exit 2
+    otherwise).
     """
     with reported(), _declined(), _host() as host:
         approve = _approver(yes=yes, as_json=as_json, question="Install {name}?")
         plans: list[InstallPlan] = []
+        rewrite: list[bool | None] = []
 
         def remember(plan: InstallPlan) -> bool:
             plans.append(plan)
-            return approve(plan)
+            accepted = approve(plan)
+            if accepted:
+                rewrite.append(_hook_rewrite(plan, allow=allow_hook_rewrite, yes=yes))
+            return accepted
 
         installed = host.install_extension(source, remember)
+        if rewrite and rewrite[0]:
+            host.set_hook_rewrite(installed.name, True)
     if as_json:
         _echo_json({"extension": installed.to_json(), "plan": plans[0].to_json()})
     else:
@@ -151,6 +180,7 @@ def update(
                                       help="Fetch from here instead of the recorded source."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Accept without asking (for scripts)."),
     as_json: bool = typer.Option(False, "--json", help="Print what was updated as JSON."),
+    allow_hook_rewrite: bool = REWRITE_OPTION,
 ) -> None:
     """Install a new version of an extension, showing how its permissions changed."""
     with reported(), _declined(), _host() as host:
@@ -162,6 +192,8 @@ def update(
             return approve(plan)
 
         updated = host.update_extension(name, remember, source=source)
+        if allow_hook_rewrite and plans and plans[0].rewrites_calls:
+            host.set_hook_rewrite(updated.name, True)
     if as_json:
         _echo_json({"extension": updated.to_json(), "plan": plans[0].to_json()})
     else:
@@ -190,9 +222,10 @@ def remove(
 def list_extensions(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """The installed extensions with their version and state (ok, held, broken)."""
+    """The installed extensions and this folder's project's own, with their version,
+    state (ok, held, broken, conflict) and origin (installed, or the project)."""
     with reported(), _host() as host:
-        found = host.installed_extensions()
+        found = host.extensions_here()
     if as_json:
         _echo_json([extension.to_json() for extension in found])
         return
@@ -202,7 +235,7 @@ def list_extensions(
     width = max(len(extension.name) for extension in found)
     for extension in found:
         typer.echo(f"{extension.name:<{width}}  {extension.version or '-':<10}  "
-                   f"{extension.state:<6}  {extension.display_name}")
+                   f"{extension.state:<8}  {extension.display_name}  ({extension.origin})")
         if extension.reason:
             typer.echo(f"{'':<{width}}  {extension.reason}")
 
@@ -230,18 +263,46 @@ def search(
 
 @ext_app.command("trust")
 def trust(
-    name: str = typer.Argument(..., metavar="NAME", help="The installed extension."),
+    target: str = typer.Argument(..., metavar="NAME|PATH",
+                                 help="An installed extension's name, or the folder of one of "
+                                      "the project's own (.workbench/extensions/NAME)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Trust without asking."),
     as_json: bool = typer.Option(False, "--json", help="Print what is now approved as JSON."),
+    allow_hook_rewrite: bool = REWRITE_OPTION,
 ) -> None:
-    """Approve an extension's current files, so a held extension runs again."""
+    """Approve an extension's current files: a held installed extension runs again, a
+    project's own extension runs in its (trusted) project.
+
+    A project extension is named by its folder (anything with a '/'), so that a name
+    its author chose never stands for it. It is shown like an install — tools, each
+    permission with its reason, hooks and what each can do — and consented to for its
+    files as they are; when they change it is held until trusted again.
+    """
     with reported(), _declined(), _host() as host:
-        plan = host.trust_extension(name, _approver(yes=yes, as_json=as_json,
-                                                    question="Trust {name} as it is now?"))
+        approve = _approver(yes=yes, as_json=as_json, question="Trust {name} as it is now?")
+        rewrite: list[bool | None] = []
+
+        def remember(plan: InstallPlan) -> bool:
+            accepted = approve(plan)
+            if accepted:
+                rewrite.append(_hook_rewrite(plan, allow=allow_hook_rewrite, yes=yes))
+            return accepted
+
+        project = "/" in target or target.startswith(".")
+        if project:
+            plan = host.trust_project_extension(target, remember)
+            identity = f"project:{plan.folder}"
+        else:
+            plan = host.trust_extension(target, remember)
+            identity = plan.name
+        # Asked (or given) now: a no takes an earlier yes back; --yes alone keeps it.
+        if rewrite and rewrite[0] is not None and (rewrite[0] or not yes):
+            host.set_hook_rewrite(identity, bool(rewrite[0]))
     if as_json:
         _echo_json(plan.to_json())
     else:
-        typer.echo(f"Trusted {plan.name} ({plan.digest})")
+        typer.echo(f"Trusted {plan.name} ({plan.digest})"
+                   + (f" in {plan.folder}" if project else ""))
 
 
 @ext_app.command("status")

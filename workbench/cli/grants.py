@@ -27,7 +27,7 @@ def list_grants(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        rows = host.store.list_grants(host.registry.resolve(tool).qualified_name if tool else None)
+        rows = host.store.list_grants(host.registry.resolve(tool).grant_key if tool else None)
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return

@@ -11,6 +11,7 @@ upward. This module must not import anything of ours; it is a leaf of the config
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -123,6 +124,17 @@ class Home:
             return folder.resolve() == self.root.resolve()
         except OSError:
             return False
+
+
+def storage_name(identity: str, name: str) -> str:
+    """The file name of what the home keeps for an extension (its private database under
+    ``databases/``, its dependency caches under ``cache/``): an installed extension's
+    name; for one a project keeps (identity ``project:FOLDER``), its name after a digest
+    of its identity, so it never opens an installed one's, nor another project's of the
+    same name."""
+    if identity == name or not identity:
+        return name
+    return f"project-{hashlib.sha256(identity.encode()).hexdigest()[:16]}-{name}"
 
 
 def project_config_path(project_dir: Path) -> Path:

@@ -115,9 +115,9 @@ class CallHandler:
                                 "set \"database\": true in its loca.json")
             sql = _require(params, "sql")
             if member == "query":
-                return self.services.databases.query(self.tool.extension, sql, params.get("params"))
+                return self.services.databases.query(self.tool.storage_name, sql, params.get("params"))
             if member == "execute":
-                return self.services.databases.execute(self.tool.extension, sql, params.get("params"))
+                return self.services.databases.execute(self.tool.storage_name, sql, params.get("params"))
         if group == "llm" and member == "complete":
             await self.ctx.authorize("llm", "")
             request = params.get("request", params)

@@ -150,6 +150,8 @@ class ExtensionOps:
                 self._discard_if_plan(source)
             raise
         installed = self.extension_manager().install(self._source(source), approve=approve)
+        # A new install starts without it, whatever an earlier one of the name had.
+        self.set_hook_rewrite(installed.name, False)
         self._extensions_changed()
         return installed
 
@@ -269,6 +271,91 @@ class ExtensionOps:
         self._extensions_changed()
         return trusted
 
+    def _project_folder(self, path: str | Path) -> Path:
+        """A project extension's folder, relative to the host's working folder."""
+        from pathlib import Path
+
+        folder = Path(path).expanduser()
+        return folder if folder.is_absolute() else self.cwd / folder
+
+    def plan_project_trust(self, path: str | Path) -> InstallPlan:
+        """What consenting to the project extension in ``path`` as it is now would
+        approve: its tools with their permissions and reasons, its hooks and what each
+        can do, the files that changed and how the consent differs since the last one.
+        Nothing is recorded.
+
+        Raises:
+            ExtensionError: Not a project extension folder, invalid, or its name is an
+                installed extension's.
+        """
+        shown: list[InstallPlan] = []
+
+        def look(plan: InstallPlan) -> bool:
+            shown.append(plan)
+            return False
+
+        try:
+            self.extension_manager().trust_project(self._project_folder(path), approve=look)
+        except InstallDeclined:
+            pass
+        return shown[0]
+
+    def trust_project_extension(self, path: str | Path, approve: Approve | None = None, *,
+                                digest: str | None = None) -> InstallPlan:
+        """Consent to a project extension's current files (``workbench ext trust PATH``,
+        the Extensions screen), so it runs in its trusted project, then rebuild the
+        registry. The consent is per extension and per content: when its files change
+        it is held again.
+
+        Args:
+            path: Its folder, ``.workbench/extensions/NAME`` (relative to the host's
+                working folder) or absolute.
+            approve: Shown the plan; returns True to consent. None consents without asking.
+            digest: The digest of the files the person reviewed; refused when they are
+                no longer those.
+
+        Raises:
+            InstallDeclined: ``approve`` said no; it stays held.
+            ExtensionError: See :meth:`plan_project_trust`; also when its files changed
+                since they were reviewed, or while a turn is streaming.
+        """
+        self._refuse_while_streaming()
+
+        def check(plan: InstallPlan) -> bool:
+            if digest is not None and plan.digest != digest:
+                raise ExtensionError(f"{plan.name}'s files changed since you reviewed them; "
+                                     "review them again", where=str(plan.folder))
+            return approve(plan) if approve is not None else True
+
+        trusted = self.extension_manager().trust_project(self._project_folder(path),
+                                                         approve=check)
+        self._extensions_changed()
+        return trusted
+
+    def set_hook_rewrite(self, extension: str, allowed: bool) -> None:
+        """Allow (or take back) the ``hooks.rewrite`` grant of an extension: whether its
+        ``on_tool_call`` hook may rewrite the arguments of other extensions' tools.
+
+        Off unless a person allows it, at install or trust (``--allow-hook-rewrite``,
+        the TUI's question after the review); ``grants explain hook:NAME`` shows it.
+
+        Args:
+            extension: The extension's identity: an installed one's name, a project
+                one's ``project:FOLDER``.
+            allowed: True to grant it for good, False to take it back.
+        """
+        from workbench.core.gateway import REWRITE_GRANT
+        from workbench.hooks.registry import rewrite_key
+
+        key = rewrite_key(extension)
+        if allowed:
+            self.store.add_grant(key, REWRITE_GRANT.kind, REWRITE_GRANT.value, "always")
+            self.store.audit("person", "grant.always", key,
+                             {"permissions": [REWRITE_GRANT.to_json()]})
+        elif self.store.revoke_grants(key, REWRITE_GRANT.kind, REWRITE_GRANT.value):
+            self.store.audit("person", "grant.revoke", key,
+                             {"kind": REWRITE_GRANT.kind, "value": REWRITE_GRANT.value})
+
     def switch_extension(self, name: str, enabled: bool) -> None:
         """Switch an installed extension on or off in every chat (``ext enable|disable``),
         then rebuild the registry.
@@ -288,6 +375,13 @@ class ExtensionOps:
         """Every installed extension by name, with its state (``ok``, ``held``,
         ``broken``) and the reason it is not ``ok``."""
         return self.extension_manager().list()
+
+    def extensions_here(self) -> list[InstalledExtension]:
+        """The installed extensions, then the host's project's own ones, each with its
+        origin (``installed``, ``project PATH``) and state (a project one is also
+        ``conflict`` when it takes an installed extension's name)."""
+        manager = self.extension_manager()
+        return manager.list() + manager.project_extensions(self.cwd)
 
     def installed_extension(self, name: str) -> InstalledExtension:
         """One installed extension with its state.

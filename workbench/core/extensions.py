@@ -2,7 +2,9 @@
 
 Only extensions whose files match what the person approved are loaded; a held or
 broken one is listed with its reason instead. Project-local extensions run only in
-a trusted project. ``extensions.enabled = false`` loads nothing but keeps the
+a trusted project, once a person consented to their files as they are, and never
+under an installed extension's name; their tools, hooks, providers and knowledge
+are kept under their identity (``project:FOLDER``, see ``workbench.ext.project``). ``extensions.enabled = false`` loads nothing but keeps the
 diagnostics. Knowledge and skills that loaded extensions ship join the memories; the
 hooks and providers they declare join their registries.
 """
@@ -36,6 +38,7 @@ class Loaded:
 
 
 def _ship_memories(memories: Memories, name: str, folder: Path, manifest) -> None:
+    """Shipped knowledge and skills, kept under ``name`` (the extension's identity)."""
     for memory in manifest.memories:
         try:
             memories.add_shipped(read_shipped(name, memory.kind, folder / memory.path))
@@ -43,11 +46,12 @@ def _ship_memories(memories: Memories, name: str, folder: Path, manifest) -> Non
             log.warning("cannot read %s's memory %s: %s", name, memory.path, exc)
 
 
-def _register_providers(providers: ProviderRegistry, folder: Path, manifest, source: str) -> None:
+def _register_providers(providers: ProviderRegistry, folder: Path, manifest, source: str,
+                        owner: str = "") -> None:
     entry, runtime = manifest.resolve_entry(folder)
     for spec in manifest.providers:
         providers.add(RegisteredProvider(
-            type=spec.type, name=spec.name, extension=manifest.name, source=source,
+            type=spec.type, name=spec.name, extension=manifest.name, source=source, owner=owner,
             function=spec.function, folder=folder, entry=entry, runtime=runtime,
             config=spec.config.model_dump(exclude_unset=True),
             permissions=spec.permissions.model_dump(by_alias=True, exclude_none=True),
@@ -56,23 +60,26 @@ def _register_providers(providers: ProviderRegistry, folder: Path, manifest, sou
 
 def _load(registry: ToolRegistry, memories: Memories, loaded: Loaded, folder: Path, *,
           source: str, scope: str, version: str = "", manifest=None,
-          hooks: HookRegistry | None = None, providers: ProviderRegistry | None = None) -> None:
-    """Load ``folder``; a ``manifest`` the caller already validated is not read again."""
+          hooks: HookRegistry | None = None, providers: ProviderRegistry | None = None,
+          owner: str = "") -> None:
+    """Load ``folder``; a ``manifest`` the caller already validated is not read again.
+    ``owner`` is the identity of a project extension (empty: its name)."""
     if manifest is None:
         manifest, tools = read_extension(registry, folder, source=source)
     else:
-        tools = register(registry, folder, manifest, source=source)
+        tools = register(registry, folder, manifest, source=source, owner=owner)
     if manifest is not None:
-        _ship_memories(memories, manifest.name, folder, manifest)
+        _ship_memories(memories, owner or manifest.name, folder, manifest)
         if hooks is not None and manifest.hooks:
             entry, runtime = manifest.resolve_entry(folder)
             for event, function in manifest.hooks.items():
                 hooks.add(Hook(extension=manifest.name, event=event, function=function,
-                               folder=folder, entry=entry, runtime=runtime))
+                               folder=folder, entry=entry, runtime=runtime, owner=owner))
         if providers is not None and manifest.providers:
-            _register_providers(providers, folder, manifest, source)
+            _register_providers(providers, folder, manifest, source, owner)
         loaded.extensions.append({"name": manifest.name, "version": version, "path": str(folder),
                                   "source": source, "scope": scope,
+                                  "identity": owner or manifest.name,
                                   "tools": [t.name for t in tools]})
 
 
@@ -99,10 +106,16 @@ def load_extensions(*, registry: ToolRegistry, manager: ExtensionManager, memori
                   providers=providers)
     for found in manager.discover(cwd, include_global=False):
         if not found.runnable:
-            registry.load_errors.append(LoadError(found.name, found.folder, found.reason))
+            tools = tuple(tool.name for tool in found.manifest.tools) if found.manifest else ()
+            registry.load_errors.append(LoadError(found.name, found.folder, found.reason, tools))
+            if found.valid and found.trusted:
+                # Said where a headless run shows it (its notices), not only in the report.
+                loaded.notices.append(f"the project extension {found.name} "
+                                      f"({found.folder}) was not loaded: {found.reason}")
         elif enabled:
             _load(registry, memories, loaded, found.folder, source="extension", scope="project",
-                  manifest=found.manifest, hooks=hooks, providers=providers)
+                  manifest=found.manifest, hooks=hooks, providers=providers,
+                  owner=found.identity)
     if samples and enabled and SAMPLES_DIR.is_dir():
         _load(registry, memories, loaded, SAMPLES_DIR, source="extension", scope="development",
               hooks=hooks, providers=providers)

@@ -23,7 +23,8 @@ from workbench.events import (AskUserRequest, DisplayBubble, PermissionRequest, 
                               ToolCallEnded, ToolCallLog, ToolCallProgress, ToolCallStarted)
 from workbench.hooks import dispatch
 from workbench.hooks.dispatch import CONTEXT_LABEL, join_contexts
-from workbench.hooks.registry import HookRegistry
+from workbench.hooks.registry import (REWRITE_KIND, REWRITE_VALUE, Hook, HookRegistry,
+                                      rewrite_key)
 from workbench.permissions.broker import Broker, Refusal
 from workbench.permissions.requirements import OS_KINDS, Requirement, TemplateRoots, requirements_of
 from workbench.tools.context import ChatContext, ToolContext
@@ -216,6 +217,14 @@ class ToolGateway:
             return self._refused(call_id, tool.qualified_name, arguments, options,
                                  ToolError("blocked", f"blocked by a hook: {decision.blocked}"),
                                  context=join_contexts(decision.contexts))
+        if decision.replaced_by is not None and decision.arguments != arguments:
+            # (A "replacement" equal to the model's arguments rewrites nothing.)
+            try:
+                self._check_rewrite(call_id, tool, decision.replaced_by, decision.arguments,
+                                    arguments, options)
+            except ToolError as exc:
+                return self._refused(call_id, tool.qualified_name, arguments, options, exc,
+                                     context=join_contexts(decision.contexts))
         try:
             granted = await self._authorize(tool, options)
         except ToolError as exc:
@@ -258,6 +267,44 @@ class ToolGateway:
             raise ToolError("invalid_arguments", f"{pointer or '/'}: {first.message}",
                             pointer=pointer or "")
 
+    def _check_rewrite(self, call_id: str, tool: Tool, hook: Hook, replaced: Any,
+                       original: Any, options: CallOptions) -> None:
+        """Let a hook's replacement of the arguments through only as the model's would go.
+
+        A hook may rewrite the arguments of its own extension's tools; another
+        extension's only with the ``hooks.rewrite`` grant of its extension (kept under
+        ``hook:IDENTITY``). Without it the call fails closed: running it with the
+        model's arguments would skip what the hook meant to change. The new arguments
+        are validated against the tool's schema like the model's, and the permission
+        check that follows sees them. Every rewrite, let through or refused, is audited.
+
+        Raises:
+            ToolError: ``permission`` without the grant, ``invalid_arguments`` when the
+                new arguments do not fit the schema.
+        """
+        changed = sorted(_changed_keys(original, replaced))
+        detail = {"call_id": call_id, "tool": tool.qualified_name, "hook": hook.name,
+                  "changed": changed}
+        own = hook.identity == tool.identity
+        if not own and not self.broker.granted(rewrite_key(hook.identity), [REWRITE_GRANT],
+                                               options.session_id):
+            self.store.audit("hook", "hook.rewrite_refused", hook.extension, detail)
+            raise ToolError("permission", (
+                f"the on_tool_call hook of {hook.extension} rewrote the arguments of "
+                f"{tool.qualified_name}, a tool of another extension, without the "
+                f"hooks.rewrite grant; the call was refused (allow it with `workbench ext "
+                f"trust {hook.extension} --allow-hook-rewrite`)"), hook=hook.extension)
+        try:
+            self._validate(tool, replaced)
+        except ToolError as exc:
+            self.store.audit("hook", "hook.rewrite_refused", hook.extension,
+                             {**detail, "invalid": exc.message})
+            raise ToolError("invalid_arguments", f"the arguments the on_tool_call hook of "
+                            f"{hook.extension} put in are not valid: {exc.message}",
+                            hook=hook.extension, **exc.extra) from None
+        self.store.audit("hook", "hook.rewrite", hook.extension,
+                         {**detail, "by": "own extension" if own else "hooks.rewrite grant"})
+
     async def _authorize(self, tool: Tool, options: CallOptions) -> list[Requirement]:
         """Settle the tool's OS-level permissions before it starts; return what is granted.
 
@@ -268,7 +315,7 @@ class ToolGateway:
             reqs = [r for r in self.requirements(tool) if r.kind in OS_KINDS]
         except ValueError as exc:
             raise ToolError("permission", str(exc)) from exc
-        key = tool.qualified_name
+        key = tool.grant_key
         once: set[tuple[str, str]] = set()
         await self._settle(key, reqs, options, once=once)
         return self.broker.granted(key, reqs, options.session_id, tuple(options.grants) + tuple(once))
@@ -426,7 +473,7 @@ class ToolGateway:
             if not declared:
                 raise ToolError("permission", f"{tool.qualified_name} did not declare the "
                                 f"{kind}{' ' + access if access else ''} permission in its manifest")
-            await self._settle(tool.qualified_name, [replace(r, optional=False) for r in declared[:1]],
+            await self._settle(tool.grant_key, [replace(r, optional=False) for r in declared[:1]],
                                options, deadline, once)
 
         return ToolContext(sink=sink, asker=ask,
@@ -492,6 +539,24 @@ class _Finisher:
         return gateway._finish(self.call_id, self.tool.qualified_name, self.options, status,
                                result=result, error=error, context=join_contexts(self.contexts),
                                details=details)
+
+
+REWRITE_GRANT = Requirement(REWRITE_KIND, REWRITE_VALUE,
+                            "Rewrite the arguments of other extensions' tools from its "
+                            "on_tool_call hook.")
+"""The ``hooks.rewrite`` grant as the broker keeps it (under ``hook:IDENTITY``)."""
+
+
+def _changed_keys(original: Any, replaced: Any) -> set[str]:
+    """The top-level argument names a replacement added, removed or changed (never
+    their values: those go to the audit log of no one)."""
+    if not isinstance(original, dict) or not isinstance(replaced, dict):
+        return {"/"}
+    return {key for key in original.keys() | replaced.keys()
+            if original.get(key, _MISSING) != replaced.get(key, _MISSING)}
+
+
+_MISSING = object()
 
 
 def _listing(state: str, reqs: Iterable[Requirement]) -> str:

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 def _hook_tool(hook: Hook) -> Tool:
     return Tool(name=hook.event, description=f"{hook.event} hook", parameters={"type": "object"},
                 extension=hook.extension, source="extension", function=hook.function,
-                folder=hook.folder, entry=hook.entry, runtime=hook.runtime)
+                folder=hook.folder, entry=hook.entry, runtime=hook.runtime, owner=hook.owner)
 
 
 async def _no_requests(what: Any) -> Any:

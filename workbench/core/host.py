@@ -648,6 +648,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
             ToolError: No such tool or provider.
         """
         self.ensure_extensions()
+        if name.startswith("hook:"):
+            return self._hook_holder(name.removeprefix("hook:"))
         kind, colon, rest = name.partition(":")
         extension, slash, provider_name = rest.partition("/")
         if colon and slash and kind in PROVIDER_TYPES:
@@ -657,7 +659,20 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
                                 f"extension {extension!r}; `workbench ext status` lists them")
             return provider.key, self.provider_runtime.requirements(provider)
         tool = self.registry.resolve(name)
-        return tool.qualified_name, self.gateway.requirements(tool)
+        return tool.grant_key, self.gateway.requirements(tool)
+
+    def _hook_holder(self, extension: str) -> tuple[str, list[Requirement]]:
+        """The ``hooks.rewrite`` grant of an extension with an ``on_tool_call`` hook,
+        named by its name or its identity (``hook:NAME``)."""
+        from workbench.core.gateway import REWRITE_GRANT
+        from workbench.hooks.registry import rewrite_key
+
+        found = [hook for hook in self.hooks.for_event("on_tool_call")
+                 if extension in (hook.extension, hook.identity)]
+        if not found:
+            raise ToolError("unknown_tool", f"no loaded extension {extension!r} has an "
+                            "on_tool_call hook; `workbench ext status` lists the hooks")
+        return rewrite_key(found[0].identity), [REWRITE_GRANT]
 
     def explain_grants(self, name: str) -> list[dict[str, Any]]:
         """For each permission ``name`` (a tool, or a provider as ``TYPE:EXTENSION/NAME``)

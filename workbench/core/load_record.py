@@ -42,13 +42,16 @@ class LoadRecord:
         return getattr(self.manager, name)
 
     def _by_folder(self) -> dict[Path, tuple[Any, str | None]]:
-        """``folder -> (manifest, state)``; the state is ``held``, ``broken`` or
-        ``untrusted`` for a folder that may not run, else None. Installed entries win."""
+        """``folder -> (manifest, state)``; the state is ``held`` (a project extension
+        not consented to as it is), ``broken``, ``untrusted`` (its project is not) or
+        ``conflict`` (it takes an installed name) for a folder that may not run, else
+        None. Installed entries win."""
         found: dict[Path, tuple[Any, str | None]] = {}
         for entry in self.discovered:
             state = None
             if entry.scope == "project" and not entry.runnable:
-                state = "untrusted" if entry.valid else "broken"
+                state = ("broken" if not entry.valid else "conflict" if entry.conflict
+                         else "untrusted" if not entry.trusted else "held")
             found[Path(entry.folder)] = (entry.manifest, state)
         for entry in self.installed:
             found[Path(entry.path)] = (entry.manifest, None if entry.state == "ok" else str(entry.state))

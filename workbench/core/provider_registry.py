@@ -79,6 +79,8 @@ class RegisteredProvider:
     config: dict[str, Any] = field(default_factory=dict)
     permissions: dict[str, Any] = field(default_factory=dict)
     database: bool = False
+    owner: str = ""
+    """The extension's identity when it is not its name (a project's: ``project:FOLDER``)."""
 
     @property
     def qualified_name(self) -> str:
@@ -87,8 +89,9 @@ class RegisteredProvider:
 
     @property
     def key(self) -> str:
-        """``TYPE:EXTENSION/NAME``: what its grants and audit entries are kept under."""
-        return f"{self.type}:{self.qualified_name}"
+        """``TYPE:EXTENSION/NAME``: what its grants and audit entries are kept under (the
+        extension's identity in place of its name for a project's)."""
+        return f"{self.type}:{self.owner or self.extension}/{self.name}"
 
     @property
     def enabled(self) -> bool:

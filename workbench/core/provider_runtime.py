@@ -350,7 +350,7 @@ def _as_tool(provider: RegisteredProvider) -> Tool:
                 parameters={"type": "object"}, extension=provider.extension,
                 source=provider.source, function=provider.function, folder=provider.folder,
                 entry=provider.entry, runtime=provider.runtime, permissions=provider.permissions,
-                database=provider.database)
+                database=provider.database, owner=provider.owner)
 
 
 def _listing(provider: RegisteredProvider, state: str, reqs: list[Requirement]) -> str:

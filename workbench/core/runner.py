@@ -94,8 +94,8 @@ class SandboxRunner:
         try:
             return build_policy(runtime=tool.runtime, entry=tool.entry, function=tool.function,
                                 extension_dir=tool.folder, granted=granted, cwd=self.cwd,
-                                limits=limits, deno_dir=self.deno_cache / tool.extension,
-                                python_dir=self.python_cache / tool.extension, tool=tool.name)
+                                limits=limits, deno_dir=self.deno_cache / tool.storage_name,
+                                python_dir=self.python_cache / tool.storage_name, tool=tool.name)
         except PolicyError as exc:
             raise ToolError("unavailable", str(exc)) from exc
 

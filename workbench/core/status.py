@@ -102,7 +102,8 @@ class LoadProblem:
         extension: Its name (the folder's name when its manifest is unreadable).
         source_path: Its folder.
         state: ``held`` (its files are not the approved ones), ``broken`` (missing or
-            invalid) or ``untrusted`` (project-local, in a project not trusted).
+            invalid), ``untrusted`` (project-local, in a project not trusted) or
+            ``conflict`` (project-local, taking an installed extension's name).
         error_message: Why, for a person.
     """
 

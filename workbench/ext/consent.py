@@ -31,6 +31,35 @@ _KEY_FIELD = {"net": "host", "read": "path", "write": "path", "run": "binary", "
 
 ChangeKind = Literal["added", "removed", "widened", "narrowed"]
 
+HOOK_POWERS = {
+    "on_tool_call": ("sees the arguments of every tool call, can block any call, and can "
+                     "rewrite the arguments of its own extension's tools; rewriting any other "
+                     "tool's arguments needs the hooks.rewrite grant (off unless you allow it)"),
+    "on_tool_result": ("sees the result of every tool call and can replace the result the "
+                       "model gets"),
+    "on_session_start": "can add text the model reads at the start of every chat",
+    "on_session_shutdown": "is told when a chat's host closes (observe only)",
+    "on_message_start": "sees every assistant message (observe only)",
+    "on_message_end": "sees every assistant message (observe only)",
+    "on_tool_execution_start": "sees the arguments of every tool call (observe only)",
+    "on_tool_execution_end": "sees the result of every tool call (observe only)",
+}
+"""What each hook can do, in plain words, for consent screens."""
+
+OBSERVE_POWER = ("is told when turns start and end, with the last assistant message and the "
+                 "tools' outcomes (observe only)")
+
+
+def hook_power(event: str) -> str:
+    """What a hook on ``event`` can do, as a person reads it."""
+    return HOOK_POWERS.get(event, OBSERVE_POWER)
+
+
+def hook_line(hook: str) -> str:
+    """A plan's hook (``event → function``) with what it can do."""
+    event = hook.split(" ", 1)[0]
+    return f"{hook}: {hook_power(event)}"
+
 
 def consent_of(manifest: Manifest, *, version: str, hooks: tuple[str, ...] = ()) -> dict[str, Any]:
     """The consent JSON for a manifest: what approving it grants.

@@ -5,8 +5,10 @@ and a project's own ``.workbench/extensions``. Each folder found is validated
 (manifest only) and reported with its scope and whether its code may run: a global
 extension when it is approved and unchanged, a project-local one only when the
 project is trusted (its ``.workbench/config.toml`` trusted in its current version,
-``workbench trust``). A project that was never trusted, or whose config changed
-since, runs none of its extensions' code; their manifests are still reported.
+``workbench trust``) *and* a person consented to that extension's files as they are
+now (:mod:`workbench.ext.project`), and its name is not an installed extension's. A
+project that was never trusted, or whose config changed since, runs none of its
+extensions' code; their manifests are still reported.
 
 This module imports nothing of ours but the config and manifest packages and
 ``workbench.ext``.
@@ -22,6 +24,7 @@ from typing import Any, Literal
 from workbench.config.home import PROJECT_DIR_NAME, Home, project_config_path
 from workbench.config.trust import check_trust
 from workbench.errors import ConfigError
+from workbench.ext.project import project_identity
 from workbench.manifest.models import Manifest
 from workbench.manifest.problems import Problem
 from workbench.manifest.validate import validate_extension
@@ -59,12 +62,17 @@ class DiscoveredExtension:
     trusted: bool | None
     runnable: bool
     reason: str
+    identity: str = ""
+    """What its private resources are kept under (``project:FOLDER`` for a project's)."""
+    conflict: str = ""
+    """The installed extension whose name it takes, if any (then it is not loaded)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "folder": str(self.folder), "scope": self.scope,
                 "valid": self.valid, "errors": [p.to_json() for p in self.errors],
                 "warnings": [p.to_json() for p in self.warnings], "trusted": self.trusted,
-                "runnable": self.runnable, "reason": self.reason}
+                "runnable": self.runnable, "reason": self.reason,
+                "identity": self.identity or self.name, "conflict": self.conflict}
 
 
 def extension_folders(parent: Path) -> list[Path]:
@@ -108,7 +116,9 @@ def _describe(errors: tuple[Problem, ...]) -> str:
 
 def discover(home: Home, project_dir: Path | None,
              global_state: Callable[[str, Path], tuple[bool, str]], *,
-             include_global: bool = True) -> list[DiscoveredExtension]:
+             include_global: bool = True,
+             project_state: Callable[[Path], tuple[bool, str]] | None = None,
+             installed: Callable[[str], bool] = lambda name: False) -> list[DiscoveredExtension]:
     """Find the global and project-local extensions and check them without running them.
 
     Args:
@@ -118,6 +128,11 @@ def discover(home: Home, project_dir: Path | None,
             not: ``(runnable, reason)`` for a name and folder.
         include_global: False to look at the project's folder alone (the installed
             ones are known already, e.g. from ``ExtensionManager.list``).
+        project_state: Says whether a person consented to a project extension's
+            files as they are now: ``(consented, reason)`` for its folder. None
+            consents to none.
+        installed: Says whether a name is an installed extension's (a project
+            extension taking it is not loaded).
 
     Returns:
         Global extensions first, then the project's, each by name.
@@ -134,17 +149,29 @@ def discover(home: Home, project_dir: Path | None,
         found.append(DiscoveredExtension(name, folder, "global", report.valid, errors,
                                          warnings, report.manifest, None, runnable, reason))
     if project_dir is not None:
+        project_dir = project_dir.resolve()
         folders = extension_folders(project_dir / PROJECT_EXTENSIONS)
         trusted, why = project_trusted(home, project_dir) if folders else (False, "")
         for folder in folders:
             report = validate_extension(folder)
             errors, warnings = tuple(report.errors), tuple(report.warnings)
             name = report.manifest.name if report.manifest else folder.name
+            conflict = name if report.valid and installed(name) else ""
             if not report.valid:
                 runnable, reason = False, _describe(errors)
+            elif conflict:
+                runnable, reason = False, (
+                    f"name conflict: the installed extension {name!r} has this name; a "
+                    "project extension never takes an installed one's name, so it is not "
+                    "loaded (rename it in its loca.json)")
+            elif not trusted:
+                runnable, reason = False, why
+            elif project_state is None:
+                runnable, reason = False, "project extensions run only once consented to"
             else:
-                runnable, reason = trusted, why
+                runnable, reason = project_state(folder)
             found.append(DiscoveredExtension(name, folder, "project", report.valid, errors,
                                              warnings, report.manifest, trusted, runnable,
-                                             reason))
+                                             reason, identity=project_identity(folder),
+                                             conflict=conflict))
     return found

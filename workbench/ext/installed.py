@@ -31,7 +31,7 @@ BUILTIN_NAME = "builtin"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 """What an extension's name must match to be its folder's name."""
 
-State = Literal["ok", "held", "broken"]
+State = Literal["ok", "held", "broken", "conflict"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,11 @@ class InstalledExtension:
     tools: tuple[str, ...]
     manifest: Manifest | None = None
     check: FingerprintCheck | None = None
+    origin: str = "installed"
+    """``installed`` (the home's extensions folder), or ``project PATH`` for one a
+    project keeps in ``.workbench/extensions``."""
+    identity: str = ""
+    """What its grants, database and caches are kept under; its name when installed."""
 
     @property
     def ok(self) -> bool:
@@ -77,7 +82,8 @@ class InstalledExtension:
                 "source": self.source, "path": str(self.path), "digest": self.digest,
                 "state": self.state, "reason": self.reason, "enabled": self.enabled,
                 "builtin": self.builtin, "tools": list(self.tools),
-                "changed_files": self.check.paths() if self.check else []}
+                "changed_files": self.check.paths() if self.check else [],
+                "origin": self.origin, "identity": self.identity or self.name}
 
 
 def check_name(name: str, where: str) -> None:

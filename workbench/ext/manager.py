@@ -39,7 +39,8 @@ from workbench.ext.dependencies import (
     restore_interrupted,
     sweep_orphans,
 )
-from workbench.ext.discovery import DiscoveredExtension, discover, extension_folders
+from workbench.ext.discovery import (PROJECT_EXTENSIONS, DiscoveredExtension, discover,
+                                     extension_folders)
 from workbench.ext.errors import ExtensionError, InstallDeclined
 from workbench.ext.fetch import fetch
 from workbench.ext.fingerprint import FingerprintCheck, compare, fingerprint
@@ -53,6 +54,8 @@ from workbench.ext.installed import (
     record_installed,
 )
 from workbench.ext.plan import DEFAULT_VERSION, InstallPlan, PlanAction, build_plan, read_version
+from workbench.ext.project import (carry_over, is_project_identity, kept_under_name,
+                                   project_consent, project_identity, trust_command)
 from workbench.ext.recovery import Repair, recover
 from workbench.ext.registry import DEFAULT_REGISTRY, RegistryClient, SearchResult
 from workbench.ext.semver import parse_version
@@ -504,7 +507,123 @@ class ExtensionManager:
             found = self._inspect(name)
             return found.ok, found.reason
 
-        return discover(self.home, project_dir, state, include_global=include_global)
+        def consented(folder: Path) -> tuple[bool, str]:
+            found = project_consent(self.store, folder, project_dir and project_dir.resolve())
+            return found.consented, found.reason
+
+        return discover(self.home, project_dir, state, include_global=include_global,
+                        project_state=consented, installed=self._is_installed_name)
+
+    def _is_installed_name(self, name: str) -> bool:
+        """Whether ``name`` is taken in the home: installed, or the built-in's."""
+        return name in (BUILTIN_NAME, "workbench") or self._is_installed(name)
+
+    def project_extensions(self, project_dir: Path | None) -> list[InstalledExtension]:
+        """A project's own extensions as ``ext list`` shows them, with their origin (the
+        project folder) and state: ``ok``, ``held`` (not consented to, changed since,
+        or the project is not trusted), ``broken`` (invalid) or ``conflict`` (it takes an
+        installed extension's name)."""
+        listed = []
+        for found in self.discover(project_dir, include_global=False):
+            if found.runnable:
+                state = "ok"
+            elif found.conflict:
+                state = "conflict"
+            else:
+                state = "held" if found.valid else "broken"
+            manifest = found.manifest
+            check = project_consent(self.store, found.folder).check if found.valid else None
+            listed.append(InstalledExtension(
+                name=found.name, display_name=manifest.display_name if manifest else found.name,
+                version=read_version(found.folder, ""), source=str(found.folder),
+                path=found.folder, digest=check.digest if check else "", state=state,
+                reason=found.reason, enabled=True, builtin=False,
+                tools=tuple(tool.name for tool in manifest.tools) if manifest else (),
+                manifest=manifest, check=check, origin=f"project {found.folder.parents[2]}",
+                identity=found.identity))
+        return listed
+
+    def approved(self, identity: str) -> tuple[str | None, dict[str, str]]:
+        """What a person approved for an extension, by its identity (``Tool.identity``):
+        the digest and the files (sha256 by path) of an installed one's consent, or of
+        a project one's (``project:FOLDER``); ``(None, {})`` when never approved. For a
+        check of the files when a worker starts."""
+        if is_project_identity(identity):
+            row = self.store.get_project_consent(identity)
+            return (row["digest"], dict(row["files"])) if row else (None, {})
+        consent = self.store.get_consent(identity)
+        if consent is None:
+            return None, {}
+        return consent["digest"], self.store.extension_files(identity)
+
+    def trust_project(self, folder: Path, *, approve: Approve | None = None) -> InstallPlan:
+        """Consent to a project extension's current files (its tools, their permissions
+        with reasons, its hooks), so it runs in its project; again after they change.
+
+        Args:
+            folder: The extension's folder, ``PROJECT/.workbench/extensions/NAME``.
+            approve: Shown the plan (files changed and the consent diff since the last
+                consent); returns True to consent. None consents without asking.
+
+        Raises:
+            InstallDeclined: ``approve`` said no; it stays held.
+            ExtensionError: Not a project extension folder, invalid, its name is an
+                installed extension's, or its files changed while the person decided.
+        """
+        folder = Path(folder).absolute()
+        if folder.is_symlink() or not folder.is_dir():
+            raise ExtensionError("not an extension folder (a project extension is a folder, "
+                                 "not a link)", where=str(folder))
+        if folder.parent.name != "extensions" or folder.parent.parent.name != ".workbench":
+            raise ExtensionError("a project extension lives in PROJECT/.workbench/extensions/; "
+                                 "install others with `workbench ext install`",
+                                 where=str(folder))
+        # Named as discovery names it (the project folder resolved), so that the consent
+        # is found under the same identity whichever way the folder was given.
+        folder = folder.parents[2].resolve() / PROJECT_EXTENSIONS / folder.name
+        report = validate_extension(folder)
+        if report.manifest is None:
+            raise ExtensionError(invalid_message(report), where=str(folder))
+        manifest = report.manifest
+        check_name(manifest.name, str(folder))
+        if self._is_installed_name(manifest.name):
+            raise ExtensionError(f"its name {manifest.name!r} is an installed extension's; a "
+                                 "project extension cannot take it (rename it in its "
+                                 "loca.json)", where=str(folder))
+        identity = project_identity(folder)
+        prints = fingerprint(folder)
+        recorded = self.store.get_project_consent(identity)
+        plan = build_plan(
+            "trust", manifest=manifest, folder=folder, source=str(folder),
+            version=read_version(folder), digest=prints.digest, files=len(prints.files),
+            size=prints.total_bytes,
+            changed_files=tuple(compare(recorded["files"], prints).paths()) if recorded else (),
+            warnings=tuple(problem.describe() for problem in report.warnings))
+        if recorded is not None:
+            plan = dataclasses.replace(plan, diff=diff_consent(recorded["consent"], plan.consent))
+        kept = kept_under_name(self.home, self.store, identity, manifest)
+        if not kept.empty:
+            plan = dataclasses.replace(plan, carried_over=tuple(kept.describe(manifest.name)))
+        if approve is not None and not approve(plan):
+            raise InstallDeclined(f"{manifest.name} was not consented to; it stays held")
+        with self._commits.lock():
+            again = fingerprint(folder)
+            if again.digest != plan.digest:
+                raise ExtensionError("its files changed again while you decided; run "
+                                     f"`{trust_command(folder)}` again", where=str(folder))
+            if kept != kept_under_name(self.home, self.store, identity, manifest):
+                raise ExtensionError("what the home keeps under its name changed while you "
+                                     f"decided; run `{trust_command(folder)}` again",
+                                     where=str(folder))
+            carry_over(self.store, kept)
+            with self.store.transaction():
+                self.store.record_project_consent(
+                    identity, folder=str(folder), name=manifest.name, digest=again.digest,
+                    files=again.by_path(), consent=plan.consent)
+                self.store.audit("user", "extension.project_trust", identity,
+                                 {"name": manifest.name, "digest": again.digest,
+                                  "carried_over": list(plan.carried_over)})
+        return plan
 
     def search(self, words: list[str] | tuple[str, ...] = (), *,
                limit: int = 20) -> list[SearchResult]:

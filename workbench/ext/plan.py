@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from workbench.ext.consent import (ConsentDiff, PermissionItem, consent_of, permission_items,
-                                   provider_label)
+from workbench.ext.consent import (ConsentDiff, PermissionItem, consent_of, hook_line,
+                                   permission_items, provider_label)
 from workbench.ext.dependencies import Dependency
 from workbench.manifest.models import Manifest
 
@@ -152,6 +152,19 @@ class InstallPlan:
     manifest: Manifest | None = field(default=None, repr=False, compare=False)
     dependencies: tuple[Dependency, ...] = ()
     previous_dependencies: tuple[Dependency, ...] | None = None
+    carried_over: tuple[str, ...] = ()
+    """For a project extension's first consent: what the home kept for it under its bare
+    name, which approving moves to its identity."""
+
+    def hook_lines(self) -> list[str]:
+        """Each hook with what it can do, in plain words."""
+        return [hook_line(hook) for hook in self.hooks]
+
+    @property
+    def rewrites_calls(self) -> bool:
+        """Whether it has an ``on_tool_call`` hook, which the ``hooks.rewrite`` grant
+        (asked apart, off by default) would let rewrite other extensions' calls."""
+        return any(hook.split(" ", 1)[0] == "on_tool_call" for hook in self.hooks)
 
     def dependency_lines(self) -> list[str]:
         """The dependencies as lines: the extension's own, what they need, what changed."""
@@ -197,7 +210,11 @@ class InstallPlan:
                     lines.append(f"    {item.describe()}: {item.reason}")
         else:
             lines.append("Tools: none")
-        lines.append("Hooks: " + (", ".join(self.hooks) if self.hooks else "none"))
+        if self.hooks:
+            lines.append("Hooks:")
+            lines += [f"  {line}" for line in self.hook_lines()]
+        else:
+            lines.append("Hooks: none")
         if self.providers:
             lines.append("Providers:")
             for provider in self.providers:
@@ -224,6 +241,9 @@ class InstallPlan:
             else:
                 lines.append("Compared with what you approved before:")
                 lines += [f"  {line}" for line in self.diff.describe()]
+        if self.carried_over:
+            lines.append("Carried over to this folder's extension when you trust it:")
+            lines += [f"  {item}" for item in self.carried_over]
         lines += [f"warning: {warning}" for warning in self.warnings]
         return lines
 
@@ -233,12 +253,14 @@ class InstallPlan:
             "description": self.description, "version": self.version, "source": self.source,
             "digest": self.digest, "files": self.files, "size": self.size,
             "tools": [tool.to_json() for tool in self.tools], "hooks": list(self.hooks),
+            "hook_powers": self.hook_lines(),
             "providers": [provider.to_json() for provider in self.providers],
             "knowledge": list(self.knowledge),
             "skills": [skill.to_json() for skill in self.skills], "database": self.database,
             "previous_version": self.previous_version,
             "diff": None if self.diff is None else self.diff.to_json(),
             "changed_files": list(self.changed_files), "warnings": list(self.warnings),
+            "carried_over": list(self.carried_over),
             "dependencies": [dependency.to_json() for dependency in self.dependencies],
             "previous_dependencies": None if self.previous_dependencies is None else
             [dependency.to_json() for dependency in self.previous_dependencies],

@@ -4,9 +4,11 @@ A handler answers with JSON. ``on_tool_call``:
 
 - ``{"block": reason}`` stops the call; the model gets an error naming the reason
   (at most 500 characters). The first block wins: later handlers do not run.
-- ``{"replace_args": {...}}`` runs the tool with those arguments, not validated
-  again. Several replacements: the last wins; every handler sees the model's
-  original arguments.
+- ``{"replace_args": {...}}`` runs the tool with those arguments. Several
+  replacements: the last wins; every handler sees the model's original arguments.
+  Which hook made the replacement that won is kept (``CallDecision.replaced_by``):
+  the gateway validates the new arguments against the tool's schema again and lets a
+  hook rewrite another extension's tool only with the ``hooks.rewrite`` grant.
 - ``{"additional_context": text}`` adds context to the eventual result; it combines
   with either form above (``{"block": …, "additional_context": …}``). Context of
   earlier handlers survives a later block.
@@ -97,6 +99,8 @@ class CallDecision:
     arguments: Any
     blocked: str | None = None
     contexts: list[str] = field(default_factory=list)
+    replaced_by: Hook | None = None
+    """The hook whose replacement of the arguments won; None when none replaced them."""
 
 
 @dataclass
@@ -133,6 +137,7 @@ async def on_tool_call(hooks: list[Hook], event: dict[str, Any], run: RunHook) -
             return decision
         if "replace_args" in answer and isinstance(answer["replace_args"], dict):
             decision.arguments = answer["replace_args"]
+            decision.replaced_by = hook
     return decision
 
 

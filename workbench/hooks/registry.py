@@ -22,10 +22,27 @@ class Hook:
     folder: Path
     entry: Path
     runtime: str
+    owner: str = ""
+    """The extension's identity (see ``Tool.identity``): its name when installed, its
+    folder's when it comes from a project. Empty means the name."""
 
     @property
     def name(self) -> str:
         return f"{self.extension}.{self.event}"
+
+    @property
+    def identity(self) -> str:
+        """What the hook's grants are kept under; never a name alone for project code."""
+        return self.owner or self.extension
+
+
+REWRITE_KIND, REWRITE_VALUE = "hooks", "rewrite"
+"""The grant that lets an extension's ``on_tool_call`` hook rewrite the arguments of
+another extension's tools (``hooks rewrite``); off unless a person allows it."""
+
+def rewrite_key(identity: str) -> str:
+    """The grants key of an extension's hooks (``hook:IDENTITY``)."""
+    return f"hook:{identity}"
 
 
 class HookRegistry:

@@ -440,6 +440,31 @@ def m009_call_owners_and_leases(db: Database) -> None:
         db.execute(statement)
 
 
+M010_STATEMENTS = (
+    # What a person approved for one of a project's own extensions
+    # (``.workbench/extensions/NAME``), kept under its identity ``project:FOLDER``
+    # (never its manifest name, which the project's author chooses): the files as
+    # approved (``{path: sha256}``), their digest and the consent JSON.
+    """
+    CREATE TABLE project_extensions (
+        identity TEXT PRIMARY KEY,
+        folder TEXT NOT NULL,
+        name TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        files TEXT NOT NULL,
+        consent TEXT NOT NULL,
+        approved_at INTEGER NOT NULL
+    )
+    """,
+)
+
+
+def m010_project_extension_consents(db: Database) -> None:
+    """Consent for project extensions, per extension and per content."""
+    for statement in M010_STATEMENTS:
+        db.execute(statement)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -469,6 +494,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "m007_session_tool_switches", m007_session_tool_switches),
     Migration(8, "m008_session_declines", m008_session_declines),
     Migration(9, "m009_call_owners_and_leases", m009_call_owners_and_leases, rebuilds=True),
+    Migration(10, "m010_project_extension_consents", m010_project_extension_consents),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 

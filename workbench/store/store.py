@@ -12,6 +12,7 @@ from workbench.store.extensions import ExtensionsMixin
 from workbench.store.grants import GrantsMixin
 from workbench.store.leases import LeasesMixin
 from workbench.store.memories import MemoriesMixin
+from workbench.store.projects import ProjectExtensionsMixin
 from workbench.store.runs import RunsMixin
 from workbench.store.schedules import SchedulesMixin
 from workbench.store.sessions import SessionsMixin
@@ -20,7 +21,8 @@ from workbench.store.toolcalls import ToolCallsMixin
 
 
 class Store(LeasesMixin, SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsMixin, ConsentsMixin,
-            MemoriesMixin, SchedulesMixin, RunsMixin, SwitchesMixin, AuditMixin):
+            MemoriesMixin, SchedulesMixin, RunsMixin, SwitchesMixin, ProjectExtensionsMixin,
+            AuditMixin):
     """The workbench database: sessions (with their extension switches and the lease of
     the turn running in each), messages, tool calls, grants, extensions (with their files and consents), memories, schedules (with
     their run cards, runs and notifications), audit.

@@ -39,8 +39,9 @@ def read_extension(registry: ToolRegistry, folder: Path, *,
 
 
 def register(registry: ToolRegistry, folder: Path, manifest: Manifest, *,
-             source: str = "extension") -> list[Tool]:
-    """Offer the tools of an already validated ``manifest`` (of ``folder``) to ``registry``."""
+             source: str = "extension", owner: str = "") -> list[Tool]:
+    """Offer the tools of an already validated ``manifest`` (of ``folder``) to ``registry``;
+    ``owner`` is the extension's identity when it is not its name (``Tool.owner``)."""
     entry, runtime = manifest.resolve_entry(folder) if manifest.tools else (None, None)
     tools = []
     for spec in manifest.tools:
@@ -51,7 +52,7 @@ def register(registry: ToolRegistry, folder: Path, manifest: Manifest, *,
             permissions=spec.permissions.model_dump(by_alias=True, exclude_none=True),
             timeout_ms=spec.timeout_ms, platforms=tuple(spec.platforms),
             always_available=spec.always_available, triggers=tuple(spec.triggers),
-            database=manifest.database, parallel_safe=spec.parallel_safe)
+            database=manifest.database, parallel_safe=spec.parallel_safe, owner=owner)
         registry.add(tool)
         tools.append(tool)
     return tools

@@ -14,13 +14,14 @@ in the host's process, and it is registered with the source ``builtin``.
 
 from __future__ import annotations
 
-import sys
 import os
+import sys
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.config.home import storage_name
 from workbench.errors import ToolError
 
 SOURCE_ORDER = ("builtin", "extension", "mcp", "plugin")
@@ -56,6 +57,28 @@ class Tool:
     """Whether it may run beside other parallel-safe calls of the same model message."""
     handler: HostHandler | None = field(default=None, compare=False, repr=False)
     """For a host-native tool (``runtime == "host"``): the coroutine function that runs it."""
+    owner: str = ""
+    """The extension's identity when it is not its name: ``project:FOLDER`` for a
+    project's own extension. Empty for installed ones (their name is the identity)."""
+
+    @property
+    def identity(self) -> str:
+        """What the extension's private resources (database, grants, memories) are kept
+        under: the name of an installed extension, the folder of a project's."""
+        return self.owner or self.extension
+
+    @property
+    def storage_name(self) -> str:
+        """A file name for what is kept for the extension on disk (its private database,
+        its dependency caches): an installed one's name; for a project's, its name after
+        a digest of its identity, so that it never opens an installed one's, nor another
+        project's of the same name."""
+        return storage_name(self.identity, self.extension)
+
+    @property
+    def grant_key(self) -> str:
+        """``IDENTITY.TOOL``: what this tool's grants are kept under."""
+        return f"{self.identity}.{self.name}"
 
     @property
     def qualified_name(self) -> str:
@@ -73,6 +96,9 @@ class LoadError:
     extension: str
     path: Path
     message: str
+    tools: tuple[str, ...] = ()
+    """The tools it would have brought (when its manifest could be read), so that a
+    call of one says why it is missing."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +182,10 @@ class ToolRegistry:
             for tool in self._by_name.get(tool_name, []):
                 if tool.extension == extension and self._offered(tool, exclude, skip):
                     return tool
+        for error in self.load_errors:
+            if tool_name in error.tools and (not dot or extension == error.extension):
+                raise ToolError("not_found", f"no tool named {name!r}: its extension "
+                                f"{error.extension} is not loaded: {error.message}")
         raise ToolError("not_found", f"no tool named {name!r}")
 
     def available(self, exclude: Collection[str] = (), skip: Collection[str] = ()) -> list[Tool]:

@@ -218,6 +218,7 @@ async def test_tool_invoke_keeps_the_chats_switches_and_validation(big, workdir)
 async def test_hooks_apply_to_calls_made_through_tool_invoke(big, home, workdir):
     install(home, GUARD)
     async with Host.open(cwd=workdir, model="echo") as host:
+        host.set_hook_rewrite("guard", True)  # it rewrites the built-in's word_count
         host._provider = Steps(
             lambda messages, tools: ("tool_invoke", {"name": "word_count",
                                                      "arguments": {"text": "some forbidden words"}}),

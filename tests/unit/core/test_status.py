@@ -86,6 +86,9 @@ def project(tmp_path: Path, home: Home) -> Path:
                           {"nope": {}})
     (bad / "loca.json").write_text(json.dumps({"name": "ext-local-bad"}))
     trust_project(home, root)
+    with Store.open(home.db_path) as store:  # consent to ext-local's code, as it is
+        ExtensionManager(home, store, registry_url="http://127.0.0.1:9").trust_project(
+            root / ".workbench" / "extensions" / "ext-local")
     return root
 
 

@@ -43,12 +43,17 @@ def test_untrusted_project_extensions_are_listed_but_not_runnable(
     assert not marker.exists()
 
 
-def test_trusted_project_extensions_are_runnable(manager: ExtensionManager, home: Home,
-                                                 tmp_path: Path) -> None:
+def test_trusted_project_extensions_are_runnable_once_consented_to(
+        manager: ExtensionManager, home: Home, tmp_path: Path) -> None:
     project = _project(tmp_path, tmp_path / "ran.txt")
     config = project / ".workbench" / "config.toml"
     config.write_text("[tools]\ntimeout_ms = 1000\n")
     trust_project(home, project)
+    local = {d.name: d for d in manager.discover(project)}["local-tool"]
+    # Trusting the project's config is not consent to its extensions' code.
+    assert local.trusted and not local.runnable
+    assert "workbench ext trust .workbench/extensions/local-tool" in local.reason
+    manager.trust_project(project / ".workbench" / "extensions" / "local-tool", approve=yes)
     local = {d.name: d for d in manager.discover(project)}["local-tool"]
     assert local.trusted and local.runnable and local.reason == ""
     config.write_text("[tools]\ntimeout_ms = 2000\n")

@@ -44,6 +44,16 @@ MARKET_HINT = ("Type words and press Enter to search the registry for extensions
                "(an empty search lists them all); Enter on a result reviews it.")
 
 
+def rewrite_question(name: str) -> ConfirmScreen:
+    """Whether an extension's on_tool_call hook may rewrite other extensions' calls
+    (the ``hooks.rewrite`` grant), asked after its review; no is the default."""
+    return ConfirmScreen(
+        "Hook rewrites", f"Let {name}'s on_tool_call hook rewrite the arguments of other "
+        "extensions' tools?",
+        "Without this, a call of another extension's tool whose arguments the hook rewrites "
+        "is refused. Its own tools' arguments it may always rewrite.", yes="allow")
+
+
 def _yes(_plan: InstallPlan) -> bool:
     """The approval of a plan the person already accepted in the review."""
     return True
@@ -155,7 +165,7 @@ class ExtensionsScreen(ChangesInThread, Screen):
         host = self.host
         try:
             host.ensure_extensions()
-            installed = host.installed_extensions()
+            installed = host.extensions_here()
             report = host.status_report()
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
@@ -208,6 +218,8 @@ class ExtensionsScreen(ChangesInThread, Screen):
             return None
         if action == "trust":
             return True if selected.state == "held" else None
+        if selected.origin != "installed":
+            return None  # a project's own extension is trusted, never updated or removed here
         return True
 
     def watch_working(self) -> None:
@@ -237,16 +249,45 @@ class ExtensionsScreen(ChangesInThread, Screen):
     def action_trust(self) -> None:
         """Show what changed in the selected held extension and ask to trust it."""
         selected = self.selected
-        if selected is not None:
+        if selected is None:
+            return
+        if selected.origin != "installed":
+            folder = selected.path
             self._start(f"Checking {selected.name}'s files",
-                        lambda: self.host.plan_trust(selected.name), self._review)
+                        lambda: self.host.plan_project_trust(folder),
+                        lambda plan: self._review(plan, project=True))
+            return
+        self._start(f"Checking {selected.name}'s files",
+                    lambda: self.host.plan_trust(selected.name), self._review)
 
-    def _review(self, plan: InstallPlan) -> None:
+    def _review(self, plan: InstallPlan, project: bool = False) -> None:
         self.say("")
-        self.ask(ReviewScreen(plan), lambda accept: self._decided(plan, bool(accept)))
+        self.ask(ReviewScreen(plan), lambda accept: self._decided(plan, bool(accept), project))
 
-    def _decided(self, plan: InstallPlan, accept: bool) -> None:
+    def _trust_project(self, plan: InstallPlan, allow_rewrite: bool | None) -> None:
         host, name = self.host, plan.name
+
+        def trust() -> InstallPlan:
+            done = host.trust_project_extension(plan.folder, digest=plan.digest)
+            if allow_rewrite is not None:
+                host.set_hook_rewrite(f"project:{plan.folder}", allow_rewrite)
+            return done
+
+        self._start(f"Trusting {name}", trust,
+                    lambda _: self._changed(name, f"Trusted {name}: its tools run in this "
+                                                  "project."))
+
+    def _decided(self, plan: InstallPlan, accept: bool, project: bool = False) -> None:
+        host, name = self.host, plan.name
+        if project:
+            if not accept:
+                self.say(f"{name} was not trusted; its code does not run.")
+            elif plan.rewrites_calls:
+                self.ask(rewrite_question(name),
+                         lambda allow: self._trust_project(plan, bool(allow)))
+            else:
+                self._trust_project(plan, None)
+            return
         if plan.action == "trust":
             if accept:
                 self._start(f"Trusting {name}",
@@ -262,13 +303,27 @@ class ExtensionsScreen(ChangesInThread, Screen):
                         lambda _: self.say(f"{name} was not {verb}."))
             return
         if plan.action == "install":
-            self._start(f"Installing {name}", lambda: host.install_extension(plan, _yes),
-                        lambda found: self._changed(found.name, f"Installed {found.name} "
-                                                                f"{found.version}."))
+            if plan.rewrites_calls:
+                self.ask(rewrite_question(name), lambda allow: self._install(plan, bool(allow)))
+            else:
+                self._install(plan, False)
         else:
             self._start(f"Updating {name}", lambda: host.update_extension(name, _yes, source=plan),
                         lambda found: self._changed(found.name, f"Updated {found.name} to "
                                                                 f"{found.version}."))
+
+    def _install(self, plan: InstallPlan, allow_rewrite: bool) -> None:
+        host = self.host
+
+        def install() -> InstalledExtension:
+            found = host.install_extension(plan, _yes)
+            if allow_rewrite:
+                host.set_hook_rewrite(found.name, True)
+            return found
+
+        self._start(f"Installing {plan.name}", install,
+                    lambda found: self._changed(found.name, f"Installed {found.name} "
+                                                            f"{found.version}."))
 
     def _changed(self, name: str | None, text: str) -> None:
         self.say(text, "success")

@@ -144,6 +144,10 @@ class PlanView(VerticalScroll):
         yield Static(Content(plan.description), classes="plan-view--description")
 
     def _changes(self, plan: InstallPlan) -> Iterable[Widget]:
+        if plan.carried_over:
+            yield heading("Carried over to this folder's extension")
+            for item in plan.carried_over:
+                yield line(item)
         if plan.changed_files:
             yield line(Content.assemble(("Files changed since you approved it: ", "bold"),
                                         ", ".join(plan.changed_files)), "plan-view--alert")
@@ -176,8 +180,10 @@ class PlanView(VerticalScroll):
 
     def _contents(self, plan: InstallPlan) -> Iterable[Widget]:
         yield heading("Hooks")
-        yield line(", ".join(plan.hooks) if plan.hooks else "none",
-                   "plan-view--item" if plan.hooks else "plan-view--muted")
+        if not plan.hooks:
+            yield line("none", "plan-view--muted")
+        for hook in plan.hook_lines():
+            yield line(hook)
         if plan.database:
             yield heading("Private database")
             yield line("yes, dropped when the extension is removed")
