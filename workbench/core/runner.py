@@ -1,9 +1,15 @@
 """Running a tool call in a sandboxed worker, and keeping the next worker warm.
 
 The gateway hands a call here once it is authorized. Its policy comes from the
-grants alone; a worker started ahead for the same tool and the same policy is used
-when there is one (and another is started for the next call), otherwise one is
-started now. A worker is never used for two calls.
+grants alone, each granted path checked against what it was when granted (a
+changed one refuses the call, naming it); a worker started ahead for the same tool
+and the same policy is used when there is one, otherwise one is started now. A
+worker is never used for two calls.
+
+A worker is started ahead for a tool's next call only when every grant of this
+call is a standing one (session or always): never with a grant given for one call
+alone. A worker started ahead is sandboxed and waits with its runtime loaded; the
+tool's own module is imported only when its call arrives.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import Any
 from workbench.core.ctx_handler import CallHandler
 from workbench.errors import ToolError
 from workbench.mcp.naming import MCP_RUNTIME
-from workbench.permissions.policy import PolicyError, build_policy
+from workbench.permissions.policy import GrantChanged, PolicyError, build_policy
 from workbench.sandbox.client import SandboxUnavailable, ZygoteClient
 from workbench.sandbox.policy import Limits, Policy
 from workbench.sandbox.worker_host import Worker
@@ -96,6 +102,8 @@ class SandboxRunner:
                                 extension_dir=tool.folder, granted=granted, cwd=self.cwd,
                                 limits=limits, deno_dir=self.deno_cache / tool.extension,
                                 python_dir=self.python_cache / tool.extension, tool=tool.name)
+        except GrantChanged as exc:
+            raise ToolError("permission", str(exc), path=exc.path) from exc
         except PolicyError as exc:
             raise ToolError("unavailable", str(exc)) from exc
 
@@ -117,18 +125,20 @@ class SandboxRunner:
         except SandboxUnavailable as exc:
             raise ToolError("unavailable", f"the sandbox is not available: {exc}") from exc
         handler = CallHandler(tool, ctx, self.services)
+        standing = all(req.standing for req in ctx.granted)
         try:
             result = await worker.call(arguments, ctx.chat.to_json(), handler)
         except ToolError:
-            self._after(key, policy)
+            self._after(key, policy, standing)
             raise
-        self._after(key, policy)
+        self._after(key, policy, standing)
         return result
 
-    def _after(self, key: str, policy: Policy) -> None:
+    def _after(self, key: str, policy: Policy, standing: bool) -> None:
         # Started after the call, so the next worker's start never competes with it;
-        # not after a cancellation, which may be the host shutting down.
-        if self.keep_warm:
+        # not after a cancellation, which may be the host shutting down; never with a
+        # grant given for this call alone.
+        if self.keep_warm and standing:
             self._prepare(key, policy)
 
     async def _take(self, key: str) -> Worker | None:
