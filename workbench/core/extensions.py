@@ -38,7 +38,7 @@ class Loaded:
 def _ship_memories(memories: Memories, name: str, folder: Path, manifest) -> None:
     for memory in manifest.memories:
         try:
-            memories.add_shipped(read_shipped(name, memory.kind, folder / memory.path))
+            memories.add_shipped(read_shipped(name, memory.kind, folder / memory.path, folder))
         except OSError as exc:
             log.warning("cannot read %s's memory %s: %s", name, memory.path, exc)
 
