@@ -6,6 +6,11 @@ changed one refuses the call, naming it); a worker started ahead for the same to
 and the same policy is used when there is one, otherwise one is started now. A
 worker is never used for two calls.
 
+Before any worker is used, the files of an installed extension are checked against
+those the person approved (``ExtensionFiles``: sizes, times and inodes first, a hash
+only for a file that looks changed); a change holds the extension, as a start of
+the host would, and refuses the call naming the changed files.
+
 A worker is started ahead for a tool's next call only when every grant of this
 call is a standing one (session or always): never with a grant given for one call
 alone. A worker started ahead is sandboxed and waits with its runtime loaded; the
@@ -25,6 +30,7 @@ from typing import Any
 
 from workbench.core.ctx_handler import CallHandler
 from workbench.errors import ToolError
+from workbench.ext.consent import FileSeen, changed_since_approved
 from workbench.mcp.naming import MCP_RUNTIME
 from workbench.permissions.policy import GrantChanged, PolicyError, build_policy
 from workbench.sandbox.client import SandboxUnavailable, ZygoteClient
@@ -37,6 +43,64 @@ from workbench.tools.registry import HOST_RUNTIME, Tool
 log = logging.getLogger(__name__)
 
 MAX_WARM = 8
+
+
+class ExtensionFiles:
+    """Checks, as a worker is started, that an installed extension's files are still
+    the approved ones.
+
+    Args:
+        store: Where the approved files are recorded (``extension_files``).
+        installed: The folder an extension of that name is installed in.
+        reason: Why an extension is held, as its status says at start (given its name).
+        on_held: Called (in a thread) with an extension's name once it is found changed:
+            the host reloads, which lists it as held with that reason.
+    """
+
+    def __init__(self, *, store, installed: Callable[[str], Path],
+                 reason: Callable[[str], str], on_held: Callable[[str], None]) -> None:
+        self.store = store
+        self.installed = installed
+        self.reason = reason
+        self.on_held = on_held
+        self._seen: dict[str, dict[str, FileSeen]] = {}
+        self.held: dict[str, str] = {}
+        """The extensions found changed since the last (re)load, with their reason."""
+
+    def reset(self) -> None:
+        """Forget what was held (a reload inspects every extension again)."""
+        self.held.clear()
+
+    async def check(self, tool: Tool) -> None:
+        """Refuse ``tool`` when its installed extension's files are not the approved ones.
+
+        Extensions with no approved files on record here (the samples, a folder loaded
+        by hand) are not checked.
+
+        Raises:
+            ToolError: of kind ``unavailable``, naming the changed files.
+        """
+        name = tool.extension
+        if name in self.held:
+            raise ToolError("unavailable", f"{name} is held: {self.held[name]}")
+        folder = Path(tool.folder)
+        if folder != self.installed(name):
+            return
+        recorded = self.store.extension_files(name)
+        if not recorded:
+            return
+        changed = await asyncio.to_thread(changed_since_approved, folder, recorded,
+                                          self._seen.setdefault(name, {}))
+        if not changed:
+            return
+        reason = await asyncio.to_thread(self.reason, name)
+        if not reason:
+            reason = f"files changed since you approved it: {', '.join(changed)}"
+        self.held[name] = reason
+        self.store.audit("host", "extension.held", name, {"changed": changed})
+        await asyncio.to_thread(self.on_held, name)
+        self.held.setdefault(name, reason)
+        raise ToolError("unavailable", f"{name} is held: {reason}", changed=changed)
 
 
 class SandboxRunner:
@@ -63,6 +127,8 @@ class SandboxRunner:
         self._zygote: ZygoteClient | None = None
         self._warm: OrderedDict[str, asyncio.Task[Worker]] = OrderedDict()
         self._report: dict | None = None
+        self.files: ExtensionFiles | None = None
+        """Checks an installed extension's files before each of its workers (the host sets it)."""
 
     def start(self) -> None:
         """Exec the zygote now, so the first call does not wait for it."""
@@ -118,6 +184,8 @@ class SandboxRunner:
         if not ready:
             raise ToolError("unavailable", "this machine cannot sandbox tools "
                             f"({missing}); see `workbench doctor`")
+        if self.files is not None:
+            await self.files.check(tool)
         policy = self.policy(tool, ctx.granted, timeout_ms)
         key = self._key(tool, policy)
         try:
