@@ -148,6 +148,9 @@ async function run(id: number, params: { arguments: unknown; chat: Record<string
   Deno.exit(0);
 }
 
+// Deno opens its module caches at the first dynamic import: done now, on a module of
+// the shim's own, so that the call's import of the tool finds them open.
+await import(new URL("./deno_warm.ts", import.meta.url).href);
 notify("worker/ready", {});
 
 const decoder = new TextDecoder();

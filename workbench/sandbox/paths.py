@@ -60,7 +60,8 @@ def _openat2(dirfd: int, path: str, flags: int, resolve: int) -> int:
     return int(fd)
 
 
-def _has_openat2() -> bool:
+def has_openat2() -> bool:
+    """Whether this kernel has ``openat2`` (else paths are walked with ``O_NOFOLLOW``)."""
     global _openat2_works
     if _openat2_works is None:
         try:
@@ -111,7 +112,7 @@ def open_nofollow(path: str, flags: int = os.O_PATH) -> int:
     if not os.path.isabs(path):
         raise OSError(errno.EINVAL, "not an absolute path", path)
     path = os.path.normpath(path)
-    if _has_openat2():
+    if has_openat2():
         try:
             return _openat2(AT_FDCWD, path, flags, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
         except OSError as exc:
@@ -146,7 +147,7 @@ def open_beneath(root: str | os.PathLike[str], relative: str, flags: int = os.O_
     parts = _relative_parts(relative)
     base = os.open(os.fspath(root), os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        if _has_openat2():
+        if has_openat2():
             try:
                 return _openat2(base, "/".join(parts), flags,
                                 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
