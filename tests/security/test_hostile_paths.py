@@ -280,6 +280,31 @@ async def test_a_swap_after_the_host_checked_is_refused_by_the_worker(lab, tree,
     await healthy(lab)
 
 
+async def test_a_swap_racing_a_call_is_refused_as_a_permission(lab, tree, monkeypatch):
+    """The host checked the pin and built the policy; the swap lands before the worker
+    starts. The call is refused, naming the path, as the host's check would."""
+    project = tree["project"]
+    sub = project / "sub"
+    declare(lab, "python", "$home/project/sub")
+    lab.host.set_responder(Person("always"))
+    assert (await lab.host.call_tool("peek", {"path": str(sub / "note.txt")})).ok
+    lab.host.sandbox.forget()  # the next worker is started for the call, not ahead
+    built = lab.host.sandbox.policy
+
+    def racing(*args, **kwargs):
+        policy = built(*args, **kwargs)
+        os.rename(sub, project / "sub.old")
+        os.symlink(tree["secret"], sub)
+        return policy
+
+    monkeypatch.setattr(lab.host.sandbox, "policy", racing)
+    outcome = await lab.host.call_tool("peek", {"path": str(sub / "note.txt")})
+    refused(outcome, sub)
+    assert "as the worker started" in outcome.error["message"]
+    monkeypatch.undo()
+    await healthy(lab)
+
+
 async def test_deno_flags_name_the_resolved_path(lab, tree, tmp_path):
     """A granted path that leads elsewhere through a link the person saw: Deno's own
     flags name where it leads, never the link."""

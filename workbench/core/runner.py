@@ -192,6 +192,14 @@ class SandboxRunner:
             worker = await self._take(key) or await Worker.start(self.zygote, policy)
         except SandboxUnavailable as exc:
             raise ToolError("unavailable", f"the sandbox is not available: {exc}") from exc
+        except ToolError as exc:
+            # The worker found a granted path swapped after the check above, as it made
+            # its Landlock rule from it: refused as that check would have.
+            _, found, why = exc.message.partition("PathChanged: ")
+            if found:
+                raise ToolError("permission", f"a granted path changed as the worker started: "
+                                f"{why.strip()}; nothing was run") from exc
+            raise
         handler = CallHandler(tool, ctx, self.services)
         standing = all(req.standing for req in ctx.granted)
         try:
@@ -297,6 +305,8 @@ class Dispatcher:
         if ready:
             return await self.sandbox(tool, arguments, ctx, timeout_ms=timeout_ms)
         if tool.qualified_name in self.unsandboxed():
+            if self.sandbox.files is not None:
+                await self.sandbox.files.check(tool)
             ctx.log("warn", f"running {tool.qualified_name} WITHOUT a sandbox, as you allowed "
                     f"(this machine lacks: {missing})")
             return await run_inprocess(tool, arguments, ctx,
