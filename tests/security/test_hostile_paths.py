@@ -402,3 +402,32 @@ async def test_a_broken_module_fails_its_call_not_the_warm_start(lab):
     assert not outcome.ok and "importing the tool failed" in outcome.error["message"]
     assert "broken at import" in outcome.error["message"]
     await healthy(lab)
+
+
+async def test_a_granted_binary_pointed_elsewhere_is_refused(lab, tmp_path):
+    """``run`` names a binary reached through a link on purpose (``$home/bin/say`` ->
+    echo): the grant keeps the file it led to; pointed at a shell since, the call is
+    refused naming it. The worker's Landlock rule is on that file, opened with no link."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    say = bin_dir / "say"
+    say.symlink_to("/bin/echo")
+    echo = os.path.realpath("/bin/echo")
+    lab.extension("runner", "import subprocess\n\ndef say(args, ctx):\n"
+                  "    return subprocess.run([args['binary'], 'hi'], capture_output=True, "
+                  "text=True).stdout\n",
+                  {"say": {"permissions": {"run": [{"binary": str(say), "reason": "Speak."}]}}})
+    lab.host.set_responder(Person("always"))
+    first = await lab.host.call_tool("say", {"binary": str(say)})
+    assert first.ok and first.result == "hi\n", first.error
+    assert lab.host.store.list_grants("runner.say")[0]["resolved"] == echo
+    policy = lab.host.sandbox.policy(lab.host.registry.resolve("say"),
+                                     lab.host.broker.granted("runner.say", lab.host.gateway.requirements(
+                                         lab.host.registry.resolve("say")), None), 10_000)
+    assert policy.execute == [str(say)] and policy.pins[str(say)][2] == echo
+    say.unlink()
+    say.symlink_to("/bin/sh")
+    outcome = await lab.host.call_tool("say", {"binary": str(say)})
+    refused(outcome, say)
+    assert echo in outcome.error["message"]
+    await healthy(lab)

@@ -14,7 +14,8 @@ not again this session; ``always``: a lasting denial, taken back with
 denial of one never refuses the call.
 
 A path (``read``, ``write``) is pinned when it is asked for: the path it resolves to
-and the device and inode there (``sandbox/paths.py``). The request shows the
+and the device and inode there (``sandbox/paths.py``); so is a ``run`` binary, by the
+file it resolves to (checked by path alone, so that an upgrade keeps it granted). The request shows the
 resolved path when it differs from the declared one; the answer keeps the pin with
 the grant (a ``once`` grant's in memory, for its call), and ``granted`` hands it on,
 so that a worker starts only on the very object the person granted. A lasting grant
@@ -30,6 +31,7 @@ from typing import Any, Protocol
 from workbench.events import PermissionRequest, RequestDenied
 from workbench.permissions.requirements import PATH_KINDS, Requirement
 from workbench.sandbox.paths import PathChanged, Pin, pin_path
+from workbench.sandbox.policy import resolve_binary
 
 SCOPES = ("once", "session", "always", "deny")
 
@@ -103,6 +105,21 @@ def pin_of(grant: dict[str, Any]) -> Pin | None:
 
 
 Ask = Callable[[PermissionRequest], Awaitable[Any]]
+
+
+def _pin_now(req: Requirement) -> Pin | None:
+    """What ``req`` names now, pinned: a path as it is, a ``run`` binary by the file
+    it is found as; None for other kinds (and a binary not found).
+
+    Raises:
+        PathChanged: A link appeared while it was being pinned.
+    """
+    if req.kind in PATH_KINDS:
+        return pin_path(req.value)
+    if req.kind == "run":
+        binary = resolve_binary(req.value)
+        return pin_path(binary) if binary is not None else None
+    return None
 
 
 class Broker:
@@ -190,13 +207,12 @@ class Broker:
         return found
 
     def _standing_pin(self, req: Requirement, grant: dict[str, Any]) -> Pin | None:
-        if req.kind not in PATH_KINDS:
-            return None
         pin = pin_of(grant)
         if pin is None:
             # Granted before paths were pinned: pinned now, at its first use since.
-            pin = pin_path(req.value)
-            self.store.pin_grant(int(grant["id"]), pin.path, pin.device, pin.inode)
+            pin = _pin_now(req)
+            if pin is not None:
+                self.store.pin_grant(int(grant["id"]), pin.path, pin.device, pin.inode)
         return pin
 
     def _pin(self, pending: Pending) -> Pending:
@@ -207,11 +223,12 @@ class Broker:
         """
         pins = {}
         for req in pending.entries:
-            if req.kind in PATH_KINDS:
-                try:
-                    pins[req.key] = pin_path(req.value)
-                except PathChanged as exc:
-                    raise Refusal(f"not granted: {exc}", [req]) from None
+            try:
+                pin = _pin_now(req)
+            except PathChanged as exc:
+                raise Refusal(f"not granted: {exc}", [req]) from None
+            if pin is not None:
+                pins[req.key] = pin
         return replace(pending, pins=pins)
 
     def record(self, tool: str, reqs: Iterable[Requirement], scope: str,

@@ -31,7 +31,7 @@ class GrantChanged(PolicyError):
     """A granted path is not the file or folder that was granted any more."""
 
     def __init__(self, req: Requirement, exc: PathChanged) -> None:
-        super().__init__(f"the granted {req.kind} path {req.value} has changed: {exc}; "
+        super().__init__(f"the granted {req.kind} {req.value} has changed: {exc}; "
                          "nothing was run. If you changed it yourself, take the grant back "
                          f"(`workbench grants revoke TOOL {req.kind} {req.value}`) and grant it again")
         self.requirement = req
@@ -98,6 +98,18 @@ def build_policy(*, runtime: str, entry: Path, function: str, extension_dir: Pat
             if binary is None:
                 raise PolicyError(f"the granted binary {req.value!r} was not found")
             policy.execute.append(binary)
+            # Deno's --allow-run names the binary as found; its Landlock rule is made
+            # on the file it resolves to now, opened with no link and checked. It must
+            # resolve to the file it resolved to when granted (a package upgrade that
+            # replaces that file keeps it granted; a link pointed elsewhere does not).
+            try:
+                pin = pin_path(binary)
+                if req.pin is not None and pin.path != req.pin.path:
+                    raise PathChanged(binary, f"now leads to {pin.path}, not to {req.pin.path} "
+                                      "as when it was granted")
+            except PathChanged as exc:
+                raise GrantChanged(req, exc) from None
+            policy.pins[binary] = [pin.device, pin.inode, pin.path]
         elif req.kind == "env":
             if req.value in env:
                 policy.env[req.value] = env[req.value]

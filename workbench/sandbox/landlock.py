@@ -97,15 +97,17 @@ class Ruleset:
         paths: ``(path, rights)`` pairs; a missing path is skipped.
         connect_ports: TCP ports the process may connect to.
         bind_ports: TCP ports it may bind.
-        pins: ``[device, inode]`` by path for granted paths: such a path is opened
-            with no symbolic link followed, must still be that device and inode
-            (``PathChanged`` otherwise), and its rule is made from that descriptor.
+        pins: ``[device, inode]`` by path for granted paths (``[device, inode,
+            resolved]`` for a granted binary, whose rule goes on the file it resolved
+            to): such a path is opened with no symbolic link followed, must still be
+            that device and inode (``PathChanged`` otherwise), and its rule is made
+            from that descriptor.
     """
 
     paths: list[tuple[str, int]] = field(default_factory=list)
     connect_ports: set[int] = field(default_factory=set)
     bind_ports: set[int] = field(default_factory=set)
-    pins: dict[str, list[int]] = field(default_factory=dict)
+    pins: dict[str, list] = field(default_factory=dict)
 
     def allow(self, path: str, rights: int) -> None:
         self.paths.append((path, rights))
@@ -143,10 +145,12 @@ class Ruleset:
         return abi
 
     @staticmethod
-    def _add_path(ruleset: int, path: str, rights: int, pin: list[int] | None = None) -> None:
+    def _add_path(ruleset: int, path: str, rights: int, pin: list | None = None) -> None:
         if pin is not None:
             # A granted path: the descriptor checked is the one the rule is made from.
-            found = open_pinned(Pin(path, int(pin[0]), int(pin[1])))
+            # ``[device, inode]``, or ``[device, inode, resolved]`` for a path reached
+            # through a link on purpose (a granted binary): the rule goes on ``resolved``.
+            found = open_pinned(Pin(str(pin[2]) if len(pin) > 2 else path, int(pin[0]), int(pin[1])))
             if found is None:
                 return
             fd = found
