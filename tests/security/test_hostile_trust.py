@@ -277,6 +277,27 @@ async def test_a_consented_project_extension_runs_and_is_held_when_its_files_cha
         assert digest == plan.digest and "main.py" in files
 
 
+async def test_a_consented_project_extension_changed_mid_session_runs_no_new_code(
+        tmp_path, home):
+    project = trusted_project(tmp_path, home)
+    folder = write_extension(project / ".workbench" / "extensions" / "planter", "planter",
+                             PLANTED, tools=planted_tool())
+    async with Host.open(cwd=project) as host:
+        plan = host.plan_project_trust(".workbench/extensions/planter")
+        host.trust_project_extension(".workbench/extensions/planter", digest=plan.digest)
+        first = await grant_all_call(host, "plant", {"where": str(tmp_path / "x")})
+        assert first.ok, first.error
+        # Replaced while the host runs, with no reload: the next call must not run it.
+        (folder / "main.py").write_text(PLANTED.replace('"planted"', '"swapped"'))
+        outcome = await grant_all_call(host, "plant", {"where": str(tmp_path / "y")})
+        assert not outcome.ok and "main.py" in outcome.error["message"], outcome.error
+        assert "held" in outcome.error["message"] and not (tmp_path / "y").exists()
+        problems = {p.extension: p for p in host.status_report().load_errors}
+        assert problems["planter"].state == "held"
+        healthy = await grant_all_call(host, "word_count", {"text": "still here"})
+        assert healthy.ok
+
+
 def test_ext_trust_path_on_the_command_line(tmp_path, home):
     import os
     import subprocess

@@ -513,3 +513,13 @@ class TestScheduleReview:
             await until(pilot, lambda: not app.chat.busy)
             assert ended(seen)[0].result == {"accepted": False}
             assert app.host.store.list_schedules() == []
+
+
+def test_a_path_that_leads_elsewhere_says_where_and_is_judged_by_it(tmp_path: Path) -> None:
+    from workbench.tui.screens.permission import describe
+
+    verb, target, warning = describe({"kind": "read", "value": str(tmp_path / "docs"),
+                                      "resolved": "/"})
+    assert verb == "Read" and target.endswith("(leads to /)")
+    assert warning == "the whole file system"
+    assert describe({"kind": "write", "value": "/srv/out"}) == ("Write to", "/srv/out", "")

@@ -2,11 +2,16 @@
 
 The host runs the statements on the tool's behalf, so the file never enters the
 sandbox. An authorizer refuses what would reach beyond the one file: ``ATTACH``,
-``DETACH`` and ``VACUUM INTO``; loading SQLite extensions stays off.
+``DETACH`` and ``VACUUM INTO``; loading SQLite extensions stays off. The file and
+its journals are opened only when none of them is a symbolic link (checked beneath
+the databases folder with no link followed, ``sandbox/paths.py``), and a missing
+file is created there, with ``O_NOFOLLOW``, before SQLite opens it.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import sqlite3
 import threading
@@ -14,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import ToolError
+from workbench.sandbox.paths import open_beneath
+
+JOURNALS = ("", "-wal", "-shm", "-journal")
 
 MAX_ROWS = 10_000
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._@-]+")
@@ -59,6 +67,7 @@ class ExtensionDatabases:
         with self._lock:
             if extension not in self._connections:
                 self.folder.mkdir(parents=True, exist_ok=True)
+                self._check_files(extension)
                 conn = sqlite3.connect(self.path(extension), check_same_thread=False,
                                        isolation_level=None)
                 conn.execute("PRAGMA journal_mode=WAL")
@@ -67,6 +76,28 @@ class ExtensionDatabases:
                 conn.row_factory = sqlite3.Row
                 self._connections[extension] = conn
             return self._connections[extension]
+
+    def _check_files(self, extension: str) -> None:
+        """Refuse a database whose file or journal is a symbolic link; create a missing
+        file as a plain one.
+
+        Raises:
+            ToolError: of kind ``permission``, naming the file.
+        """
+        name = self.path(extension).name
+        for suffix in JOURNALS:
+            flags = os.O_RDWR | os.O_CREAT if not suffix else os.O_PATH
+            try:
+                os.close(open_beneath(self.folder, name + suffix, flags | os.O_NOFOLLOW))
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise ToolError("permission", f"the private database file {name}{suffix} of "
+                                    f"{extension} is a symbolic link; it is not opened "
+                                    f"(in {self.folder})") from None
+                raise ToolError("unavailable", f"the private database of {extension} cannot "
+                                f"be opened: {exc.strerror}") from None
 
     def query(self, extension: str, sql: str, params: Any = None) -> list[dict[str, Any]]:
         """Rows of a statement as objects keyed by column name."""

@@ -6,10 +6,15 @@ Skills format (``SKILL.md`` with ``name`` and ``description`` in its front matte
 plus reference files reached with ``get_file``); knowledge is one Markdown file.
 Each write or edit is reported to ``on_saved``, which the host sets (it hands the
 memory to the memory providers).
+
+A shipped file is always read relative to its extension's folder, with no symbolic
+link followed and never outside it (``sandbox/paths.py``): a knowledge file or a
+skill's file replaced by a link is refused, naming it, never read through.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Callable
@@ -18,8 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import ToolError
+from workbench.sandbox.paths import read_beneath, stat_beneath
 
 MAX_CONTENT = 1 << 20
+MAX_SHIPPED = 8 << 20
+"""The largest shipped file the host reads for the model or a tool."""
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 
 
@@ -36,9 +44,35 @@ def front_matter(text: str) -> dict[str, str]:
     return pairs
 
 
+def read_inside(root: Path, relative: str) -> str:
+    """The text of the file ``relative`` inside the folder ``root``, reached with no
+    symbolic link and never outside ``root``.
+
+    Raises:
+        OSError: It cannot be read so; ``ELOOP`` when a link is in the way.
+    """
+    return read_beneath(root, relative, MAX_SHIPPED).decode("utf-8", errors="replace")
+
+
+def unreadable(what: str, exc: OSError) -> ToolError:
+    """The error a tool gets for a shipped file the host will not read."""
+    if exc.errno == errno.ELOOP:
+        return ToolError("permission", f"{what} is a symbolic link or is reached through one; "
+                         "links in an extension's files are never followed")
+    if exc.errno in (errno.ENOENT, errno.EISDIR, errno.ENOTDIR, errno.EINVAL):
+        return ToolError("not_found", f"{what} is not a file")
+    return ToolError("unavailable", f"{what} cannot be read: {exc.strerror}")
+
+
 @dataclass(frozen=True)
 class ShippedMemory:
-    """A memory an extension ships: read-only."""
+    """A memory an extension ships: read-only.
+
+    Attributes:
+        path: The knowledge file or skill folder.
+        root: The extension's folder, which every read is made beneath (``path``'s
+            parent when not given).
+    """
 
     title: str
     kind: str
@@ -46,21 +80,49 @@ class ShippedMemory:
     extension: str
     summary: str | None
     updated_ms: int
+    root: Path | None = None
 
     @property
     def main_file(self) -> Path:
         return self.path / "SKILL.md" if self.kind == "skill" else self.path
 
+    @property
+    def base(self) -> Path:
+        return self.root if self.root is not None else self.path.parent
 
-def read_shipped(extension: str, kind: str, path: Path) -> ShippedMemory:
-    """Describe a shipped knowledge file or skill folder (its title from its own text)."""
-    main = path / "SKILL.md" if kind == "skill" else path
-    text = main.read_text(encoding="utf-8", errors="replace")
+    def relative(self, name: str | None = None) -> str:
+        """The path, inside the extension's folder, of the main file (or of the skill's
+        file ``name``)."""
+        inside = self.path.relative_to(self.base).as_posix()
+        if name is not None:
+            return f"{inside}/{name}"
+        return f"{inside}/SKILL.md" if self.kind == "skill" else inside
+
+    def read(self, name: str | None = None) -> str:
+        """The main file's text (or the skill's file ``name``): see :func:`read_inside`."""
+        return read_inside(self.base, self.relative(name))
+
+    def stamp(self) -> int:
+        """The main file's mtime in ns, reached as :meth:`read` reaches it."""
+        return stat_beneath(self.base, self.relative()).st_mtime_ns
+
+
+def read_shipped(extension: str, kind: str, path: Path, root: Path | None = None) -> ShippedMemory:
+    """Describe a shipped knowledge file or skill folder (its title from its own text),
+    read beneath the extension's folder ``root`` (``path``'s parent when not given).
+
+    Raises:
+        OSError: It cannot be read, or a symbolic link is in the way.
+    """
+    memory = ShippedMemory(title="", kind=kind, path=path, extension=extension, summary=None,
+                           updated_ms=0, root=root)
+    text = memory.read()
     meta = front_matter(text)
     heading = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), None)
     title = meta.get("name") or meta.get("title") or heading or path.stem
     return ShippedMemory(title=title, kind=kind, path=path, extension=extension,
-                         summary=meta.get("description"), updated_ms=int(main.stat().st_mtime * 1000))
+                         summary=meta.get("description"), updated_ms=memory.stamp() // 1_000_000,
+                         root=root)
 
 
 class Memories:
@@ -99,18 +161,25 @@ class Memories:
         shipped = self.shipped.get(title)
         if shipped is None:
             raise ToolError("not_found", f"no memory titled {title!r}")
-        return {"title": title, "content": shipped.main_file.read_text(encoding="utf-8", errors="replace")}
+        try:
+            content = shipped.read()
+        except OSError as exc:
+            raise unreadable(f"the file {shipped.relative()} of {shipped.extension}", exc) from None
+        return {"title": title, "content": content}
 
     def get_file(self, title: str, name: str) -> dict[str, Any]:
         shipped = self.shipped.get(title)
         if shipped is None or shipped.kind != "skill":
             raise ToolError("not_found", f"no skill titled {title!r} with files")
-        if not name or os.path.isabs(name) or ".." in Path(name).parts:
+        if not name or os.path.isabs(name) or ".." in Path(name).parts or "\0" in name:
             raise ToolError("invalid_arguments", f"{name!r} is not a file inside the skill")
-        target = (shipped.path / name).resolve()
-        if not target.is_relative_to(shipped.path.resolve()) or not target.is_file():
-            raise ToolError("not_found", f"the skill {title!r} has no file {name!r}")
-        return {"title": title, "name": name, "content": target.read_text(encoding="utf-8", errors="replace")}
+        try:
+            content = shipped.read(name)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise unreadable(f"the file {name!r} of the skill {title!r}", exc) from None
+            raise ToolError("not_found", f"the skill {title!r} has no file {name!r}") from None
+        return {"title": title, "name": name, "content": content}
 
     def write(self, title: str, content: str) -> dict[str, Any]:
         self._writable(title, content)

@@ -41,7 +41,7 @@ def _ship_memories(memories: Memories, name: str, folder: Path, manifest) -> Non
     """Shipped knowledge and skills, kept under ``name`` (the extension's identity)."""
     for memory in manifest.memories:
         try:
-            memories.add_shipped(read_shipped(name, memory.kind, folder / memory.path))
+            memories.add_shipped(read_shipped(name, memory.kind, folder / memory.path, folder))
         except OSError as exc:
             log.warning("cannot read %s's memory %s: %s", name, memory.path, exc)
 

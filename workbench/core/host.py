@@ -41,7 +41,7 @@ from workbench.store import Store
 from workbench.capabilities.database import ExtensionDatabases
 from workbench.capabilities.memories import Memories
 from workbench.core.hook_runtime import HookRuntime
-from workbench.core.runner import Dispatcher, SandboxRunner
+from workbench.core.runner import Dispatcher, ExtensionFiles, SandboxRunner
 from workbench.hooks.dispatch import CONTEXT_LABEL
 from workbench.hooks.registry import HookRegistry
 from workbench.core.services import NET_REFUSED, HostServices
@@ -120,6 +120,9 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
             max_output_bytes=int(config.get("tools.max_output_bytes")),
             hooks=self.hooks, run_hook=self.hook_runtime.run, observe=self.hook_runtime.observe,
             cwd=str(cwd))
+        self.sandbox.files = ExtensionFiles(
+            store=store, installed=lambda name: home.extensions_dir / name,
+            reason=self._held_reason, on_held=lambda name: self.reload_extensions())
         self.manager = None
         self._loading = threading.RLock()
         self._extensions_loaded = False
@@ -241,9 +244,23 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
             reloaded = self._extensions_loaded
             if reloaded:
                 self.sandbox.forget()
+            if self.sandbox.files is not None:
+                self.sandbox.files.reset()
             self._extensions_loaded = True
         self.bus.publish(ExtensionStatusChanged(report=self.status_report().to_json(),
                                                 reloaded=reloaded))
+
+    def _held_reason(self, name: str) -> str:
+        """Why the installed extension ``name`` is held, in the words ``ext list`` uses
+        (empty when it is not)."""
+        from workbench.ext.manager import ExtensionManager
+
+        manager = self.manager or ExtensionManager(self.home, self.store)
+        try:
+            found = manager.get(name)
+        except WorkbenchError:
+            return ""
+        return found.reason if found.state == "held" else ""
 
     def status_report(self, session_id: str | None = None) -> StatusReport:
         """The extension status report: loaded extensions, load errors, conflicts, counts.

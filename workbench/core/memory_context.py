@@ -31,13 +31,14 @@ from __future__ import annotations
 import html
 import os
 import re
+import stat
 import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from workbench.capabilities.memories import Memories, ShippedMemory, front_matter
+from workbench.sandbox.paths import stat_beneath
 from workbench.tools.ranking import Bm25, Field, terms
 
 KNOWLEDGE_NOTE = (
@@ -248,14 +249,19 @@ class MemoryShelf:
                           if m.title not in mine and m.extension not in off),
                          key=lambda m: (m.extension, m.title))
         for memory in shipped:
+            # Read beneath the extension's folder with no link followed: a shipped
+            # file replaced by a link (or gone) is left out, never read through.
             try:
-                stamp = os.stat(memory.main_file).st_mtime_ns
+                stamp = memory.stamp()
             except OSError:
                 continue
             key = (f"extension:{memory.extension}", str(memory.main_file), stamp)
             content = self._contents.get(key)
             if content is None:
-                content = memory.main_file.read_text(encoding="utf-8", errors="replace")
+                try:
+                    content = memory.read()
+                except OSError:
+                    continue
             contents[key] = content
             found.append(MemoryItem(title=memory.title, kind=memory.kind, source=key[0],
                                     summary=memory.summary, content=content, updated=stamp,
@@ -293,18 +299,29 @@ def skill_files(item: MemoryItem, limit: int = 200) -> list[str]:
     ones left out), at most ``limit``; a skill of the person's own bundles none."""
     if item.shipped is None or item.kind != "skill":
         return []
-    root = item.shipped.path
+    shipped = item.shipped
+    try:
+        if not stat.S_ISDIR(stat_beneath(shipped.base, shipped.relative(".")).st_mode):
+            return []
+    except OSError:  # the skill's folder is a link now, or gone: it bundles nothing
+        return []
+    root = str(shipped.path)
     found = []
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if any(part.startswith(".") for part in relative.parts) or not path.is_file():
-            continue
-        if relative == Path("SKILL.md"):
-            continue
-        found.append(relative.as_posix())
-        if len(found) >= limit:
-            break
-    return found
+    for directory, dirnames, filenames in os.walk(root):  # links to folders not entered
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            full = os.path.join(directory, name)
+            relative = os.path.relpath(full, root).replace(os.sep, "/")
+            if name.startswith(".") or relative == "SKILL.md":
+                continue
+            try:
+                if not stat.S_ISREG(os.lstat(full).st_mode):
+                    continue  # a link (or anything but a file) is not offered
+            except OSError:
+                continue
+            found.append(relative)
+    found.sort()
+    return found[:limit]
 
 
 def merge_recalled(answer: dict[str, Any], recalled: Sequence[tuple[str, Any]], *,

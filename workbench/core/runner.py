@@ -1,9 +1,20 @@
 """Running a tool call in a sandboxed worker, and keeping the next worker warm.
 
 The gateway hands a call here once it is authorized. Its policy comes from the
-grants alone; a worker started ahead for the same tool and the same policy is used
-when there is one (and another is started for the next call), otherwise one is
-started now. A worker is never used for two calls.
+grants alone, each granted path checked against what it was when granted (a
+changed one refuses the call, naming it); a worker started ahead for the same tool
+and the same policy is used when there is one, otherwise one is started now. A
+worker is never used for two calls.
+
+Before any worker is used, the files of an installed extension are checked against
+those the person approved (``ExtensionFiles``: sizes, times and inodes first, a hash
+only for a file that looks changed); a change holds the extension, as a start of
+the host would, and refuses the call naming the changed files.
+
+A worker is started ahead for a tool's next call only when every grant of this
+call is a standing one (session or always): never with a grant given for one call
+alone. A worker started ahead is sandboxed and waits with its runtime loaded; the
+tool's own module is imported only when its call arrives.
 """
 
 from __future__ import annotations
@@ -19,8 +30,10 @@ from typing import Any
 
 from workbench.core.ctx_handler import CallHandler
 from workbench.errors import ToolError
+from workbench.ext.consent import FileSeen, changed_since_approved
+from workbench.ext.project import is_project_identity
 from workbench.mcp.naming import MCP_RUNTIME
-from workbench.permissions.policy import PolicyError, build_policy
+from workbench.permissions.policy import GrantChanged, PolicyError, build_policy
 from workbench.sandbox.client import SandboxUnavailable, ZygoteClient
 from workbench.sandbox.policy import Limits, Policy
 from workbench.sandbox.worker_host import Worker
@@ -31,6 +44,68 @@ from workbench.tools.registry import HOST_RUNTIME, Tool
 log = logging.getLogger(__name__)
 
 MAX_WARM = 8
+
+
+class ExtensionFiles:
+    """Checks, as a worker is started, that an installed extension's files are still
+    the approved ones.
+
+    Args:
+        store: Where the approved files are recorded (``extension_files``).
+        installed: The folder an extension of that name is installed in.
+        reason: Why an extension is held, as its status says at start (given its name).
+        on_held: Called (in a thread) with an extension's name once it is found changed:
+            the host reloads, which lists it as held with that reason.
+    """
+
+    def __init__(self, *, store, installed: Callable[[str], Path],
+                 reason: Callable[[str], str], on_held: Callable[[str], None]) -> None:
+        self.store = store
+        self.installed = installed
+        self.reason = reason
+        self.on_held = on_held
+        self._seen: dict[str, dict[str, FileSeen]] = {}
+        self.held: dict[str, str] = {}
+        """The extensions found changed since the last (re)load, with their reason."""
+
+    def reset(self) -> None:
+        """Forget what was held (a reload inspects every extension again)."""
+        self.held.clear()
+
+    async def check(self, tool: Tool) -> None:
+        """Refuse ``tool`` when its installed extension's files are not the approved ones.
+
+        Extensions with no approved files on record here (the samples, a folder loaded
+        by hand) are not checked.
+
+        Raises:
+            ToolError: of kind ``unavailable``, naming the changed files.
+        """
+        name, key = tool.extension, tool.identity
+        if key in self.held:
+            raise ToolError("unavailable", f"{name} is held: {self.held[key]}")
+        folder = Path(tool.folder)
+        if is_project_identity(key):  # a project's own extension: its consent's files
+            consent = self.store.get_project_consent(key)
+            recorded = dict(consent["files"]) if consent else {}
+        elif folder == self.installed(name):
+            recorded = self.store.extension_files(name)
+        else:
+            return
+        if not recorded:
+            return
+        changed = await asyncio.to_thread(changed_since_approved, folder, recorded,
+                                          self._seen.setdefault(key, {}))
+        if not changed:
+            return
+        reason = "" if is_project_identity(key) else await asyncio.to_thread(self.reason, name)
+        if not reason:
+            reason = f"files changed since you approved it: {', '.join(changed)}"
+        self.held[key] = reason
+        self.store.audit("host", "extension.held", key, {"changed": changed})
+        await asyncio.to_thread(self.on_held, name)
+        self.held.setdefault(key, reason)
+        raise ToolError("unavailable", f"{name} is held: {reason}", changed=changed)
 
 
 class SandboxRunner:
@@ -57,6 +132,8 @@ class SandboxRunner:
         self._zygote: ZygoteClient | None = None
         self._warm: OrderedDict[str, asyncio.Task[Worker]] = OrderedDict()
         self._report: dict | None = None
+        self.files: ExtensionFiles | None = None
+        """Checks an installed extension's files before each of its workers (the host sets it)."""
 
     def start(self) -> None:
         """Exec the zygote now, so the first call does not wait for it."""
@@ -96,6 +173,8 @@ class SandboxRunner:
                                 extension_dir=tool.folder, granted=granted, cwd=self.cwd,
                                 limits=limits, deno_dir=self.deno_cache / tool.storage_name,
                                 python_dir=self.python_cache / tool.storage_name, tool=tool.name)
+        except GrantChanged as exc:
+            raise ToolError("permission", str(exc), path=exc.path) from exc
         except PolicyError as exc:
             raise ToolError("unavailable", str(exc)) from exc
 
@@ -110,25 +189,37 @@ class SandboxRunner:
         if not ready:
             raise ToolError("unavailable", "this machine cannot sandbox tools "
                             f"({missing}); see `workbench doctor`")
+        if self.files is not None:
+            await self.files.check(tool)
         policy = self.policy(tool, ctx.granted, timeout_ms)
         key = self._key(tool, policy)
         try:
             worker = await self._take(key) or await Worker.start(self.zygote, policy)
         except SandboxUnavailable as exc:
             raise ToolError("unavailable", f"the sandbox is not available: {exc}") from exc
+        except ToolError as exc:
+            # The worker found a granted path swapped after the check above, as it made
+            # its Landlock rule from it: refused as that check would have.
+            _, found, why = exc.message.partition("PathChanged: ")
+            if found:
+                raise ToolError("permission", f"a granted path changed as the worker started: "
+                                f"{why.strip()}; nothing was run") from exc
+            raise
         handler = CallHandler(tool, ctx, self.services)
+        standing = all(req.standing for req in ctx.granted)
         try:
             result = await worker.call(arguments, ctx.chat.to_json(), handler)
         except ToolError:
-            self._after(key, policy)
+            self._after(key, policy, standing)
             raise
-        self._after(key, policy)
+        self._after(key, policy, standing)
         return result
 
-    def _after(self, key: str, policy: Policy) -> None:
+    def _after(self, key: str, policy: Policy, standing: bool) -> None:
         # Started after the call, so the next worker's start never competes with it;
-        # not after a cancellation, which may be the host shutting down.
-        if self.keep_warm:
+        # not after a cancellation, which may be the host shutting down; never with a
+        # grant given for this call alone.
+        if self.keep_warm and standing:
             self._prepare(key, policy)
 
     async def _take(self, key: str) -> Worker | None:
@@ -219,6 +310,8 @@ class Dispatcher:
         if ready:
             return await self.sandbox(tool, arguments, ctx, timeout_ms=timeout_ms)
         if tool.qualified_name in self.unsandboxed():
+            if self.sandbox.files is not None:
+                await self.sandbox.files.check(tool)
             ctx.log("warn", f"running {tool.qualified_name} WITHOUT a sandbox, as you allowed "
                     f"(this machine lacks: {missing})")
             return await run_inprocess(tool, arguments, ctx,

@@ -8,15 +8,21 @@ added and removed, and permissions added, removed, widened (a path that covers m
 a host that became ``"*"``, more ports, write where read was, required where optional
 was) or narrowed, each with its reason.
 
-This module imports nothing of ours but the manifest models.
+:func:`changed_since_approved` tells, cheaply enough to run at every worker start,
+which files of an extension differ from the approved ones.
+
+This module imports nothing of ours but the manifest models and the fingerprint.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
+from workbench.ext.fingerprint import RUNTIME_DIRS, RUNTIME_FILES, file_digest
 from workbench.manifest.models import Manifest
 
 CONSENT_FORMAT = 1
@@ -353,3 +359,65 @@ def _permission_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[
                         for item in permission_items(permissions)]
     return changes
 
+
+
+FileSeen = tuple[int, int, int, int, int]
+"""What ``lstat`` said of a file whose digest matched: type and mode, size, mtime and
+ctime in ns, inode."""
+
+
+def changed_since_approved(folder: Path, recorded: Mapping[str, str],
+                           seen: dict[str, FileSeen]) -> list[str]:
+    """The files of ``folder`` that differ from the approved ones, cheaply.
+
+    Every file is ``lstat``-ed (links are never followed); only one whose type, size,
+    mtime, ctime or inode differs from when its digest last matched is hashed again
+    (ctime cannot be set back by hand, so a file rewritten with its old mtime is
+    hashed too). Files the extension writes while it runs are left out, as in its
+    fingerprint.
+
+    Args:
+        folder: The extension's folder.
+        recorded: The approved files: sha256 by relative path.
+        seen: What was found of each file whose digest matched, kept by the caller
+            between checks (filled here).
+
+    Returns:
+        The changed, added and missing paths, sorted; empty when nothing changed.
+    """
+    found: set[str] = set()
+    changed: list[str] = []
+    root = os.fspath(folder)
+    for directory, dirnames, filenames in os.walk(root, followlinks=False):
+        relative_dir = os.path.relpath(directory, root)
+        prefix = "" if relative_dir == "." else relative_dir.replace(os.sep, "/") + "/"
+        names = list(filenames)
+        kept = []
+        for name in dirnames:
+            if os.path.islink(os.path.join(directory, name)):
+                names.append(name)  # a link to a folder counts as a file, as in a fingerprint
+            elif name not in RUNTIME_DIRS:
+                kept.append(name)
+        dirnames[:] = kept
+        for name in names:
+            if not prefix and name in RUNTIME_FILES:
+                continue
+            relative = prefix + name
+            full = os.path.join(directory, name)
+            found.add(relative)
+            try:
+                info = os.lstat(full)
+            except OSError:
+                changed.append(relative)
+                continue
+            now = (info.st_mode, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+            if relative not in recorded:
+                changed.append(relative)
+            elif seen.get(relative) != now:
+                if file_digest(full, info) == recorded[relative]:
+                    seen[relative] = now
+                else:
+                    seen.pop(relative, None)
+                    changed.append(relative)
+    changed += [path for path in recorded if path not in found]
+    return sorted(set(changed))

@@ -110,6 +110,16 @@ def _hash_file(path: str) -> tuple[str, int]:
     return hasher.hexdigest(), size
 
 
+def file_digest(full: str, info: os.stat_result) -> str:
+    """The sha256 one entry counts for in a fingerprint (``info`` is its ``lstat``): its
+    bytes, a link's target, or a special file's type."""
+    if stat.S_ISLNK(info.st_mode):
+        return hashlib.sha256(f"symlink:{os.readlink(full)}".encode()).hexdigest()
+    if stat.S_ISREG(info.st_mode):
+        return _hash_file(full)[0]
+    return hashlib.sha256(f"special:{stat.S_IFMT(info.st_mode)}".encode()).hexdigest()
+
+
 def fingerprint(folder: Path, *, exclude: Iterable[str] = ()) -> Fingerprint:
     """Fingerprint every file under ``folder``.
 
@@ -150,8 +160,7 @@ def fingerprint(folder: Path, *, exclude: Iterable[str] = ()) -> Fingerprint:
                 digest, size = _hash_file(full)
                 found.append(FileDigest(relative, digest, size))
             else:
-                content = f"special:{stat.S_IFMT(info.st_mode)}".encode()
-                found.append(FileDigest(relative, hashlib.sha256(content).hexdigest(), 0))
+                found.append(FileDigest(relative, file_digest(full, info), 0))
     found.sort(key=lambda item: item.path)
     return Fingerprint(tuple(found))
 

@@ -12,23 +12,36 @@ kept with the answer's lifetime (``once``: asked again at the next call; ``sessi
 not again this session; ``always``: a lasting denial, taken back with
 ``grants revoke``). A tool runs without an optional entry it was not granted; a
 denial of one never refuses the call.
+
+A path (``read``, ``write``) is pinned when it is asked for: the path it resolves to
+and the device and inode there (``sandbox/paths.py``); so is a ``run`` binary, by the
+file it resolves to (checked by path alone, so that an upgrade keeps it granted). The request shows the
+resolved path when it differs from the declared one; the answer keeps the pin with
+the grant (a ``once`` grant's in memory, for its call), and ``granted`` hands it on,
+so that a worker starts only on the very object the person granted. A lasting grant
+recorded before paths were pinned is pinned at its next use.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from workbench.events import PermissionRequest, RequestDenied
-from workbench.permissions.requirements import Requirement
+from workbench.permissions.requirements import PATH_KINDS, Requirement
+from workbench.sandbox.paths import PathChanged, Pin, pin_path
+from workbench.sandbox.policy import resolve_binary
 
 SCOPES = ("once", "session", "always", "deny")
 
 
 class GrantStore(Protocol):
     def add_grant(self, tool: str, kind: str, value: str, scope: str,
-                  session_id: str | None = None) -> int: ...
+                  session_id: str | None = None,
+                  pin: tuple[str, int, int] | None = None) -> int: ...
+
+    def pin_grant(self, grant_id: int, resolved: str, device: int, inode: int) -> None: ...
 
     def list_grants(self, tool: str | None = None) -> list[dict[str, Any]]: ...
 
@@ -61,6 +74,8 @@ class Pending:
     """Required entries with no standing grant: the call cannot run without them."""
     optional: list[Requirement]
     """Optional entries the person never decided."""
+    pins: dict[str, Pin] = field(default_factory=dict)
+    """What each path entry (by key) was when it was asked for."""
 
     def __bool__(self) -> bool:
         return bool(self.required or self.optional)
@@ -70,11 +85,41 @@ class Pending:
         return self.required + self.optional
 
     def shown(self) -> list[dict[str, Any]]:
-        """The request's ``permissions``: each entry's JSON with its ``key``."""
-        return [{**r.to_json(), "key": r.key} for r in self.entries]
+        """The request's ``permissions``: each entry's JSON with its ``key`` (and, for a
+        path that leads elsewhere through links, the ``resolved`` path that is granted)."""
+        shown = []
+        for r in self.entries:
+            entry = {**r.to_json(), "key": r.key}
+            pin = self.pins.get(r.key)
+            if pin is not None and pin.path != r.value:
+                entry["resolved"] = pin.path
+            shown.append(entry)
+        return shown
+
+
+def pin_of(grant: dict[str, Any]) -> Pin | None:
+    """The pin a stored grant row carries, if any."""
+    if grant.get("resolved") is None:
+        return None
+    return Pin(str(grant["resolved"]), int(grant.get("device") or 0), int(grant.get("inode") or 0))
 
 
 Ask = Callable[[PermissionRequest], Awaitable[Any]]
+
+
+def _pin_now(req: Requirement) -> Pin | None:
+    """What ``req`` names now, pinned: a path as it is, a ``run`` binary by the file
+    it is found as; None for other kinds (and a binary not found).
+
+    Raises:
+        PathChanged: A link appeared while it was being pinned.
+    """
+    if req.kind in PATH_KINDS:
+        return pin_path(req.value)
+    if req.kind == "run":
+        binary = resolve_binary(req.value)
+        return pin_path(binary) if binary is not None else None
+    return None
 
 
 class Broker:
@@ -86,6 +131,9 @@ class Broker:
 
     def __init__(self, store: GrantStore) -> None:
         self.store = store
+        self._once_pins: dict[tuple[str, str, str], Pin] = {}
+        """Pins of the paths granted ``once``, by ``(tool, kind, value)``: taken by
+        the ``granted`` of the call the answer was given for."""
 
     def _declined(self, tool: str, req: Requirement, session_id: str | None) -> bool:
         """Whether the optional ``req`` was left out in the chat ``session_id``."""
@@ -142,26 +190,64 @@ class Broker:
 
     def granted(self, tool: str, reqs: Iterable[Requirement], session_id: str | None,
                 extra: Iterable[tuple[str, str]] = ()) -> list[Requirement]:
-        """The requirements with a standing grant or a grant for this call alone."""
+        """The requirements with a standing grant or a grant for this call alone, each
+        with its ``standing`` and, for a path, its ``pin`` (a standing grant's own;
+        a ``once`` answer's; none for a grant the caller passed in, which
+        ``build_policy`` pins as the worker starts)."""
         extra = set(extra)
         found = []
         for req in reqs:
-            if self._extra(req, extra):
-                found.append(req)
-            elif any(g["scope"] in ("session", "always") for g in self._matching(tool, req, session_id)):
-                found.append(req)
+            standing = [g for g in self._matching(tool, req, session_id)
+                        if g["scope"] in ("session", "always")]
+            if standing:
+                pin = self._standing_pin(req, standing[-1])
+                found.append(replace(req, pin=pin, standing=True))
+            elif self._extra(req, extra):
+                found.append(replace(req, pin=self._once_pins.pop((tool, req.kind, req.value), None)))
         return found
 
+    def _standing_pin(self, req: Requirement, grant: dict[str, Any]) -> Pin | None:
+        pin = pin_of(grant)
+        if pin is None:
+            # Granted before paths were pinned: pinned now, at its first use since.
+            pin = _pin_now(req)
+            if pin is not None:
+                self.store.pin_grant(int(grant["id"]), pin.path, pin.device, pin.inode)
+        return pin
+
+    def _pin(self, pending: Pending) -> Pending:
+        """``pending`` with its path entries pinned as they are now.
+
+        Raises:
+            Refusal: A path changed while it was being pinned.
+        """
+        pins = {}
+        for req in pending.entries:
+            try:
+                pin = _pin_now(req)
+            except PathChanged as exc:
+                raise Refusal(f"not granted: {exc}", [req]) from None
+            if pin is not None:
+                pins[req.key] = pin
+        return replace(pending, pins=pins)
+
     def record(self, tool: str, reqs: Iterable[Requirement], scope: str,
-               session_id: str | None) -> None:
-        """Keep a decision; ``once`` keeps nothing beyond the call."""
+               session_id: str | None, pins: dict[str, Pin] | None = None) -> None:
+        """Keep a decision, with each path's pin (by key) when given; ``once`` keeps
+        nothing beyond the call (its pins, in memory, for the call)."""
         if scope not in SCOPES:
             raise ValueError(f"unknown grant scope {scope!r}")
+        pins = pins or {}
         if scope == "once":
+            for req in reqs:
+                if req.key in pins:
+                    self._once_pins[(tool, req.kind, req.value)] = pins[req.key]
             return
         for req in reqs:
+            pin = pins.get(req.key) if scope != "deny" else None
             self.store.add_grant(tool, req.kind, req.value, scope,
-                                 session_id if scope == "session" else None)
+                                 session_id if scope == "session" else None,
+                                 pin=(pin.path, pin.device, pin.inode) if pin else None)
 
     def decline(self, tool: str, reqs: Iterable[Requirement], scope: str,
                 session_id: str | None) -> None:
@@ -217,6 +303,7 @@ class Broker:
             if pending.required:
                 raise Refusal("not granted", pending.required)
             return set()
+        pending = self._pin(pending)
         try:
             answer = await ask(PermissionRequest(tool=tool, permissions=pending.shown(),
                                                  session_id=session_id))
@@ -244,7 +331,7 @@ class Broker:
             raise Refusal("declined", kept_out)
         declined = [r for r in pending.optional if r.key in keys]
         accepted = [r for r in pending.entries if r.key not in keys]
-        self.record(tool, accepted, decision, session_id)
+        self.record(tool, accepted, decision, session_id, pending.pins)
         self.decline(tool, declined, decision, session_id)
         self.store.audit("person", f"grant.{decision}", tool,
                          {"permissions": [r.to_json() for r in accepted],

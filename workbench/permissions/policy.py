@@ -2,6 +2,12 @@
 
 Only granted requirements reach the policy: an optional entry nobody granted, a
 tool argument or a model's request cannot widen it.
+
+A granted path reaches the policy as the path it resolved to when it was granted,
+with the device and inode found there (its pin): checked here, on the host, for a
+refusal that names the path, and again by the worker on the descriptor its
+Landlock rule is made from. Deno's ``--allow-read``/``--allow-write`` name the same
+resolved paths, so neither layer goes through a link.
 """
 
 from __future__ import annotations
@@ -12,12 +18,40 @@ from pathlib import Path
 
 from workbench.permissions.requirements import Requirement
 from workbench.sandbox import deno
+from workbench.sandbox.paths import PathChanged, check_pinned, pin_path
 from workbench.sandbox.policy import (PYTHON_SITE, Limits, NetEndpoint, Policy, python_runtime_paths,
                                       resolve_binary)
 
 
 class PolicyError(ValueError):
     """A grant cannot be turned into a policy (e.g. a ``run`` binary that does not exist)."""
+
+
+class GrantChanged(PolicyError):
+    """A granted path is not the file or folder that was granted any more."""
+
+    def __init__(self, req: Requirement, exc: PathChanged) -> None:
+        super().__init__(f"the granted {req.kind} {req.value} has changed: {exc}; "
+                         "nothing was run. If you changed it yourself, take the grant back "
+                         f"(`workbench grants revoke TOOL {req.kind} {req.value}`) and grant it again")
+        self.requirement = req
+        self.path = exc.path
+
+
+def _granted_path(req: Requirement, policy: Policy) -> str:
+    """Check a granted path against its pin (pinned now when it has none) and put the
+    pin in the policy; returns the path the worker is given.
+
+    Raises:
+        GrantChanged: It is not what was granted.
+    """
+    try:
+        pin = req.pin if req.pin is not None else pin_path(req.value)
+        check_pinned(req.value, pin)
+    except PathChanged as exc:
+        raise GrantChanged(req, exc) from None
+    policy.pins[pin.path] = [pin.device, pin.inode]
+    return pin.path
 
 
 def _net(value: str) -> NetEndpoint:
@@ -51,6 +85,7 @@ def build_policy(*, runtime: str, entry: Path, function: str, extension_dir: Pat
         env: The host environment granted ``env`` keys are read from.
 
     Raises:
+        GrantChanged: A granted path is not what was granted (see the module docstring).
         PolicyError: A granted binary cannot be found.
     """
     env = os.environ if env is None else env
@@ -58,14 +93,26 @@ def build_policy(*, runtime: str, entry: Path, function: str, extension_dir: Pat
                     extension_dir=str(extension_dir), cwd=str(cwd), limits=limits)
     for req in granted:
         if req.kind == "read":
-            policy.read.append(req.value)
+            policy.read.append(_granted_path(req, policy))
         elif req.kind == "write":
-            policy.write.append(req.value)
+            policy.write.append(_granted_path(req, policy))
         elif req.kind == "run":
             binary = resolve_binary(req.value, env.get("PATH"))
             if binary is None:
                 raise PolicyError(f"the granted binary {req.value!r} was not found")
             policy.execute.append(binary)
+            # Deno's --allow-run names the binary as found; its Landlock rule is made
+            # on the file it resolves to now, opened with no link and checked. It must
+            # resolve to the file it resolved to when granted (a package upgrade that
+            # replaces that file keeps it granted; a link pointed elsewhere does not).
+            try:
+                pin = pin_path(binary)
+                if req.pin is not None and pin.path != req.pin.path:
+                    raise PathChanged(binary, f"now leads to {pin.path}, not to {req.pin.path} "
+                                      "as when it was granted")
+            except PathChanged as exc:
+                raise GrantChanged(req, exc) from None
+            policy.pins[binary] = [pin.device, pin.inode, pin.path]
         elif req.kind == "env":
             if req.value in env:
                 policy.env[req.value] = env[req.value]

@@ -12,11 +12,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.sandbox.paths import Pin
+
 OS_KINDS = ("net", "read", "write", "run", "env", "ffi", "sys")
+PATH_KINDS = ("read", "write")
+"""The kinds whose value is a path, pinned when granted (see ``sandbox/paths.py``)."""
 CAPABILITY_KINDS = ("memories", "llm", "tts", "stt")
 
 _TEMPLATE = re.compile(r"^\$(home|downloads|models|sessions|extension|env\.([A-Za-z_][A-Za-z0-9_]*))(?=/|$)")
@@ -30,6 +34,11 @@ class Requirement:
     value: str
     reason: str
     optional: bool = False
+    pin: Pin | None = field(default=None, compare=False)
+    """For a granted path: what it was when it was granted (``Broker.granted`` sets it)."""
+    standing: bool = field(default=False, compare=False)
+    """For a granted entry: whether a session or lasting grant holds it (not one for
+    this call alone), so that a worker may be started ahead with it."""
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "value": self.value, "reason": self.reason,

@@ -1,4 +1,6 @@
-// The Deno side of a worker: import the tool, wait for its one call, run it, exit.
+// The Deno side of a worker: wait for its one call, import the tool, run it, exit.
+// No code of the tool runs before its call arrives: a worker started ahead reports
+// ready with only this shim loaded, and imports the entry module when the call comes.
 // Speaks the worker protocol (JSON-RPC 2.0, one message per line) on stdin and
 // stdout; everything the tool prints goes to stderr, which the host captures.
 // A function that is a generator (`function*` or `async function*`) streams its answer:
@@ -113,9 +115,24 @@ async function stream(pieces: AsyncIterable<unknown> | Iterable<unknown>): Promi
   }
 }
 
-async function run(id: number, params: { arguments: unknown; chat: Record<string, unknown> }, fn: Function) {
+async function load(): Promise<Function> {
+  let module;
+  try {
+    module = await import(entryUrl);
+  } catch (error) {
+    throw new CtxError("tool", `importing the tool failed: ${failure(error).message}`);
+  }
+  const tool = module[functionName];
+  if (typeof tool !== "function") {
+    throw new CtxError("tool", `importing the tool failed: the entry module has no function ${functionName}`);
+  }
+  return tool;
+}
+
+async function run(id: number, params: { arguments: unknown; chat: Record<string, unknown> }) {
   chat = params.chat ?? {};
   try {
+    const fn = await load();
     const value = await fn(params.arguments ?? {}, ctx);
     let result = value === undefined ? null : value;
     if (isGenerator(value)) {
@@ -131,15 +148,9 @@ async function run(id: number, params: { arguments: unknown; chat: Record<string
   Deno.exit(0);
 }
 
-let tool: Function;
-try {
-  const module = await import(entryUrl);
-  tool = module[functionName];
-  if (typeof tool !== "function") throw new Error(`the entry module has no function ${functionName}`);
-} catch (error) {
-  notify("worker/ready", { error: `importing the tool failed: ${failure(error).message}` });
-  Deno.exit(1);
-}
+// Deno opens its module caches at the first dynamic import: done now, on a module of
+// the shim's own, so that the call's import of the tool finds them open.
+await import(new URL("./deno_warm.ts", import.meta.url).href);
 notify("worker/ready", {});
 
 const decoder = new TextDecoder();
@@ -155,7 +166,7 @@ for await (const chunk of Deno.stdin.readable) {
     const message = JSON.parse(line);
     if (message.method === "tool/call") {
       running = true;
-      run(message.id, message.params, tool!);
+      run(message.id, message.params);
     } else if (message.method === "tool/cancel") {
       controller.abort();
     } else if (message.id !== undefined && pending.has(message.id)) {

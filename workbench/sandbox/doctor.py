@@ -137,6 +137,13 @@ def probe() -> Report:
                                "RLIMIT_NPROC only (counts all of your processes)" if os.getuid() != 0
                                else "no writable pids cgroup, and root is exempt from RLIMIT_NPROC: "
                                "tools granted `run` are not bounded in processes", required=False))
+    from workbench.sandbox.paths import has_openat2
+
+    report.checks.append(Check("no-follow-paths", True,
+                               "granted paths and the host's reads for tools are opened with "
+                               "openat2 (RESOLVE_NO_SYMLINKS, RESOLVE_BENEATH)" if has_openat2() else
+                               "no openat2 here: granted paths and the host's reads for tools are "
+                               "walked one component at a time with O_NOFOLLOW", required=False))
     binary = deno_binary()
     report.checks.append(Check("deno", binary is not None,
                                binary or "not found: TypeScript and JavaScript tools cannot run",

@@ -15,6 +15,7 @@ import stat
 from dataclasses import dataclass, field
 
 from workbench.sandbox._libc import check, libc
+from workbench.sandbox.paths import Pin, open_pinned
 
 SYS_CREATE_RULESET = 444
 SYS_ADD_RULE = 445
@@ -96,11 +97,17 @@ class Ruleset:
         paths: ``(path, rights)`` pairs; a missing path is skipped.
         connect_ports: TCP ports the process may connect to.
         bind_ports: TCP ports it may bind.
+        pins: ``[device, inode]`` by path for granted paths (``[device, inode,
+            resolved]`` for a granted binary, whose rule goes on the file it resolved
+            to): such a path is opened with no symbolic link followed, must still be
+            that device and inode (``PathChanged`` otherwise), and its rule is made
+            from that descriptor.
     """
 
     paths: list[tuple[str, int]] = field(default_factory=list)
     connect_ports: set[int] = field(default_factory=set)
     bind_ports: set[int] = field(default_factory=set)
+    pins: dict[str, list] = field(default_factory=dict)
 
     def allow(self, path: str, rights: int) -> None:
         self.paths.append((path, rights))
@@ -125,7 +132,7 @@ class Ruleset:
                                      ctypes.c_size_t(size), ctypes.c_uint32(0)), "landlock_create_ruleset")
         try:
             for path, rights in self.paths:
-                self._add_path(ruleset, path, rights & handled_fs)
+                self._add_path(ruleset, path, rights & handled_fs, self.pins.get(path))
             if abi >= 4:
                 for port in sorted(self.connect_ports):
                     self._add_port(ruleset, port, NET_CONNECT_TCP)
@@ -138,11 +145,20 @@ class Ruleset:
         return abi
 
     @staticmethod
-    def _add_path(ruleset: int, path: str, rights: int) -> None:
-        try:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except FileNotFoundError:
-            return
+    def _add_path(ruleset: int, path: str, rights: int, pin: list | None = None) -> None:
+        if pin is not None:
+            # A granted path: the descriptor checked is the one the rule is made from.
+            # ``[device, inode]``, or ``[device, inode, resolved]`` for a path reached
+            # through a link on purpose (a granted binary): the rule goes on ``resolved``.
+            found = open_pinned(Pin(str(pin[2]) if len(pin) > 2 else path, int(pin[0]), int(pin[1])))
+            if found is None:
+                return
+            fd = found
+        else:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except FileNotFoundError:
+                return
         try:
             if not stat.S_ISDIR(os.fstat(fd).st_mode):
                 rights &= FILE_ONLY

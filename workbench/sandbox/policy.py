@@ -75,6 +75,11 @@ class Policy:
     python_path: list[str] = field(default_factory=list)
     """Folders a Python worker puts first on ``sys.path`` before importing the entry
     (the extension's installed requirements); readable through ``runtime_read``."""
+    pins: dict[str, list[Any]] = field(default_factory=dict)
+    """``[device, inode]`` of each granted path as it was granted (see
+    ``sandbox/paths.py``; ``[device, inode, resolved]`` for a granted binary, pinned
+    as the policy is built): the worker opens it with no link followed and refuses to
+    start when it is something else."""
 
     @property
     def allow_processes(self) -> bool:

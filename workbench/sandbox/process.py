@@ -89,7 +89,7 @@ def _user_processes() -> int:
 
 
 def restrict_paths(policy: Policy) -> None:
-    rules = landlock.Ruleset()
+    rules = landlock.Ruleset(pins=policy.pins)
     for path in SYSTEM_READ:
         rules.allow(path, landlock.READ)
     for path in dynamic_loaders():

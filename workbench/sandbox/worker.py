@@ -1,6 +1,8 @@
-"""The Python side of a worker: import the tool, wait for its one call, run it, exit.
+"""The Python side of a worker: wait for its one call, import the tool, run it, exit.
 
-Runs inside the sandbox (``process.enter`` has been applied). The tool's ``ctx``
+Runs inside the sandbox (``process.enter`` has been applied). No code of the tool
+runs before its call arrives: a worker started ahead reports ready with only the
+runtime loaded, and imports the entry module when the call comes. The tool's ``ctx``
 forwards to the host over the worker socket; a member that needs an answer blocks
 in a plain function and is awaitable in an ``async`` one.
 
@@ -272,7 +274,8 @@ def _failure(exc: BaseException) -> tuple[str, str]:
 
 def serve(sock: socket.socket, entry: str, function_name: str,
           python_path: list[str] | tuple[str, ...] = ()) -> int:
-    """Import the tool, report ready, run its one call, answer, and return an exit code.
+    """Report ready, wait for the one call, import the tool, run it, answer, and return
+    an exit code.
 
     ``python_path`` (the extension's installed requirements) goes first on ``sys.path``.
     """
@@ -280,18 +283,19 @@ def serve(sock: socket.socket, entry: str, function_name: str,
     sys.path[:0] = [path for path in python_path if path not in sys.path]
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), line_buffering=True)
     channel = Channel(sock)
-    try:
-        function = getattr(_import(entry), function_name)
-    except BaseException as exc:  # a broken module must not kill the protocol
-        channel.notify("worker/ready", {"error": f"importing the tool failed: {type(exc).__name__}: {exc}"})
-        traceback.print_exc()
-        return 1
     channel.notify("worker/ready", {})
     threading.Thread(target=channel.pump, daemon=True).start()
     channel.call_ready.wait()
     call = channel.call
     if call is None:
         return 0
+    try:
+        function = getattr(_import(entry), function_name)
+    except BaseException as exc:  # a broken module must not kill the protocol
+        channel.send(protocol.error(call["id"], "tool", "importing the tool failed: "
+                                    f"{type(exc).__name__}: {exc}"))
+        traceback.print_exc()
+        return 1
     params = call.get("params") or {}
     ctx = Context(channel, params.get("chat") or {})
     try:

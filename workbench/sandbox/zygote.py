@@ -117,7 +117,11 @@ def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd:
         try:
             code = _worker_main(policy, bridge, output_fd)
         except BaseException as exc:
-            os.write(output_fd, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
+            text = f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode()
+            try:
+                os.write(output_fd, text)
+            except OSError:  # closed by now: its copy on stderr is the same pipe
+                os.write(2, text)
             code = 71
         finally:
             os._exit(code)

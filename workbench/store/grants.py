@@ -21,17 +21,19 @@ SCOPES = frozenset({"once", "session", "always", "deny"})
 
 LASTING = ("always", "deny")
 
-_COLUMNS = "id, tool, kind, value, scope, session_id, created_at"
+_COLUMNS = "id, tool, kind, value, scope, session_id, created_at, resolved, device, inode"
 
 
 class GrantsMixin(StoreBase):
     """Queries on ``grants``."""
 
     def add_grant(self, tool: str, kind: str, value: str, scope: str,
-                  session_id: str | None = None) -> int:
+                  session_id: str | None = None,
+                  pin: tuple[str, int, int] | None = None) -> int:
         """Record a grant (or a denial).
 
-        Recording the same lasting or session grant again returns the existing id.
+        Recording the same lasting or session grant again returns the existing id
+        (with ``pin``, when given, recorded on it).
         An ``always`` replaces a ``deny`` for the same tool, kind and value, and
         the other way round.
 
@@ -41,6 +43,7 @@ class GrantsMixin(StoreBase):
             value: What exactly, e.g. a path template or ``host:port``.
             scope: ``once``, ``session``, ``always`` or ``deny``.
             session_id: The session, required for ``session`` grants.
+            pin: For a path: ``(resolved, device, inode)`` of what it was when granted.
 
         Returns:
             The grant's id.
@@ -59,15 +62,25 @@ class GrantsMixin(StoreBase):
                 raise StoreError(f"no session {session_id!r}")
             existing = self._existing(tool, kind, value, scope, session_id)
             if existing is not None:
+                if pin is not None:
+                    self.pin_grant(existing, *pin)
                 return existing
             if scope in LASTING:
                 self._execute(
                     "DELETE FROM grants WHERE tool = ? AND kind = ? AND value = ? "
                     "AND scope IN ('always', 'deny')", (tool, kind, value))
+            resolved, device, inode = pin if pin is not None else (None, None, None)
             cursor = self._execute(
-                "INSERT INTO grants (tool, kind, value, scope, session_id, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)", (tool, kind, value, scope, session_id, self.clock()))
+                "INSERT INTO grants (tool, kind, value, scope, session_id, created_at, "
+                "resolved, device, inode) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (tool, kind, value, scope, session_id, self.clock(), resolved, device, inode))
             return int(cursor.lastrowid)
+
+    def pin_grant(self, grant_id: int, resolved: str, device: int, inode: int) -> None:
+        """Record what a granted path is: the path it resolves to, its device and inode."""
+        with self.transaction():
+            self._execute("UPDATE grants SET resolved = ?, device = ?, inode = ? WHERE id = ?",
+                          (resolved, int(device), int(inode), grant_id))
 
     def _existing(self, tool: str, kind: str, value: str, scope: str,
                   session_id: str | None) -> int | None:

@@ -465,6 +465,22 @@ def m010_project_extension_consents(db: Database) -> None:
         db.execute(statement)
 
 
+M011_STATEMENTS = (
+    # What a granted path was when it was granted: the path it resolved to, and the
+    # device and inode there (both 0 when nothing was). A worker starts only when
+    # the path is still that object, reached with no symbolic link.
+    "ALTER TABLE grants ADD COLUMN resolved TEXT",
+    "ALTER TABLE grants ADD COLUMN device INTEGER",
+    "ALTER TABLE grants ADD COLUMN inode INTEGER",
+)
+
+
+def m011_grant_pins(db: Database) -> None:
+    """Granted paths pinned to what they were when granted."""
+    for statement in M011_STATEMENTS:
+        db.execute(statement)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -495,6 +511,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "m008_session_declines", m008_session_declines),
     Migration(9, "m009_call_owners_and_leases", m009_call_owners_and_leases, rebuilds=True),
     Migration(10, "m010_project_extension_consents", m010_project_extension_consents),
+    Migration(11, "m011_grant_pins", m011_grant_pins),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 

@@ -156,12 +156,13 @@ async def test_skill_load_and_skill_file_work_and_refuse_paths_outside_the_skill
         loaded = await host.call_tool("skill_load", {"name": "release-notes"})
         assert loaded.ok, loaded.error
         assert loaded.result["content"] == SKILL
-        assert loaded.result["files"] == ["examples/one.md", "link.md", "template.md"]
+        # A link is not a file the skill bundles: not offered, and refused when asked for.
+        assert loaded.result["files"] == ["examples/one.md", "template.md"]
         found = await host.call_tool("skill_file", {"name": "release-notes", "file": "examples/one.md"})
         assert found.result == {"name": "release-notes", "file": "examples/one.md",
                                 "content": "## Added\n- dark mode\n"}
         for path, kind in (("../secret.txt", "invalid_arguments"), ("/etc/passwd", "invalid_arguments"),
-                           ("link.md", "not_found"), ("missing.md", "not_found")):
+                           ("link.md", "permission"), ("missing.md", "not_found")):
             refused = await host.call_tool("skill_file", {"name": "release-notes", "file": path})
             assert (refused.ok, refused.error["kind"]) == (False, kind), path
             assert "outside" not in json.dumps(refused.to_json()).replace("outside the", "")

@@ -189,3 +189,50 @@ async def test_without_a_prompt_optional_entries_are_left_out(broker: Broker) ->
     assert await broker.settle(TOOL, REQS, None, ask=person, prompt=False,
                                extra=[("read", "/srv/notes")]) == set()
     assert person.asked == []
+
+
+# --- pinned paths ----------------------------------------------------------------
+
+
+async def test_a_granted_path_is_pinned_when_asked_and_kept_with_its_grant(broker, store, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    req = Requirement("read", str(folder), "Read your notes.")
+    person = Person(PermissionAnswer("always"))
+    await broker.settle(TOOL, [req], None, ask=person)
+    [grant] = store.list_grants(TOOL)
+    assert (grant["resolved"], grant["device"], grant["inode"]) == (
+        str(folder), folder.stat().st_dev, folder.stat().st_ino)
+    [granted] = broker.granted(TOOL, [req], None)
+    assert granted.standing and granted.pin is not None and granted.pin.inode == folder.stat().st_ino
+    assert "resolved" not in person.asked[0].permissions[0]
+
+
+async def test_a_once_answer_pins_its_call_alone(broker, store, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    req = Requirement("read", str(folder), "Read your notes.")
+    once = await broker.settle(TOOL, [req], None, ask=Person(PermissionAnswer("once")))
+    assert store.list_grants(TOOL) == []
+    [granted] = broker.granted(TOOL, [req], None, once)
+    assert not granted.standing and granted.pin.inode == folder.stat().st_ino
+    # Taken by that call: a later call with the same pair and no answer pins afresh.
+    [later] = broker.granted(TOOL, [req], None, once)
+    assert later.pin is None
+
+
+async def test_the_prompt_shows_where_a_linked_path_leads(broker, tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "alias").symlink_to(tmp_path / "real")
+    req = Requirement("write", str(tmp_path / "alias"), "Save there.")
+    person = Person(PermissionAnswer("once"))
+    await broker.settle(TOOL, [req], None, ask=person)
+    assert person.asked[0].permissions[0]["resolved"] == str(tmp_path / "real")
+
+
+def test_a_denial_keeps_no_pin_and_other_kinds_have_none(broker, store, tmp_path):
+    broker.record(TOOL, [Requirement("env", "HOME", "x")], "always", None)
+    [granted] = broker.granted(TOOL, [Requirement("env", "HOME", "x")], None)
+    assert granted.pin is None and granted.standing
+    broker.record(TOOL, [NOTES], "deny", None)
+    assert [g["resolved"] for g in store.list_grants(TOOL) if g["kind"] == "read"] == [None]

@@ -50,11 +50,16 @@ def describe(entry: dict[str, Any]) -> tuple[str, str, str]:
     if kind == "memories":
         return ("Read and change your memories" if value == "write" else "Read your memories"), "", ""
     if kind in ("read", "write"):
-        if value == "/":
-            return VERBS[kind], "/", "the whole file system"
-        if value and value == _home():
-            return VERBS[kind], shown_path(value), "your whole home folder"
-        return VERBS[kind], shown_path(value), ""
+        # A path that leads elsewhere through a link is granted where it leads: say so,
+        # and judge its breadth by that.
+        resolved = str(entry.get("resolved") or "")
+        real = resolved or value
+        shown = shown_path(value) + (f" (leads to {shown_path(resolved)})" if resolved else "")
+        if real == "/":
+            return VERBS[kind], shown, "the whole file system"
+        if real and real == _home():
+            return VERBS[kind], shown, "your whole home folder"
+        return VERBS[kind], shown, ""
     if kind == "net":
         host, _, ports = value.partition(":")
         if host == "*":
