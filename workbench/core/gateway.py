@@ -326,7 +326,7 @@ class ToolGateway:
         except (TypeError, ValueError) as exc:
             return await finish("error", error={"kind": "tool", "message": f"the result is not JSON: {exc}"})
         except Exception as exc:  # a fault of ours must still end the call's record
-            log.exception("running %s failed in the host", key)
+            log.debug("running %s failed in the host", key, exc_info=True)
             ctx.signal.abort("tool")
             return await finish("error", error={"kind": "tool", "message": "the host failed running "
                                                 f"the call: {type(exc).__name__}: {exc}"})

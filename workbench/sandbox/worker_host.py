@@ -305,7 +305,7 @@ def _notify(handler: CtxHandler, method: str, params: dict[str, Any]) -> None:
     except ToolError:
         raise
     except Exception as exc:
-        log.warning("a worker's %s could not be handled", method, exc_info=True)
+        log.debug("a worker's %s could not be handled", method, exc_info=True)
         raise ToolError("tool", f"the worker's {method} could not be handled: "
                         f"{type(exc).__name__}: {exc}") from None
 
