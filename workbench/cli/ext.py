@@ -21,6 +21,7 @@ import typer
 from workbench.cli.errors import reported
 from workbench.errors import ExitCode, WorkbenchError
 from workbench.cli.output import say
+from workbench.text import visible
 
 if TYPE_CHECKING:
     from workbench.core.host import Host
@@ -88,7 +89,7 @@ def _confirm(question: str, *, yes: bool, what: str) -> bool:
     if not sys.stdin.isatty():
         raise WorkbenchError(f"{what} needs a confirmation and there is no terminal to ask "
                              "on; pass --yes to accept", exit_code=ExitCode.USAGE)
-    return typer.confirm(question, default=False, err=True)
+    return typer.confirm(visible(question), default=False, err=True)
 
 
 def _approver(*, yes: bool, as_json: bool, question: str) -> Callable[[InstallPlan], bool]:

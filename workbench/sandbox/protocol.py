@@ -19,13 +19,10 @@ MAX_LINE = 8 << 20
 """The longest message either side accepts (a guard, above every payload bound)."""
 
 MAX_DEPTH = 64
-"""The deepest nesting of arrays and objects a message may have (the envelope's two
-levels included): deeper structures are refused before they are parsed, so that no
-part of the host (parsing, validation, storing, drawing) recurses on them."""
+"""The deepest nesting of arrays and objects a message may have (the envelope's levels
+included): deeper structures are refused as they are read, so that no later part of
+the host (validation, storing, drawing) recurses on them."""
 
-_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_INNERMOST = re.compile(rb"\[\]|\{\}|\[\}|\{\]")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
@@ -64,16 +61,17 @@ def error(id_: int | None, kind: str, message: str) -> dict[str, Any]:
             "error": {"code": KIND_CODES.get(kind, TOOL_ERROR), "message": message, "data": {"kind": kind}}}
 
 
-def _depth_exceeds(line: bytes, limit: int) -> bool:
-    """Whether arrays and objects in ``line`` nest deeper than ``limit``, without parsing."""
-    if line.count(b"[") + line.count(b"{") <= limit:
-        return False
-    brackets = _STRINGS.sub(b"", line).translate(None, _NOT_BRACKETS)
-    for _ in range(limit):
-        brackets, removed = _INNERMOST.subn(b"", brackets)
-        if not brackets or not removed:
-            return False
-    return bool(brackets)
+def _too_deep(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays and objects deeper than ``limit`` (looking at
+    containers only, and stopping at the first that is too deep)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 def _refuse_constant(name: str) -> Any:
@@ -109,8 +107,6 @@ def decode(line: bytes, *, max_bytes: int = MAX_LINE, max_depth: int = MAX_DEPTH
     """
     if len(line) > max_bytes:
         raise FrameError(f"a message of {len(line)} bytes, larger than {max_bytes}")
-    if _depth_exceeds(line, max_depth):
-        raise FrameError(f"a message nested deeper than {max_depth} levels")
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -119,10 +115,15 @@ def decode(line: bytes, *, max_bytes: int = MAX_LINE, max_depth: int = MAX_DEPTH
         message = json.loads(text, parse_constant=_refuse_constant)
     except FrameError:
         raise
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:  # the parser's own guard, far deeper than ``max_depth``
+        raise FrameError(f"a message nested deeper than {max_depth} levels") from None
+    except ValueError as exc:
         raise FrameError(f"a message that is not JSON ({exc})") from None
     if not isinstance(message, dict):
         raise FrameError("a message that is not an object")
+    # Fewer brackets than the limit cannot nest deeper than it: most messages stop here.
+    if line.count(b"[") + line.count(b"{") > max_depth and _too_deep(message, max_depth):
+        raise FrameError(f"a message nested deeper than {max_depth} levels")
     if _SURROGATE_ESCAPE.search(line) and _has_lone_surrogate(message):
         raise FrameError("a message with a lone surrogate in a string")
     return message

@@ -21,7 +21,10 @@ def _direct_writes(path: Path) -> list[str]:
             continue
         func = node.func
         name = ast.unparse(func)
-        if name in ("print", "typer.echo", "click.echo", "typer.secho", "click.secho",
+        if name in ("typer.confirm", "typer.prompt", "click.confirm", "click.prompt") and not (
+                node.args and ast.unparse(node.args[0]).startswith("visible(")):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}(…) without visible(…)")
+        elif name in ("print", "typer.echo", "click.echo", "typer.secho", "click.secho",
                     "sys.stdout.write", "sys.stderr.write", "sys.__stdout__.write",
                     "sys.__stderr__.write", "os.write"):
             found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}(…)")
