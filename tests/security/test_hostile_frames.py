@@ -199,9 +199,17 @@ def test_workbench_call_reports_a_deep_frame_without_a_traceback(tmp_path):
         assert done.returncode != 0
         shown = done.stdout if extra else done.stderr
         assert "the worker broke the protocol: a message nested deeper than 64 levels" in shown
-    listed = subprocess.run([sys.executable, "-m", "workbench", "sessions", "list", "--json"], env=env,
-                            capture_output=True, text=True)
-    assert "Traceback" not in listed.stderr
+    # A model's call in `workbench run`: the call fails alone, the turn goes on to its reply.
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps([{"tool_calls": [{"name": "deep", "arguments": {"depth": 200000}}]},
+                                   {"text": "The tool failed."}]))
+    ran = subprocess.run([sys.executable, "-m", "workbench", "run", "--model", f"scripted:{replies}",
+                          "--jsonl", "go"], env=env, capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in ran.stderr + ran.stdout
+    events = [json.loads(line) for line in ran.stdout.splitlines()]
+    ended = [event for event in events if event["type"] == "tool_call_ended"]
+    assert "nested deeper than 64 levels" in ended[0]["error"]["message"]
+    assert events[-1]["status"] == "done" and events[-1]["text"] == "The tool failed."
     from workbench.store import Store
 
     store = Store.open(tmp_path / "home" / "workbench.db")
@@ -209,4 +217,4 @@ def test_workbench_call_reports_a_deep_frame_without_a_traceback(tmp_path):
         statuses = [row["status"] for row in store.list_tool_calls()]
     finally:
         store.close()
-    assert statuses == ["error", "error"]
+    assert statuses == ["error", "error", "error"]

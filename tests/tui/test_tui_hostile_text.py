@@ -139,7 +139,7 @@ async def test_notifications_in_the_drawer(make_app, until) -> None:
         assert_inert(app, "Live-words")
 
 
-async def test_an_extensions_manifest_on_the_extensions_screen(make_app, until, workdir: Path) -> None:
+def evil_extension(workdir: Path) -> Path:
     folder = workdir / "evilext"
     folder.mkdir()
     (folder / "main.py").write_text("def go(args, ctx):\n    return 1\n")
@@ -147,7 +147,29 @@ async def test_an_extensions_manifest_on_the_extensions_screen(make_app, until, 
         "name": "evilext", "displayName": evil("Display-words"),
         "description": evil("Description-words"), "entry": "main.py",
         "tools": [{"name": "go", "description": evil("Tool-words"), "function": "go",
-                   "parameters": {"type": "object"}}]}))
+                   "parameters": {"type": "object"},
+                   "permissions": {"read": [{"path": "/tmp", "reason": evil("Reason-words")}]}}]}))
+    return folder
+
+
+async def test_an_extensions_manifest_on_the_install_review(make_app, until, workdir: Path) -> None:
+    from workbench.tui.screens.review import ReviewScreen
+    from workbench.tui.screens.source_prompt import SourcePromptScreen
+
+    folder = evil_extension(workdir)
+    app = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        await open_screen(pilot, until, "ctrl+e", ExtensionsScreen)
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, SourcePromptScreen))
+        await pilot.press(*str(folder), "enter")
+        await until(pilot, lambda: isinstance(app.screen, ReviewScreen), timeout=20)
+        await until(pilot, lambda: "Reason-words" in terminal_output(app))
+        assert_inert(app, "Reason-words")
+
+
+async def test_an_extensions_manifest_on_the_extensions_screen(make_app, until, workdir: Path) -> None:
+    folder = evil_extension(workdir)
     app = make_app([])
     app.host.install_extension(str(folder), approve=lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
