@@ -9,8 +9,8 @@ from pathlib import Path
 import typer
 
 from workbench.cli.errors import reported
-from workbench.errors import ExitCode, WorkbenchError
 from workbench.cli.output import say, terminal
+from workbench.errors import ExitCode, WorkbenchError
 
 KIND_EXIT = {"permission": ExitCode.PERMISSION_DENIED, "cancelled": ExitCode.CANCELLED,
              "invalid_arguments": ExitCode.USAGE, "not_found": ExitCode.USAGE}

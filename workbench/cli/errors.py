@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import typer
 
-from workbench.errors import WorkbenchError
 from workbench.cli.output import say
+from workbench.errors import WorkbenchError
 
 
 @contextlib.contextmanager

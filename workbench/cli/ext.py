@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 import typer
 
 from workbench.cli.errors import reported
-from workbench.errors import ExitCode, WorkbenchError
 from workbench.cli.output import say
+from workbench.errors import ExitCode, WorkbenchError
 from workbench.text import visible
 
 if TYPE_CHECKING:

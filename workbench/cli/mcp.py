@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from workbench.cli.errors import reported
-from workbench.errors import ExitCode, WorkbenchError
 from workbench.cli.output import say
+from workbench.errors import ExitCode, WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.core.host import Host

@@ -10,8 +10,8 @@ from typing import Any
 import typer
 
 from workbench.cli.errors import reported
-from workbench.errors import ExitCode
 from workbench.cli.output import say
+from workbench.errors import ExitCode
 
 notifications_app = typer.Typer(help="List notifications and mark them read.", no_args_is_help=True)
 

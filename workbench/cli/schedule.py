@@ -15,8 +15,8 @@ from typing import Any
 import typer
 
 from workbench.cli.errors import reported
-from workbench.errors import ExitCode
 from workbench.cli.output import say, terminal
+from workbench.errors import ExitCode
 
 schedule_app = typer.Typer(help="Schedule prompts to run on their own (under `workbench daemon`).",
                            no_args_is_help=True)
