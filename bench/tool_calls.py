@@ -80,6 +80,27 @@ def bare_interpreter() -> list[float]:
     return samples
 
 
+def frame_checks() -> tuple[list[float], list[float]]:
+    """A trivial call's messages from its worker (ready, result) parsed as bare JSON, and
+    checked as the host checks them (``protocol.decode``: bounds, depth, UTF-8, NaN,
+    lone surrogates): the cost of the check is the difference."""
+    from workbench.sandbox import protocol
+
+    lines = [protocol.encode(protocol.notification("worker/ready", {})),
+             protocol.encode(protocol.result(1, {"n": 2}))]
+    bare, checked = [], []
+    for _ in range(RUNS * 10):
+        start = time.perf_counter()
+        for raw in lines:
+            json.loads(raw)
+        bare.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        for raw in lines:
+            protocol.decode(raw)
+        checked.append(time.perf_counter() - start)
+    return bare, checked
+
+
 async def measure(root: Path, runtime: str) -> tuple[list[float], list[float]]:
     from workbench.core.host import Host
     from workbench.tools.loader import load_extension
@@ -113,6 +134,9 @@ def main() -> None:
     floor_ms = pct(floor, 0.5)
     print(line("in-process call (floor)", floor))
     print(line("bare interpreter start", bare_interpreter()))
+    bare, checked = frame_checks()
+    print(line("a call's messages, json.loads", bare))
+    print(line("a call's messages, protocol.decode", checked, pct(bare, 0.5)))
     goals = {"python": (60, 4), "deno": (60, 5)}
     for runtime in ("python", "deno"):
         firsts, laters = asyncio.run(measure(root, runtime))

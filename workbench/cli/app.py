@@ -7,6 +7,7 @@ import sys
 import typer
 
 from workbench import __version__
+from workbench.cli.output import say
 
 app = typer.Typer(
     name="workbench",
@@ -19,7 +20,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"workbench {__version__}")
+        say(f"workbench {__version__}")
         raise typer.Exit()
 
 
@@ -39,7 +40,14 @@ def root(
 
 def main() -> None:
     """Console-script entry point."""
-    from workbench.cli import register
+    import logging
 
+    from workbench.cli import register
+    from workbench.cli.output import terminal
+
+    # Warnings logged with no handler set up reach stderr made safe too (their text
+    # may quote a tool's or a server's words).
+    logging.lastResort = logging.StreamHandler(terminal(err=True))
+    logging.lastResort.setLevel(logging.WARNING)
     register.all_subcommands(app)
     sys.exit(app(standalone_mode=True) or 0)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 
 import typer
 
 from workbench.cli.errors import reported
+from workbench.cli.output import say, terminal
 from workbench.errors import ExitCode, WorkbenchError
 
 KIND_EXIT = {"permission": ExitCode.PERMISSION_DENIED, "cancelled": ExitCode.CANCELLED,
@@ -43,7 +43,7 @@ def call_command(
         except json.JSONDecodeError as exc:
             raise WorkbenchError(f"--args is not valid JSON: {exc.msg} (column {exc.colno})",
                                  exit_code=ExitCode.USAGE) from None
-        writer = JsonlWriter(sys.stdout) if jsonl else None
+        writer = JsonlWriter(terminal()) if jsonl else None
         responder = HeadlessResponder("deny", answers=load_answers(answers) if answers else None,
                                       record=writer.request if writer else None)
         with Host.open(responder=responder) as host:
@@ -55,11 +55,11 @@ def call_command(
     if writer is not None:
         writer.write({"type": "outcome", **outcome.to_json()})
     elif as_json:
-        typer.echo(json.dumps(outcome.to_json(), ensure_ascii=False, default=str))
+        say(json.dumps(outcome.to_json(), ensure_ascii=False, default=str))
     elif outcome.ok:
         result = outcome.result
-        typer.echo(result if isinstance(result, str) else json.dumps(result, indent=2, ensure_ascii=False))
+        say(result if isinstance(result, str) else json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        sys.stderr.write(f"error ({outcome.error['kind']}): {outcome.error['message']}\n")
+        say(f"error ({outcome.error['kind']}): {outcome.error['message']}", err=True)
     if not outcome.ok:
         raise typer.Exit(int(KIND_EXIT.get(outcome.error["kind"], ExitCode.ERROR)))

@@ -14,13 +14,14 @@ from pathlib import Path
 import typer
 
 from workbench.cli.errors import reported
+from workbench.cli.output import say
 
 config_app = typer.Typer(help="Read and change settings.", no_args_is_help=True)
 
 
 def _notify(notices: list[str]) -> None:
     for notice in notices:
-        typer.echo(f"notice: {notice}", err=True)
+        say(f"notice: {notice}", err=True)
 
 
 @config_app.command("get")
@@ -38,11 +39,11 @@ def config_get(
         value, where = config.get(key), config.origin(key)
     _notify(config.notices)
     if as_json:
-        typer.echo(json.dumps({"key": key, "value": value, "origin": where}))
+        say(json.dumps({"key": key, "value": value, "origin": where}))
     elif origin:
-        typer.echo(f"{format_value(value)}\t{where}")
+        say(f"{format_value(value)}\t{where}")
     else:
-        typer.echo(format_value(value))
+        say(format_value(value))
 
 
 @config_app.command("set")
@@ -63,7 +64,7 @@ def config_set(
         shown = format_value(parse_value(key, value))
         path, notice = set_setting(home, Path.cwd(), key, value,
                                    "project" if project else "global")
-    typer.echo(f"{key} = {shown} in {path}")
+    say(f"{key} = {shown} in {path}")
     _notify([notice] if notice else [])
 
 
@@ -89,11 +90,11 @@ def config_path() -> None:
             if check.state == "changed" and check.record is not None:
                 state = f"changed since trusted at {check.record.trusted_at}"
     exists = "" if global_file.exists() else " (not created yet)"
-    typer.echo(f"global: {global_file}{exists}")
+    say(f"global: {global_file}{exists}")
     if project_file is None:
-        typer.echo(f"project: none found from {Path.cwd()}")
+        say(f"project: none found from {Path.cwd()}")
     else:
-        typer.echo(f"project: {project_file} ({state})")
+        say(f"project: {project_file} ({state})")
 
 
 @config_app.command("list")
@@ -108,7 +109,7 @@ def config_list(
         rows = config.items()
     _notify(config.notices)
     if as_json:
-        typer.echo(json.dumps([
+        say(json.dumps([
             {"key": key, "value": value, "origin": where, "help": SETTINGS[key].help}
             for key, value, where in rows], indent=2))
         return
@@ -116,7 +117,7 @@ def config_list(
     key_width = max(len(key) for key, _, _ in shown)
     value_width = max(len(value) for _, value, _ in shown)
     for key, value, where in shown:
-        typer.echo(f"{key:<{key_width}}  {value:<{value_width}}  {where}")
+        say(f"{key:<{key_width}}  {value:<{value_width}}  {where}")
 
 
 def trust_command(
@@ -139,6 +140,6 @@ def trust_command(
             raise ConfigError(f"no .workbench/config.toml in {start} or any folder above it")
         record = trust_project(home, found.parent.parent)
         keys = sorted(values_from_text(record.content, record.file))
-    typer.echo(f"trusted {record.file}")
-    typer.echo(f"sha256 {record.sha256}")
-    typer.echo(f"it sets: {', '.join(keys)}" if keys else "it sets nothing yet")
+    say(f"trusted {record.file}")
+    say(f"sha256 {record.sha256}")
+    say(f"it sets: {', '.join(keys)}" if keys else "it sets nothing yet")

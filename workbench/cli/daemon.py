@@ -12,12 +12,12 @@ import asyncio
 import datetime as dt
 import json
 import signal
-import sys
 from typing import Any
 
 import typer
 
 from workbench.cli.errors import reported
+from workbench.cli.output import say
 
 
 def _stamp() -> str:
@@ -57,8 +57,7 @@ def daemon_command(
             text = _plain(event)
             line = f"{_stamp()} {text}" if text else None
         if line:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+            say(line)
 
     async def main(host: Host) -> None:
         stop = asyncio.Event()

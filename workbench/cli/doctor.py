@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import typer
+from workbench.cli.output import say
 
 
 def doctor_command(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
@@ -13,11 +14,11 @@ def doctor_command(as_json: bool = typer.Option(False, "--json", help="Print JSO
 
     report = probe()
     if as_json:
-        typer.echo(json.dumps(report.to_json(), indent=2))
+        say(json.dumps(report.to_json(), indent=2))
     else:
         for check in report.checks:
             mark = "ok  " if check.ok else ("FAIL" if check.required else "warn")
-            typer.echo(f"{mark}  {check.name:<17} {check.detail}")
-        typer.echo("Tools run sandboxed here." if report.ready else
+            say(f"{mark}  {check.name:<17} {check.detail}")
+        say("Tools run sandboxed here." if report.ready else
                    "Tools are refused here unless you list them in sandbox.unsandboxed_tools.")
     raise typer.Exit(0 if report.ready else 1)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Iterator
 
 import typer
 
+from workbench.cli.output import say
 from workbench.errors import WorkbenchError
 
 
@@ -17,5 +17,5 @@ def reported() -> Iterator[None]:
     try:
         yield
     except WorkbenchError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        say(f"error: {exc}", err=True)
         raise typer.Exit(int(exc.exit_code)) from None

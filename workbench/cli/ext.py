@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING
 import typer
 
 from workbench.cli.errors import reported
+from workbench.cli.output import say
 from workbench.errors import ExitCode, WorkbenchError
+from workbench.text import visible
 
 if TYPE_CHECKING:
     from workbench.core.host import Host
@@ -43,22 +45,22 @@ def validate(
     Exits 0 when the extension is valid, 1 when it has errors, 2 when PATH does not exist.
     """
     if not path.exists():
-        typer.echo(f"workbench ext validate: {path} does not exist", err=True)
+        say(f"workbench ext validate: {path} does not exist", err=True)
         raise typer.Exit(ExitCode.USAGE)
     from workbench.manifest.validate import find_manifest, validate_extension
 
     report = validate_extension(path)
     if as_json:
-        typer.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        say(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:
         for problem in report.errors:
-            typer.echo(f"error: {problem.describe()}")
+            say(f"error: {problem.describe()}")
         for problem in report.warnings:
-            typer.echo(f"warning: {problem.describe()}")
+            say(f"warning: {problem.describe()}")
         shown = find_manifest(path) or path
         counts = f"{_plural(len(report.errors), 'error')}, {_plural(len(report.warnings), 'warning')}"
         verdict = "valid" if report.valid else "invalid"
-        typer.echo(f"{shown}: {verdict} ({counts})")
+        say(f"{shown}: {verdict} ({counts})")
     raise typer.Exit(ExitCode.OK if report.valid else ExitCode.ERROR)
 
 
@@ -74,9 +76,9 @@ def _host(*, builtin: bool = True) -> Iterator[Host]:
 
     with Host.open(defer_extensions=True) as host:
         for notice in host.config.notices:
-            typer.echo(f"notice: {notice}", err=True)
+            say(f"notice: {notice}", err=True)
         for notice in host.prepare_extensions(builtin=builtin):
-            typer.echo(f"notice: {notice}", err=True)
+            say(f"notice: {notice}", err=True)
         yield host
 
 
@@ -87,7 +89,7 @@ def _confirm(question: str, *, yes: bool, what: str) -> bool:
     if not sys.stdin.isatty():
         raise WorkbenchError(f"{what} needs a confirmation and there is no terminal to ask "
                              "on; pass --yes to accept", exit_code=ExitCode.USAGE)
-    return typer.confirm(question, default=False, err=True)
+    return typer.confirm(visible(question), default=False, err=True)
 
 
 REWRITE_OPTION = typer.Option(
@@ -114,7 +116,7 @@ def _approver(*, yes: bool, as_json: bool, question: str) -> Callable[[InstallPl
     def approve(plan: InstallPlan) -> bool:
         if not as_json:
             for line in plan.describe():
-                typer.echo(line)
+                say(line)
         return _confirm(question.format(name=plan.name), yes=yes,
                         what=f"{plan.action.capitalize()} {plan.name}")
 
@@ -129,12 +131,12 @@ def _declined() -> Iterator[None]:
     try:
         yield
     except InstallDeclined as exc:
-        typer.echo(f"cancelled: {exc.message}", err=True)
+        say(f"cancelled: {exc.message}", err=True)
         raise typer.Exit(int(exc.exit_code)) from None
 
 
 def _echo_json(data: object) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    say(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 @ext_app.command("install")
@@ -170,7 +172,7 @@ def install(
     if as_json:
         _echo_json({"extension": installed.to_json(), "plan": plans[0].to_json()})
     else:
-        typer.echo(f"Installed {installed.name} {installed.version} in {installed.path}")
+        say(f"Installed {installed.name} {installed.version} in {installed.path}")
 
 
 @ext_app.command("update")
@@ -197,7 +199,7 @@ def update(
     if as_json:
         _echo_json({"extension": updated.to_json(), "plan": plans[0].to_json()})
     else:
-        typer.echo(f"Updated {updated.name} to {updated.version}")
+        say(f"Updated {updated.name} to {updated.version}")
 
 
 @ext_app.command("remove")
@@ -215,7 +217,7 @@ def remove(
 
             raise InstallDeclined(f"{name} was not removed")
         host.remove_extension(name)
-    typer.echo(f"Removed {name}")
+    say(f"Removed {name}")
 
 
 @ext_app.command("list")
@@ -230,14 +232,14 @@ def list_extensions(
         _echo_json([extension.to_json() for extension in found])
         return
     if not found:
-        typer.echo("No extensions installed.")
+        say("No extensions installed.")
         return
     width = max(len(extension.name) for extension in found)
     for extension in found:
-        typer.echo(f"{extension.name:<{width}}  {extension.version or '-':<10}  "
+        say(f"{extension.name:<{width}}  {extension.version or '-':<10}  "
                    f"{extension.state:<8}  {extension.display_name}  ({extension.origin})")
         if extension.reason:
-            typer.echo(f"{'':<{width}}  {extension.reason}")
+            say(f"{'':<{width}}  {extension.reason}")
 
 
 @ext_app.command("search")
@@ -253,12 +255,12 @@ def search(
         _echo_json([result.to_json() for result in results])
         return
     if not results:
-        typer.echo("No extensions found.")
+        say("No extensions found.")
         return
     width = max(len(result.name) for result in results)
     for result in results:
-        typer.echo(f"{result.name:<{width}}  {result.version:<10}  {result.description}")
-    typer.echo("\nInstall one with `workbench ext install npm:NAME`.")
+        say(f"{result.name:<{width}}  {result.version:<10}  {result.description}")
+    say("\nInstall one with `workbench ext install npm:NAME`.")
 
 
 @ext_app.command("trust")
@@ -301,7 +303,7 @@ def trust(
     if as_json:
         _echo_json(plan.to_json())
     else:
-        typer.echo(f"Trusted {plan.name} ({plan.digest})"
+        say(f"Trusted {plan.name} ({plan.digest})"
                    + (f" in {plan.folder}" if project else ""))
 
 
@@ -323,21 +325,21 @@ def status(
     if as_json:
         _echo_json(report.to_json())
     else:
-        typer.echo(report.to_text(details=details), nl=False)
+        say(report.to_text(details=details), nl=False)
 
 
 def _switch(name: str, enabled: bool) -> None:
     with reported(), _host(builtin=False) as host:
         found = host.installed_extension(name)
         if found.enabled == enabled:
-            typer.echo(f"{name} is already {'enabled' if enabled else 'disabled'}")
+            say(f"{name} is already {'enabled' if enabled else 'disabled'}")
             return
         host.switch_extension(name, enabled)
     if enabled:
-        typer.echo(f"Enabled {name}: its tools are offered from the next start"
+        say(f"Enabled {name}: its tools are offered from the next start"
                    + (f" (it is {found.state}: {found.reason})" if not found.ok else ""))
     else:
-        typer.echo(f"Disabled {name}: its tools are not offered from the next start; it stays "
+        say(f"Disabled {name}: its tools are not offered from the next start; it stays "
                    f"installed (`workbench ext enable {name}` turns it back on)")
 
 

@@ -8,6 +8,7 @@ import json
 import typer
 
 from workbench.cli.errors import reported
+from workbench.cli.output import say
 
 HOLDER_HELP = "A tool's name or EXTENSION.TOOL, or a provider as TYPE:EXTENSION/NAME."
 
@@ -29,12 +30,12 @@ def list_grants(
     with reported(), Host.open() as host:
         rows = host.store.list_grants(host.registry.resolve(tool).grant_key if tool else None)
     if as_json:
-        typer.echo(json.dumps(rows, indent=2))
+        say(json.dumps(rows, indent=2))
         return
     if not rows:
-        typer.echo("No grants yet.")
+        say("No grants yet.")
     for row in rows:
-        typer.echo(f"{row['id']:>4}  {row['tool']:<28} {row['scope']:<8} {row['kind']:<9} "
+        say(f"{row['id']:>4}  {row['tool']:<28} {row['scope']:<8} {row['kind']:<9} "
                    f"{row['value']}  ({_when(row.get('created_at'))})")
 
 
@@ -51,20 +52,20 @@ def explain(
     with reported(), Host.open() as host:
         rows = host.explain_grants(tool)
     if as_json:
-        typer.echo(json.dumps(rows, indent=2))
+        say(json.dumps(rows, indent=2))
         return
     if not rows:
-        typer.echo(f"{tool} declares no permissions: it can reach nothing but its own folder.")
+        say(f"{tool} declares no permissions: it can reach nothing but its own folder.")
     for row in rows:
         if row["state"] == "refused":  # a request the network proxy refused, not a permission
-            typer.echo(f"{'refused':<12} net {row['value']} ({row['status']}, {_when(row['at'])})")
-            typer.echo(f"             why: {row['reason']}")
+            say(f"{'refused':<12} net {row['value']} ({row['status']}, {_when(row['at'])})")
+            say(f"             why: {row['reason']}")
             continue
         grant = row["grant"]
         how = f"by grant {grant['id']} ({grant['scope']}, {_when(grant['created_at'])})" if grant else ""
         optional = " (optional)" if row["optional"] else ""
-        typer.echo(f"{row['state']:<12} {row['kind']} {row['value']}{optional} {how}".rstrip())
-        typer.echo(f"             why: {row['reason']}")
+        say(f"{row['state']:<12} {row['kind']} {row['value']}{optional} {how}".rstrip())
+        say(f"             why: {row['reason']}")
 
 
 @grants_app.command("revoke")
@@ -78,4 +79,4 @@ def revoke(
 
     with reported(), Host.open() as host:
         removed = host.revoke_grants(tool, kind, value)
-    typer.echo(f"Revoked {removed} grant{'s' if removed != 1 else ''}.")
+    say(f"Revoked {removed} grant{'s' if removed != 1 else ''}.")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from workbench.cli.errors import reported
+from workbench.cli.output import say
 from workbench.errors import ExitCode, WorkbenchError
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def _host(load: bool = False) -> Iterator[Host]:
 
     with reported(), Host.open(defer_extensions=True) as host:
         for notice in host.config.notices:
-            typer.echo(f"notice: {notice}", err=True)
+            say(f"notice: {notice}", err=True)
         if load:
             host.ensure_extensions()
         try:
@@ -90,19 +91,19 @@ def add(
         if (sandbox or grant) and url:
             raise WorkbenchError("--sandbox and --grant are for stdio servers", exit_code=ExitCode.USAGE)
         notice = host.mcp_add(server, scope="project" if project else "global", replace=replace)
-        typer.echo(f"added MCP server {name}: {server.target()}")
+        say(f"added MCP server {name}: {server.target()}")
         if notice:
-            typer.echo(f"notice: {notice}", err=True)
+            say(f"notice: {notice}", err=True)
             return
         if check:
             host.ensure_extensions()  # lists the tools of a server never listed
             row = next(r for r in host.mcp_servers() if r["name"] == name)
             if not row["tools_known"]:
-                typer.echo(f"error: it could not start: {row['reason'] or 'unknown reason'}\n"
+                say(f"error: it could not start: {row['reason'] or 'unknown reason'}\n"
                            f"(the entry is kept; `workbench mcp rm {name}` removes it)", err=True)
                 raise typer.Exit(ExitCode.ERROR)
             tools = [t["name"] for t in row["tools"]]
-            typer.echo(f"{len(tools)} tools: {', '.join(tools)}" if tools else "no tools")
+            say(f"{len(tools)} tools: {', '.join(tools)}" if tools else "no tools")
 
 
 @mcp_app.command("list")
@@ -116,17 +117,17 @@ def list_servers(
             asyncio.run(host.mcp_check())
         rows = host.mcp_servers()
     if as_json:
-        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        say(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     if not rows:
-        typer.echo("no MCP servers; `workbench mcp add NAME -- COMMAND` adds one")
+        say("no MCP servers; `workbench mcp add NAME -- COMMAND` adds one")
     for row in rows:
         tools = f"{len(row['tools'])} tools" if row["tools_known"] else "tools not listed yet"
         sandbox = ", sandboxed" if row["sandbox"] else ""
-        typer.echo(f"{row['name']}  {row['state']}  {row['transport']}{sandbox}  {tools}  "
+        say(f"{row['name']}  {row['state']}  {row['transport']}{sandbox}  {tools}  "
                    f"({row['scope']})  {row['target']}")
         if row["reason"]:
-            typer.echo(f"    {row['reason']}")
+            say(f"    {row['reason']}")
 
 
 @mcp_app.command("show")
@@ -142,24 +143,24 @@ def show(
         if row is None:
             raise WorkbenchError(f"no MCP server named {name!r}; `workbench mcp list` shows them")
     if as_json:
-        typer.echo(json.dumps(row, indent=2, ensure_ascii=False))
+        say(json.dumps(row, indent=2, ensure_ascii=False))
         return
-    typer.echo(f"{row['name']}  {row['state']}  ({row['scope']}: {row['origin']})")
+    say(f"{row['name']}  {row['state']}  ({row['scope']}: {row['origin']})")
     if failures.get(name) or row["reason"]:
-        typer.echo(f"  reason: {failures.get(name) or row['reason']}")
+        say(f"  reason: {failures.get(name) or row['reason']}")
     for key, value in row["config"].items():
-        typer.echo(f"  {key}: {_shown(value)}")
+        say(f"  {key}: {_shown(value)}")
     if not row["tools"]:
-        typer.echo("  tools: " + ("none" if row["tools_known"] else "not listed yet"))
+        say("  tools: " + ("none" if row["tools_known"] else "not listed yet"))
     else:
-        typer.echo("  tools:")
+        say("  tools:")
     for tool in row["tools"]:
         note = (f"  (not offered: {tool['unusable']})" if tool["unusable"] else
                 "" if tool["enabled"] else "  (disabled)")
         first = tool["description"].splitlines()[0] if tool["description"] else ""
-        typer.echo(f"    {tool['name']}{note}  {first}")
-    typer.echo(f"  prompts: {', '.join(row['prompts']) or 'none'}")
-    typer.echo(f"  resources: {', '.join(row['resources']) or 'none'}")
+        say(f"    {tool['name']}{note}  {first}")
+    say(f"  prompts: {', '.join(row['prompts']) or 'none'}")
+    say(f"  resources: {', '.join(row['resources']) or 'none'}")
 
 
 def _shown(value: Any) -> str:
@@ -178,18 +179,18 @@ def remove(
     """Remove a server (its entry and its secrets)."""
     with _host() as host:
         notice = host.mcp_remove(name, scope="project" if project else "global")
-    typer.echo(f"removed MCP server {name}")
+    say(f"removed MCP server {name}")
     if notice:
-        typer.echo(f"notice: {notice}", err=True)
+        say(f"notice: {notice}", err=True)
 
 
 def _switch(name: str, tool: str | None, enabled: bool) -> None:
     with _host() as host:
         notice = host.mcp_set_enabled(name, enabled, tool=tool)
     what = f"tool {tool} of MCP server {name}" if tool else f"MCP server {name}"
-    typer.echo(f"{'enabled' if enabled else 'disabled'} {what}")
+    say(f"{'enabled' if enabled else 'disabled'} {what}")
     if notice:
-        typer.echo(f"notice: {notice}", err=True)
+        say(f"notice: {notice}", err=True)
 
 
 @mcp_app.command("enable")

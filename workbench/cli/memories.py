@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from workbench.cli.errors import reported
+from workbench.cli.output import say
 
 memories_app = typer.Typer(help="Your knowledge and skills, and the read-only ones extensions ship.",
                            no_args_is_help=True)
@@ -32,18 +33,18 @@ def list_memories(
     with reported(), Host.open() as host:
         found = host.memories.list()
     if as_json:
-        typer.echo(json.dumps(found, indent=2, ensure_ascii=False))
+        say(json.dumps(found, indent=2, ensure_ascii=False))
         return
     if not found:
-        typer.echo("No memories yet.")
+        say("No memories yet.")
         return
     width = max(len(memory["title"]) for memory in found)
     for memory in found:
         origin = f"read-only, from {memory['extension']}" if memory["readOnly"] else "yours"
-        typer.echo(f"{memory['title']:<{width}}  {memory['kind']:<9}  {_when(memory['updatedAtMs'])}"
+        say(f"{memory['title']:<{width}}  {memory['kind']:<9}  {_when(memory['updatedAtMs'])}"
                    f"  {origin}")
         if memory.get("summary"):
-            typer.echo(f"{'':<{width}}  {memory['summary']}")
+            say(f"{'':<{width}}  {memory['summary']}")
 
 
 def _text(file: Path | None, text: str | None) -> str:
@@ -85,7 +86,7 @@ def add_memory(
         with Host.open() as host:
             added = host.add_memory(title, content, kind, replace=replace)
     verb = "Replaced" if added["replaced"] else "Added"
-    typer.echo(f"{verb} {added['kind']} {added['title']!r}.")
+    say(f"{verb} {added['kind']} {added['title']!r}.")
 
 
 @memories_app.command("show")
@@ -99,16 +100,16 @@ def show_memory(
     with reported(), Host.open() as host:
         entry = host.memory_entry(title)
     if as_json:
-        typer.echo(json.dumps(entry, indent=2, ensure_ascii=False))
+        say(json.dumps(entry, indent=2, ensure_ascii=False))
         return
     origin = (f"read-only, from {entry['extension']}" if entry["readOnly"] else "yours")
-    typer.echo(f"{entry['title']}  ({entry['kind']}, {origin})")
+    say(f"{entry['title']}  ({entry['kind']}, {origin})")
     if entry.get("summary"):
-        typer.echo(entry["summary"])
-    typer.echo("")
-    typer.echo(entry["content"].rstrip("\n"))
+        say(entry["summary"])
+    say("")
+    say(entry["content"].rstrip("\n"))
     if entry.get("files"):
-        typer.echo("\nFiles: " + ", ".join(entry["files"]))
+        say("\nFiles: " + ", ".join(entry["files"]))
 
 
 @memories_app.command("rm")
@@ -120,4 +121,4 @@ def remove_memory(
 
     with reported(), Host.open() as host:
         host.remove_memory(title)
-    typer.echo(f"Removed {title!r}.")
+    say(f"Removed {title!r}.")

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from workbench.cli.errors import reported
+from workbench.cli.output import say
 
 models_app = typer.Typer(help="Local models: pull the built-in one, list them, use any GGUF file.",
                          no_args_is_help=True)
@@ -34,12 +35,12 @@ def pull_model(
 
     with reported():
         home = Home.resolve().ensure()
-        result = pull(home.root, source=source, say=lambda line: typer.echo(line, err=True))
+        result = pull(home.root, source=source, say=lambda line: say(line, err=True))
     if result.how == "present":
         if not quiet:
-            typer.echo(f"{BUILTIN.label} is already here: {result.path}")
+            say(f"{BUILTIN.label} is already here: {result.path}")
     else:
-        typer.echo(f"{BUILTIN.label} is ready: {result.path}")
+        say(f"{BUILTIN.label} is ready: {result.path}")
 
 
 @models_app.command("list")
@@ -58,19 +59,19 @@ def list_command(
         path, _ = local_model_path(Context(config, {}, home.root))
         found = list_models(home.root, path if configured else None)
     if as_json:
-        typer.echo(json.dumps([{"path": str(m.path), "size": m.size, "builtin": m.builtin,
+        say(json.dumps([{"path": str(m.path), "size": m.size, "builtin": m.builtin,
                                 "in_use": m.in_use} for m in found], indent=2))
         return
     if not found:
-        typer.echo("No local models yet. `workbench models pull` fetches the built-in one "
+        say("No local models yet. `workbench models pull` fetches the built-in one "
                    "(~98 MB); `workbench models use FILE.gguf` uses any GGUF file.")
         return
     for model in found:
         marks = ", ".join(mark for mark, on in (("built-in", model.builtin), ("in use", model.in_use))
                           if on)
-        typer.echo(f"{model.path}  {_size(model.size)}" + (f"  ({marks})" if marks else ""))
+        say(f"{model.path}  {_size(model.size)}" + (f"  ({marks})" if marks else ""))
     if configured and not any(m.in_use for m in found):
-        typer.echo(f"local.model names {configured}, which is missing.", err=True)
+        say(f"local.model names {configured}, which is missing.", err=True)
 
 
 @models_app.command("use")
@@ -97,4 +98,4 @@ def use_model(
         value = "" if path == builtin_path(home.root) else str(path)
         set_setting(home, Path.cwd(), "local.model", value, "global")
         where, _ = set_setting(home, Path.cwd(), "model", "local", "global")
-    typer.echo(f"New chats use {path} (model = local, local.model set in {where}).")
+    say(f"New chats use {path} (model = local, local.model set in {where}).")

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from workbench.cli.errors import reported
+from workbench.cli.output import say
 from workbench.errors import ExitCode
 
 notifications_app = typer.Typer(help="List notifications and mark them read.", no_args_is_help=True)
@@ -39,14 +40,14 @@ def list_notifications(
     with reported(), Host.open(defer_extensions=True) as host:
         rows = host.notifications(unread_only=unread, limit=limit)
     if as_json:
-        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        say(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     if not rows:
-        typer.echo("No unread notifications." if unread else "No notifications.")
+        say("No unread notifications." if unread else "No notifications.")
         return
     for row in rows:
         for line in _lines(row):
-            typer.echo(line)
+            say(line)
 
 
 @notifications_app.command("read")
@@ -72,4 +73,4 @@ def read(
                     raise WorkbenchError(f"no notification {', '.join(unknown)}; "
                                          "`workbench notifications list` shows them")
                 marked = host.mark_notifications_read(list(ids))
-    typer.echo(f"Marked {marked} notification{'' if marked == 1 else 's'} read.")
+    say(f"Marked {marked} notification{'' if marked == 1 else 's'} read.")

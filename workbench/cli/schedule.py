@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-import sys
 from typing import Any
 
 import typer
 
 from workbench.cli.errors import reported
+from workbench.cli.output import say, terminal
 from workbench.errors import ExitCode
 
 schedule_app = typer.Typer(help="Schedule prompts to run on their own (under `workbench daemon`).",
@@ -31,7 +31,7 @@ def _when(ms: int | None) -> str:
 
 
 def _echo_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+    say(json.dumps(data, indent=2, default=str, ensure_ascii=False))
 
 
 def _schedule_from(at, every, weekly, monthly, yearly, cron) -> dict[str, Any] | None:
@@ -68,20 +68,20 @@ def _line(row: dict[str, Any]) -> str:
 
 def _show(row: dict[str, Any]) -> None:
     card = row.get("card") or {}
-    typer.echo(f"schedule {row['id']}: {row['title']}  ({'on' if row['enabled'] else 'paused'})")
-    typer.echo(f"  when      {row['description']}{'  (runs missed windows once)' if row['run_missed'] else ''}")
-    typer.echo(f"  next      {_when(row['next_due_at'])}")
-    typer.echo(f"  prompt    {row['instruction']}")
-    typer.echo(f"  source    {row['source']}")
+    say(f"schedule {row['id']}: {row['title']}  ({'on' if row['enabled'] else 'paused'})")
+    say(f"  when      {row['description']}{'  (runs missed windows once)' if row['run_missed'] else ''}")
+    say(f"  next      {_when(row['next_due_at'])}")
+    say(f"  prompt    {row['instruction']}")
+    say(f"  source    {row['source']}")
     if card:
-        typer.echo(f"  model     {card['model']}   on need: {card['on_need']}   folder: {card['cwd']}")
-        typer.echo(f"  extensions {', '.join(card['extensions']) or '(none)'}")
+        say(f"  model     {card['model']}   on need: {card['on_need']}   folder: {card['cwd']}")
+        say(f"  extensions {', '.join(card['extensions']) or '(none)'}")
         for grant in card["grants"]:
-            typer.echo(f"  grant     {grant['tool']} {grant['kind']} {grant['value']}".rstrip())
+            say(f"  grant     {grant['tool']} {grant['kind']} {grant['value']}".rstrip())
     else:
-        typer.echo("  card      (frozen when a supervisor first sees it)")
+        say("  card      (frozen when a supervisor first sees it)")
     for run in row.get("runs", []):
-        typer.echo(f"  run {run['id']:>4}  {run['status']:<11}  {_when(run['started_at'] or run['ended_at'])}"
+        say(f"  run {run['id']:>4}  {run['status']:<11}  {_when(run['started_at'] or run['ended_at'])}"
                    f"  {run['error'] or ''}".rstrip())
 
 
@@ -111,7 +111,7 @@ def add(title: str = typer.Option(..., "--title", "-t", help="A short name."),
     if as_json:
         _echo_json(row)
     else:
-        typer.echo(f"Scheduled {row['id']}: {row['title']} — {row['description']}, next "
+        say(f"Scheduled {row['id']}: {row['title']} — {row['description']}, next "
                    f"{_when(row['next_due_at'])}. Runs fire while `workbench daemon` (or the TUI) runs.")
 
 
@@ -127,11 +127,11 @@ def list_schedules(as_json: bool = JSON) -> None:
         _echo_json(rows)
         return
     if not rows:
-        typer.echo("No schedules yet. Add one with `workbench schedule add --title … --prompt … --every 60`.")
+        say("No schedules yet. Add one with `workbench schedule add --title … --prompt … --every 60`.")
     for row in rows:
-        typer.echo(_line(row))
+        say(_line(row))
     if rows and holder is None:
-        typer.echo("\nNo scheduler is running for this home: start `workbench daemon` (or the TUI).")
+        say("\nNo scheduler is running for this home: start `workbench daemon` (or the TUI).")
 
 
 @schedule_app.command("show")
@@ -174,7 +174,7 @@ def _simple(action: str, schedule_id: int, as_json: bool) -> None:
     if as_json:
         _echo_json(row)
     else:
-        typer.echo(f"{action.capitalize()}d {row['id']}: {row['title']} (next {_when(row['next_due_at'])})")
+        say(f"{action.capitalize()}d {row['id']}: {row['title']} (next {_when(row['next_due_at'])})")
 
 
 @schedule_app.command("pause")
@@ -196,16 +196,16 @@ def remove(schedule_id: int = typer.Argument(..., metavar="ID"), as_json: bool =
 
     with reported(), Host.open(defer_extensions=True) as host:
         host.remove_schedule(schedule_id)
-    _echo_json({"removed": schedule_id}) if as_json else typer.echo(f"Removed schedule {schedule_id}.")
+    _echo_json({"removed": schedule_id}) if as_json else say(f"Removed schedule {schedule_id}.")
 
 
 def _finish(run: dict[str, Any], as_json: bool) -> None:
     if as_json:
         _echo_json(run)
     else:
-        typer.echo(f"run {run['id']}: {run['status']}" + (f" — {run['error']}" if run.get("error") else ""))
+        say(f"run {run['id']}: {run['status']}" + (f" — {run['error']}" if run.get("error") else ""))
         if run.get("result"):
-            typer.echo(run["result"])
+            say(run["result"])
     raise typer.Exit(int(RUN_EXIT.get(run.get("status"), ExitCode.ERROR)))
 
 
@@ -232,9 +232,9 @@ def list_runs(schedule: int | None = typer.Option(None, "--schedule", "-s", meta
         _echo_json(rows)
         return
     if not rows:
-        typer.echo("No runs yet.")
+        say("No runs yet.")
     for run in rows:
-        typer.echo(f"{run['id']:>5}  {run['status']:<11}  {_when(run['started_at'] or run['ended_at'])}  "
+        say(f"{run['id']:>5}  {run['status']:<11}  {_when(run['started_at'] or run['ended_at'])}  "
                    f"{run['fired_by']:<8}  {run['title']}" + (f" — {run['error']}" if run["error"] else ""))
 
 
@@ -251,9 +251,9 @@ def show_run(run_id: int = typer.Argument(..., metavar="ID"), as_json: bool = JS
     for key in ("id", "title", "status", "fired_by", "due_at", "started_at", "ended_at", "session_id",
                 "error", "log"):
         value = _when(run[key]) if key.endswith("_at") else run[key]
-        typer.echo(f"{key:<11} {value if value is not None else '-'}")
+        say(f"{key:<11} {value if value is not None else '-'}")
     if run.get("result"):
-        typer.echo(f"\n{run['result']}")
+        say(f"\n{run['result']}")
 
 
 @runs_app.command("resume")
@@ -275,5 +275,5 @@ def exec_run(run_id: int = typer.Argument(..., metavar="ID")) -> None:
     from workbench.core.host import Host
 
     with reported():
-        run = asyncio.run(Host.execute_run(run_id, out=sys.stdout))
-    typer.echo(json.dumps({"type": "run_ended", **run}, default=str, ensure_ascii=False))
+        run = asyncio.run(Host.execute_run(run_id, out=terminal()))
+    say(json.dumps({"type": "run_ended", **run}, default=str, ensure_ascii=False))

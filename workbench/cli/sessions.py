@@ -10,6 +10,7 @@ import json
 import typer
 
 from workbench.cli.errors import reported
+from workbench.cli.output import say
 
 sessions_app = typer.Typer(help="List and show chat sessions and switch extensions and tools "
                                 "per session.",
@@ -33,13 +34,13 @@ def list_sessions(
     with reported(), Host.open() as host:
         rows = host.sessions(limit=limit)
     if as_json:
-        typer.echo(json.dumps(rows, indent=2, default=str))
+        say(json.dumps(rows, indent=2, default=str))
         return
     if not rows:
-        typer.echo("No sessions yet. Start one with `workbench` or `workbench run \"…\"`.")
+        say("No sessions yet. Start one with `workbench` or `workbench run \"…\"`.")
         return
     for row in rows:
-        typer.echo(f"{row['id'][:12]}  {_when(row.get('updated_at'))}  "
+        say(f"{row['id'][:12]}  {_when(row.get('updated_at'))}  "
                    f"{row.get('message_count', 0):>4} msgs  {row.get('title') or ''}")
 
 
@@ -55,18 +56,18 @@ def show_session(
         session = host.session(session_id)
         messages = host.messages(session["id"])
     if as_json:
-        typer.echo(json.dumps({"session": session, "messages": messages}, indent=2, default=str))
+        say(json.dumps({"session": session, "messages": messages}, indent=2, default=str))
         return
-    typer.echo(f"session {session['id']}  started {_when(session.get('created_at'))}")
-    typer.echo(f"model   {session.get('model') or '-'}")
-    typer.echo(f"folder  {session.get('folder') or '-'}")
+    say(f"session {session['id']}  started {_when(session.get('created_at'))}")
+    say(f"model   {session.get('model') or '-'}")
+    say(f"folder  {session.get('folder') or '-'}")
     for message in messages:
         role = message["role"]
         if message.get("content"):
-            typer.echo(f"\n[{role}] {message['content']}")
+            say(f"\n[{role}] {message['content']}")
         for call in message.get("tool_calls") or []:
             ours = f"  ({call['call_id']})" if call.get("call_id") else ""
-            typer.echo(f"\n[{role}] → {call['name']} {json.dumps(call.get('arguments') or {})}{ours}")
+            say(f"\n[{role}] → {call['name']} {json.dumps(call.get('arguments') or {})}{ours}")
 
 
 @sessions_app.command("set-model")
@@ -83,9 +84,9 @@ def set_model(
     with reported(), Host.open(defer_extensions=True) as host:
         session = host.set_session_model(session_id, spec)
     if as_json:
-        typer.echo(json.dumps(session, indent=2, default=str))
+        say(json.dumps(session, indent=2, default=str))
         return
-    typer.echo(f"Session {session['id'][:12]} now talks to {session['model']}")
+    say(f"Session {session['id'][:12]} now talks to {session['model']}")
 
 
 @sessions_app.command("tools")
@@ -110,7 +111,7 @@ def session_tools(
     tools_off = sorted(f"{extension}.{name}" for (extension, name), on in switches.tools.items()
                        if not on)
     if as_json:
-        typer.echo(json.dumps({
+        say(json.dumps({
             "session": session["id"], "switched_off": off, "tools_off": tools_off,
             "tools": [{"name": t.name, "extension": t.extension, "source": t.source,
                        "qualified_name": t.qualified_name, "description": t.description}
@@ -119,20 +120,20 @@ def session_tools(
     width = max((len(t.name) for t in tools), default=0)
     extension_width = max((len(t.extension) for t in tools), default=0)
     for tool in tools:
-        typer.echo(f"{tool.name:<{width}}  {tool.extension:<{extension_width}}  {tool.description}")
+        say(f"{tool.name:<{width}}  {tool.extension:<{extension_width}}  {tool.description}")
     if not tools:
-        typer.echo("No tools are offered in this session.")
+        say("No tools are offered in this session.")
     if off:
-        typer.echo(f"\nSwitched off in this session: {', '.join(off)}")
+        say(f"\nSwitched off in this session: {', '.join(off)}")
     if tools_off:
         if not off:
-            typer.echo("")
-        typer.echo(f"Tools switched off in this session: {', '.join(tools_off)}")
+            say("")
+        say(f"Tools switched off in this session: {', '.join(tools_off)}")
 
 
 def _print_switches(switches: dict, as_json: bool) -> None:
     if as_json:
-        typer.echo(json.dumps(switches, indent=2))
+        say(json.dumps(switches, indent=2))
         return
     tools = switches["tools"]
     width = max((len(t["name"]) for t in tools), default=0)
@@ -140,13 +141,13 @@ def _print_switches(switches: dict, as_json: bool) -> None:
     for tool in tools:
         state = ("on" if tool["on"] else "off") + ("*" if tool["own"] else "")
         note = "  (another tool has its name)" if tool["on"] and not tool["offered"] else ""
-        typer.echo(f"{state:<4}  {tool['name']:<{width}}  "
+        say(f"{state:<4}  {tool['name']:<{width}}  "
                    f"{tool['extension']:<{extension_width}}{note}".rstrip())
     chosen = [f"{e['name']} {'on' if e['on'] else 'off'}" for e in switches["extensions"] if e["own"]]
     if chosen:
-        typer.echo(f"\nExtensions switched in this session: {', '.join(chosen)}")
+        say(f"\nExtensions switched in this session: {', '.join(chosen)}")
     if any(t["own"] for t in tools):
-        typer.echo("* switched in this session; the other tools follow their extension.")
+        say("* switched in this session; the other tools follow their extension.")
 
 
 def _switch(session_id: str, extension: str, enabled: bool) -> None:
@@ -156,7 +157,7 @@ def _switch(session_id: str, extension: str, enabled: bool) -> None:
         full = host.session(session_id)["id"]
         host.set_extension_enabled(full, extension, enabled)
     state = "on" if enabled else "off"
-    typer.echo(f"Switched {extension} {state} in session {full[:12]}")
+    say(f"Switched {extension} {state} in session {full[:12]}")
 
 
 @sessions_app.command("disable-extension")
@@ -184,7 +185,7 @@ def _switch_tool(session_id: str, tool: str, enabled: bool) -> None:
         full = host.session(session_id)["id"]
         chosen = host.set_tool_enabled(full, tool, enabled)
     state = "on" if enabled else "off"
-    typer.echo(f"Switched {chosen.qualified_name} {state} in session {full[:12]}")
+    say(f"Switched {chosen.qualified_name} {state} in session {full[:12]}")
 
 
 @sessions_app.command("disable-tool")

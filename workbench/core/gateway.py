@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -29,6 +30,8 @@ from workbench.permissions.broker import Broker, Refusal
 from workbench.permissions.requirements import OS_KINDS, Requirement, TemplateRoots, requirements_of
 from workbench.tools.context import ChatContext, ToolContext
 from workbench.tools.registry import Tool, ToolRegistry
+
+log = logging.getLogger(__name__)
 
 Runner = Callable[[Tool, dict[str, Any], ToolContext], Any]
 
@@ -379,6 +382,11 @@ class ToolGateway:
             return await finish("error", error=exc.to_json())
         except (TypeError, ValueError) as exc:
             return await finish("error", error={"kind": "tool", "message": f"the result is not JSON: {exc}"})
+        except Exception as exc:  # a fault of ours must still end the call's record
+            log.debug("running %s failed in the host", key, exc_info=True)
+            ctx.signal.abort("tool")
+            return await finish("error", error={"kind": "tool", "message": "the host failed running "
+                                                f"the call: {type(exc).__name__}: {exc}"})
         return await finish("ok", result=result)
 
     def cancel_call(self, call_id: str) -> bool:

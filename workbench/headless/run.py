@@ -18,15 +18,17 @@ from workbench.agent.loop import TurnResult
 from workbench.errors import ExitCode
 from workbench.events import (Event, MessageStarted, Notice, Request, TextDelta, ToolCallEnded,
                               ToolCallStarted)
+from workbench.text import safe_stream
 
 STATUS_EXIT = {"done": ExitCode.OK, "error": ExitCode.ERROR, "cancelled": ExitCode.CANCELLED}
 
 
 class JsonlWriter:
-    """Writes events and request records as JSON lines."""
+    """Writes events and request records as JSON lines (each unsafe code point in them
+    escaped as JSON escapes it: ``workbench.text``)."""
 
     def __init__(self, out: TextIO) -> None:
-        self.out = out
+        self.out = safe_stream(out)
 
     def write(self, data: dict[str, Any]) -> None:
         self.out.write(json.dumps(data, default=str, ensure_ascii=False) + "\n")
@@ -40,11 +42,12 @@ class JsonlWriter:
 
 
 class PlainWriter:
-    """Streams the reply to ``out``; tool calls, notices and errors go to ``err``."""
+    """Streams the reply to ``out``; tool calls, notices and errors go to ``err``; both
+    through ``workbench.text.SafeStream``, so no escape sequence reaches the terminal."""
 
     def __init__(self, out: TextIO, err: TextIO) -> None:
-        self.out = out
-        self.err = err
+        self.out = safe_stream(out)
+        self.err = safe_stream(err)
         self.wrote_text = False
 
     def event(self, event: Event) -> None:

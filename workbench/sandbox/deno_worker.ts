@@ -153,9 +153,16 @@ async function run(id: number, params: { arguments: unknown; chat: Record<string
 await import(new URL("./deno_warm.ts", import.meta.url).href);
 notify("worker/ready", {});
 
+// The host's messages are bounded like the worker's (protocol.MAX_LINE); one that is
+// too long or not JSON ends the worker, and the host fails the call.
+const MAX_LINE = 8 << 20;
 const decoder = new TextDecoder();
 let running = false;
 let buffer = "";
+function broken(why: string): never {
+  printer(`the host's message broke the protocol: ${why}`);
+  Deno.exit(3);
+}
 for await (const chunk of Deno.stdin.readable) {
   buffer += decoder.decode(chunk, { stream: true });
   let newline;
@@ -163,7 +170,14 @@ for await (const chunk of Deno.stdin.readable) {
     const line = buffer.slice(0, newline);
     buffer = buffer.slice(newline + 1);
     if (!line.trim()) continue;
-    const message = JSON.parse(line);
+    if (line.length > MAX_LINE) broken(`a message longer than ${MAX_LINE} characters`);
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch (error) {
+      broken(`not JSON (${(error as Error).message})`);
+    }
+    if (message === null || typeof message !== "object") broken("a message that is not an object");
     if (message.method === "tool/call") {
       running = true;
       run(message.id, message.params);
@@ -173,12 +187,13 @@ for await (const chunk of Deno.stdin.readable) {
       const waiter = pending.get(message.id)!;
       pending.delete(message.id);
       if (message.error) {
-        waiter.reject(new CtxError(message.error.data?.kind ?? "tool", message.error.message));
+        waiter.reject(new CtxError(message.error.data?.kind ?? "tool", String(message.error.message)));
       } else {
         waiter.resolve(message.result);
       }
     }
   }
+  if (buffer.length > MAX_LINE) broken(`a message longer than ${MAX_LINE} characters`);
 }
 // The host closed its end: stop the call if one runs (the host kills us anyway).
 controller.abort();

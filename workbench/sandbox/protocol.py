@@ -12,10 +12,22 @@ so the worker side stays small.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 MAX_LINE = 8 << 20
 """The longest message either side accepts (a guard, above every payload bound)."""
+
+MAX_DEPTH = 64
+"""The deepest nesting of arrays and objects a message may have (the envelope's levels
+included): deeper structures are refused as they are read, so that no later part of
+the host (validation, storing, drawing) recurses on them."""
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+class FrameError(ValueError):
+    """A message that breaks the protocol; the text says how, for a person."""
 
 # Error codes of responses (JSON-RPC reserves -32768..-32000).
 TOOL_ERROR = 1
@@ -47,3 +59,71 @@ def result(id_: int, value: Any) -> dict[str, Any]:
 def error(id_: int | None, kind: str, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id_,
             "error": {"code": KIND_CODES.get(kind, TOOL_ERROR), "message": message, "data": {"kind": kind}}}
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays and objects deeper than ``limit`` (looking at
+    containers only, and stopping at the first that is too deep)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _refuse_constant(name: str) -> Any:
+    raise FrameError(f"a number that is not JSON ({name})")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def decode(line: bytes, *, max_bytes: int = MAX_LINE, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
+    """One message read from the other side, checked before and after it is parsed.
+
+    A message is at most ``max_bytes`` long, nests at most ``max_depth`` deep, is UTF-8
+    JSON without ``NaN``/``Infinity`` and without lone surrogates (``"\\ud800"``), and is
+    an object. Whatever the bytes, only ``FrameError`` is raised.
+
+    Raises:
+        FrameError: The message breaks one of these rules; its text names which.
+    """
+    if len(line) > max_bytes:
+        raise FrameError(f"a message of {len(line)} bytes, larger than {max_bytes}")
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FrameError(f"a message that is not UTF-8 (at byte {exc.start})") from None
+    try:
+        message = json.loads(text, parse_constant=_refuse_constant)
+    except FrameError:
+        raise
+    except RecursionError:  # the parser's own guard, far deeper than ``max_depth``
+        raise FrameError(f"a message nested deeper than {max_depth} levels") from None
+    except ValueError as exc:
+        raise FrameError(f"a message that is not JSON ({exc})") from None
+    if not isinstance(message, dict):
+        raise FrameError("a message that is not an object")
+    # Fewer brackets than the limit cannot nest deeper than it: most messages stop here.
+    if line.count(b"[") + line.count(b"{") > max_depth and _too_deep(message, max_depth):
+        raise FrameError(f"a message nested deeper than {max_depth} levels")
+    if _SURROGATE_ESCAPE.search(line) and _has_lone_surrogate(message):
+        raise FrameError("a message with a lone surrogate in a string")
+    return message

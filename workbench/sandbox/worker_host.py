@@ -10,8 +10,9 @@ the worker is killed afterwards: no process outlives its call.
 from __future__ import annotations
 
 import asyncio
-import json
+import logging
 import os
+import re
 import select
 import signal
 import socket
@@ -26,9 +27,12 @@ from workbench.sandbox.policy import Policy
 from workbench.sandbox.proxy import Proxy
 from workbench.sandbox.zygote import recv_fds
 
+log = logging.getLogger(__name__)
+
 READY_TIMEOUT = 20.0
 CANCEL_GRACE = 0.5
 OUTPUT_TAIL = 2000
+_KIND = re.compile(r"[a-z_]{1,40}")
 
 
 class CtxHandler(Protocol):
@@ -141,8 +145,10 @@ class Worker:
             raise ToolError("tool", f"the worker failed to start: {await self._ended()}")
         if message.get("method") != "worker/ready":
             raise ToolError("tool", "the worker broke the protocol before it was ready")
-        if (message.get("params") or {}).get("error"):
-            raise ToolError("tool", message["params"]["error"] + self._tail())
+        params = message.get("params")
+        problem = params.get("error") if isinstance(params, dict) else "a malformed ready message"
+        if problem:
+            raise ToolError("tool", str(problem) + self._tail())
 
     def _net_event(self, event) -> None:
         if self.handler is None:
@@ -173,6 +179,13 @@ class Worker:
         return f"\n{text}" if text else ""
 
     async def _next(self) -> dict[str, Any] | None:
+        """The worker's next message, checked (``protocol.decode``) and counted against
+        the output bound; None once the worker has closed its end.
+
+        Raises:
+            ToolError: The message breaks the protocol (``tool``) or passes the bound
+                (``output_too_large``); the caller ends the call and the worker.
+        """
         assert self.reader is not None
         try:
             line = await self.reader.readline()
@@ -183,13 +196,26 @@ class Worker:
             return None
         if not line:
             return None
+        self._count(len(line))
         try:
-            message = json.loads(line)
-        except json.JSONDecodeError:
-            raise ToolError("tool", "the worker broke the protocol (a line that is not JSON)") from None
-        if not isinstance(message, dict):
-            raise ToolError("tool", "the worker broke the protocol (a message that is not an object)")
-        return message
+            return protocol.decode(line)
+        except protocol.FrameError as exc:
+            raise ToolError("tool", f"the worker broke the protocol: {exc}") from None
+
+    def _count(self, size: int) -> None:
+        """Everything a worker sends (messages and what it prints) counts against one bound."""
+        self.output_bytes += size
+        if self.output_bytes > self.policy.limits.output_bytes and not self.overflowed:
+            self.overflowed = True
+            self.kill()
+        if self.overflowed:
+            raise ToolError("output_too_large", self._overflow_message())
+
+    def _overflow_message(self) -> str:
+        limit = self.policy.limits.output_bytes
+        return (f"the tool sent more than {limit} bytes in this call (its result, logs, progress, "
+                "display bubbles, requests and what it printed count together); the limit is "
+                f"{limit} (tools.max_output_bytes): it was stopped")
 
     async def _ended(self) -> str:
         status = await asyncio.to_thread(_read_status, self.spawned.status_fd)
@@ -216,23 +242,26 @@ class Worker:
                 message = await self._next()
                 if message is None:
                     if self.overflowed:
-                        raise ToolError("output_too_large", "the tool printed more than "
-                                        f"{self.policy.limits.output_bytes} bytes")
+                        raise ToolError("output_too_large", self._overflow_message())
                     raise ToolError("tool", f"the tool ended without answering: {await self._ended()}")
                 if message.get("id") == 1 and "method" not in message:
                     if "error" in message:
-                        error = message["error"]
-                        kind = (error.get("data") or {}).get("kind", "tool")
-                        raise ToolError(kind, str(error.get("message", "the tool failed"))
-                                        + self._net_note())
+                        answered = _answered_error(message["error"])
+                        raise ToolError(answered.kind, answered.message + self._net_note())
                     return message.get("result")
-                method = message.get("method", "")
+                method, params = message.get("method"), message.get("params", {})
+                if not isinstance(method, str) or not isinstance(params, dict):
+                    raise ToolError("tool", "the worker broke the protocol: a message needs a "
+                                    "`method` text and `params` that are an object")
                 if "id" in message:
+                    if not isinstance(message["id"], int) or isinstance(message["id"], bool):
+                        raise ToolError("tool", "the worker broke the protocol: a request's id "
+                                        "must be an integer")
                     task = asyncio.ensure_future(self._serve_request(handler, message))
                     tasks.add(task)
                     task.add_done_callback(tasks.discard)
                 elif method.startswith("ctx/"):
-                    handler.notify(method, message.get("params") or {})
+                    _notify(handler, method, params)
         except asyncio.CancelledError:
             await self._cancel()
             raise
@@ -286,6 +315,30 @@ class Worker:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def _notify(handler: CtxHandler, method: str, params: dict[str, Any]) -> None:
+    """Hand a notification on; whatever it holds fails the call alone, never the host."""
+    try:
+        handler.notify(method, params)
+    except ToolError:
+        raise
+    except Exception as exc:
+        log.debug("a worker's %s could not be handled", method, exc_info=True)
+        raise ToolError("tool", f"the worker's {method} could not be handled: "
+                        f"{type(exc).__name__}: {exc}") from None
+
+
+def _answered_error(error: Any) -> ToolError:
+    """The ``ToolError`` of a worker's error answer, whatever shape it has."""
+    if not isinstance(error, dict):
+        return ToolError("tool", "the tool failed (its error answer is not an object)")
+    data = error.get("data")
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if not isinstance(kind, str) or not _KIND.fullmatch(kind):
+        kind = "tool"
+    message = error.get("message")
+    return ToolError(kind, message if isinstance(message, str) else "the tool failed")
 
 
 def _read_status(fd: int, timeout: float = 2.0) -> int | None:

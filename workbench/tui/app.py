@@ -30,6 +30,7 @@ from workbench.supervisor.events import ProcessStateChanged, ScheduleFired, Sche
 from workbench.tui.core_event import CoreEvent
 from workbench.tui.keys import key_rows
 from workbench.tui.responder import TuiResponder
+from workbench.tui.safe_rendering import guard_rendering
 from workbench.tui.screens.chat import ChatScreen
 from workbench.tui.themes import DEFAULT_THEME, THEMES_DIR, load_themes
 
@@ -115,6 +116,7 @@ class WorkbenchApp(App):
     def __init__(self, host: Host, responder: TuiResponder | None = None, *,
                  themes_dir: Path = THEMES_DIR, scheduler: bool = True) -> None:
         super().__init__()
+        guard_rendering()  # no escape sequence from outside reaches the terminal
         self.host = host
         self.responder = responder or TuiResponder()
         self.responder.bind(self)

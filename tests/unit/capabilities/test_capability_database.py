@@ -61,3 +61,29 @@ def test_drop_removes_every_file(dbs):
     assert path.exists()
     dbs.drop("gone")
     assert not list(path.parent.glob("gone*"))
+
+
+def test_rows_are_bounded_in_bytes_and_values_in_size(dbs, monkeypatch):
+    monkeypatch.setattr(database, "MAX_RESULT_BYTES", 10_000)
+    dbs.execute("a", "CREATE TABLE t (x)")
+    for _ in range(3):
+        dbs.execute("a", "INSERT INTO t VALUES (randomblob(4000))")
+    with pytest.raises(ToolError) as info:
+        dbs.query("a", "SELECT * FROM t")
+    assert info.value.kind == "output_too_large" and "more than 10000 bytes" in info.value.message
+    with pytest.raises(ToolError, match="too big"):
+        dbs.query("a", f"SELECT randomblob({database.MAX_VALUE_BYTES + 1})")
+
+
+def test_a_database_made_larger_than_the_cap_takes_no_more(tmp_path):
+    roomy = ExtensionDatabases(tmp_path / "databases")
+    roomy.execute("a", "CREATE TABLE t (x)")
+    roomy.execute("a", "INSERT INTO t VALUES (randomblob(300000))")
+    roomy.close()
+    tight = ExtensionDatabases(tmp_path / "databases", max_bytes=100_000)
+    try:
+        with pytest.raises(ToolError, match="is full"):
+            tight.execute("a", "INSERT INTO t VALUES (randomblob(100000))")
+        assert tight.query("a", "SELECT count(*) AS n FROM t") == [{"n": 1}]
+    finally:
+        tight.close()

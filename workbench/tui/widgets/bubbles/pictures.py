@@ -17,8 +17,13 @@ import zlib
 from dataclasses import dataclass
 
 MAX_PIXELS = 4_000_000
-"""The largest image (width × height) decoded without Pillow: pure Python takes
-seconds beyond that."""
+"""The largest image (width × height) decoded, by either decoder: pure Python takes
+seconds beyond that, and nothing a terminal draws needs more."""
+
+MAX_DECODED_BYTES = 32 << 20
+"""The most an image may take once decoded (width × height × channels × bytes per
+sample), checked from its header before anything is decompressed: a few kilobytes
+of PNG or GIF can otherwise unpack to gigabytes."""
 
 WORKING_SIZE = (240, 160)
 """What a decoded image is shrunk to at most: more than any terminal cell grid shows."""
@@ -35,6 +40,20 @@ _CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
 
 class PictureError(ValueError):
     """The data is not an image this module can decode; the message says why."""
+
+
+def check_size(width: int, height: int, channels: int, bytes_per_sample: float = 1) -> None:
+    """Refuse, from its header, an image too large to decode here.
+
+    Raises:
+        PictureError: It has more than ``MAX_PIXELS`` pixels or would take more than
+            ``MAX_DECODED_BYTES`` decoded.
+    """
+    decoded = int(width * height * channels * bytes_per_sample)
+    if width * height > MAX_PIXELS or decoded > MAX_DECODED_BYTES:
+        raise PictureError(f"the image is {width}×{height} ({decoded:,} bytes decoded), larger "
+                           f"than this view decodes ({MAX_PIXELS:,} pixels, "
+                           f"{MAX_DECODED_BYTES:,} bytes)")
 
 
 @dataclass(frozen=True)
@@ -80,30 +99,46 @@ def pillow_image(data: bytes):
     Raises:
         PictureError: Pillow cannot read it.
     """
-    import io
-
-    from PIL import Image  # Imported late: it is only needed for terminal graphics.
-
     try:
-        image = Image.open(io.BytesIO(data))
+        image = _open_checked(data)
         image.load()
+    except PictureError:
+        raise
     except Exception as exc:  # Pillow raises many kinds for unreadable data.
         raise PictureError(f"the image cannot be read: {exc}") from exc
     return image
 
 
-def _decode_with_pillow(data: bytes) -> Picture:
-    try:
-        from PIL import Image  # Imported late: PNG needs none of it.
-    except ImportError:
-        raise PictureError("only PNG images can be drawn here") from None
+def _open_checked(data: bytes):
+    """Pillow's image of ``data`` with only its header read, refused when too large."""
     import io
 
+    from PIL import Image
+
+    # Pillow's own guard too, for what it decodes beyond the header (frames, tiles).
+    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
     try:
-        with Image.open(io.BytesIO(data)) as image:
+        image = Image.open(io.BytesIO(data))
+    except Image.DecompressionBombError as exc:
+        raise PictureError(f"the image is larger than this view decodes ({exc})") from None
+    check_size(image.width, image.height, max(len(image.getbands()), 1),
+               2 if image.mode.startswith("I;16") or image.mode in ("I", "F") else 1)
+    return image
+
+
+def _decode_with_pillow(data: bytes) -> Picture:
+    try:
+        import PIL  # noqa: F401  Imported late: PNG needs none of it.
+    except ImportError:
+        raise PictureError("only PNG images can be drawn here") from None
+
+    try:
+        with _open_checked(data) as image:
             image.thumbnail(WORKING_SIZE)
             converted = image.convert("RGBA")
             return Picture(converted.width, converted.height, converted.tobytes())
+    except PictureError:
+        raise
     except Exception as exc:  # Pillow raises many kinds for unreadable data.
         raise PictureError(f"the image cannot be read: {exc}") from exc
 
@@ -123,7 +158,8 @@ def decode_png(data: bytes) -> Picture:
     """Decode a PNG of any bit depth and color type, interlaced or not.
 
     Raises:
-        PictureError: The PNG is broken or larger than ``MAX_PIXELS``.
+        PictureError: The PNG is broken, or larger than ``check_size`` allows (said
+            from its header, before anything is decompressed).
     """
     header = None
     palette = b""
@@ -149,21 +185,27 @@ def decode_png(data: bytes) -> Picture:
         raise PictureError(f"unsupported PNG color type {color_type} at depth {depth}")
     if width == 0 or height == 0:
         raise PictureError("the PNG has no pixels")
-    if width * height > MAX_PIXELS:
-        raise PictureError(f"the image is {width}×{height}, too large to draw here")
+    channels = _CHANNELS[color_type]
+    check_size(width, height, channels, depth / 8)
+    passes = _ADAM7 if interlace else ((0, 0, 1, 1),)
+    expected = sum(h * (1 + (w * channels * depth + 7) // 8)
+                   for w, h in (_pass_size(width, height, pass_) for pass_ in passes) if w and h)
     try:
-        raw = zlib.decompress(bytes(compressed))
+        # Never more than the header's pixels need, however much the data would unpack to.
+        inflate = zlib.decompressobj()
+        raw = inflate.decompress(bytes(compressed), expected)
+        more = inflate.decompress(inflate.unconsumed_tail, 1) if inflate.unconsumed_tail else b""
     except zlib.error as exc:
         raise PictureError("the PNG data is broken") from exc
-    channels = _CHANNELS[color_type]
+    if more:
+        raise PictureError(f"the PNG's data unpacks to more than its {width}×{height} pixels "
+                           "need: it is not drawn")
     bits = channels * depth
     step = max(1, bits // 8)
     out = bytearray(width * height * 4)
-    passes = _ADAM7 if interlace else ((0, 0, 1, 1),)
     offset = 0
     for x0, y0, dx, dy in passes:
-        pass_width = (width - x0 + dx - 1) // dx if width > x0 else 0
-        pass_height = (height - y0 + dy - 1) // dy if height > y0 else 0
+        pass_width, pass_height = _pass_size(width, height, (x0, y0, dx, dy))
         if pass_width == 0 or pass_height == 0:
             continue
         stride = (pass_width * bits + 7) // 8
@@ -181,6 +223,13 @@ def decode_png(data: bytes) -> Picture:
                 start = (y * width + x) * 4
                 out[start:start + 4] = pixel
     return Picture(width, height, bytes(out))
+
+
+def _pass_size(width: int, height: int, pass_: tuple[int, int, int, int]) -> tuple[int, int]:
+    """The pixels of one interlace pass (the whole image when not interlaced)."""
+    x0, y0, dx, dy = pass_
+    return ((width - x0 + dx - 1) // dx if width > x0 else 0,
+            (height - y0 + dy - 1) // dy if height > y0 else 0)
 
 
 def _unfilter(kind: int, line: bytearray, previous: bytearray, step: int) -> bytearray:

@@ -1,0 +1,40 @@
+"""The CLI's one way to print: every line goes through ``workbench.text.visible``.
+
+What commands print often comes from outside — a tool's result or error, a model's
+reply, an extension's manifest, an MCP server's message — and a terminal obeys the
+escape sequences in it. ``say`` makes each control, escape and bidi override visible
+(``\\u001b``) instead, which inside a JSON string is the same value, so ``--json``
+output stays exact JSON. Commands print with ``say`` and nothing else (a test holds
+every module of the CLI and the headless writers to it); ``terminal`` wraps a stream
+for code that writes to one.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+import typer
+
+from workbench.text import SafeStream, visible
+
+
+def say(text: object = "", *, err: bool = False, nl: bool = True) -> None:
+    """Print ``text`` (on stderr with ``err``), every unsafe code point made visible."""
+    typer.echo(visible(str(text)), err=err, nl=nl)
+
+
+class _Standard(SafeStream):
+    """``sys.stdout`` or ``sys.stderr`` as it is at each write (the TUI and tests swap them)."""
+
+    def __init__(self, name: str) -> None:  # noqa: super().__init__ would pin the stream
+        self.name = name
+
+    @property
+    def stream(self) -> TextIO:  # type: ignore[override]
+        return getattr(sys, self.name)
+
+
+def terminal(err: bool = False) -> TextIO:
+    """stdout (or stderr), wrapped so that whatever is written to it is made safe."""
+    return _Standard("stderr" if err else "stdout")  # type: ignore[return-value]
