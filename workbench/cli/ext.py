@@ -108,8 +108,8 @@ def _hook_rewrite(plan: InstallPlan, *, allow: bool, yes: bool) -> bool | None:
         return True
     if yes or not sys.stdin.isatty():
         return False
-    return typer.confirm(f"Let {plan.name}'s on_tool_call hook rewrite the arguments of other "
-                         "extensions' tools (hooks.rewrite)?", default=False, err=True)
+    return typer.confirm(visible(f"Let {plan.name}'s on_tool_call hook rewrite the arguments of "
+                                 "other extensions' tools (hooks.rewrite)?"), default=False, err=True)
 
 
 def _approver(*, yes: bool, as_json: bool, question: str) -> Callable[[InstallPlan], bool]:
