@@ -40,6 +40,9 @@ def root(
 def main() -> None:
     """Console-script entry point."""
     from workbench.cli import register
+    from workbench.cli.errors import guarded
 
     register.all_subcommands(app)
-    sys.exit(app(standalone_mode=True) or 0)
+    with guarded():
+        code = app(standalone_mode=True)
+    sys.exit(code or 0)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from pathlib import Path
 
 import typer
 
+from workbench import jsontext
 from workbench.cli.errors import reported
-from workbench.errors import ExitCode, WorkbenchError
+from workbench.errors import ExitCode
 
 KIND_EXIT = {"permission": ExitCode.PERMISSION_DENIED, "cancelled": ExitCode.CANCELLED,
              "invalid_arguments": ExitCode.USAGE, "not_found": ExitCode.USAGE}
@@ -38,11 +38,7 @@ def call_command(
     from workbench.headless.run import JsonlWriter
 
     with reported():
-        try:
-            arguments = json.loads(args)
-        except json.JSONDecodeError as exc:
-            raise WorkbenchError(f"--args is not valid JSON: {exc.msg} (column {exc.colno})",
-                                 exit_code=ExitCode.USAGE) from None
+        arguments = jsontext.loads(args, "--args")
         writer = JsonlWriter(sys.stdout) if jsonl else None
         responder = HeadlessResponder("deny", answers=load_answers(answers) if answers else None,
                                       record=writer.request if writer else None)
@@ -55,10 +51,10 @@ def call_command(
     if writer is not None:
         writer.write({"type": "outcome", **outcome.to_json()})
     elif as_json:
-        typer.echo(json.dumps(outcome.to_json(), ensure_ascii=False, default=str))
+        typer.echo(jsontext.dumps(outcome.to_json(), ensure_ascii=False))
     elif outcome.ok:
         result = outcome.result
-        typer.echo(result if isinstance(result, str) else json.dumps(result, indent=2, ensure_ascii=False))
+        typer.echo(result if isinstance(result, str) else jsontext.dumps(result, indent=2, ensure_ascii=False))
     else:
         sys.stderr.write(f"error ({outcome.error['kind']}): {outcome.error['message']}\n")
     if not outcome.ok:

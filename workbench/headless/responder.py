@@ -53,12 +53,12 @@ def load_answers(path: Path) -> list[list[Any]]:
     Raises:
         WorkbenchError: The file is missing, not JSON, or not a list of lists.
     """
+    from workbench import jsontext
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsontext.loads(path.read_bytes(), str(path))
     except OSError as exc:
         raise WorkbenchError(f"cannot read the answers file: {exc.strerror}", where=str(path)) from exc
-    except json.JSONDecodeError as exc:
-        raise WorkbenchError(f"not valid JSON: {exc.msg}", where=f"{path}:{exc.lineno}:{exc.colno}") from exc
     if isinstance(data, dict) and "forms" in data:
         data = data["forms"]
     if not isinstance(data, list):

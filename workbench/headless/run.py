@@ -9,11 +9,11 @@ reply.
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sys
 from typing import Any, TextIO
 
+from workbench import jsontext
 from workbench.agent.loop import TurnResult
 from workbench.errors import ExitCode
 from workbench.events import (Event, MessageStarted, Notice, Request, TextDelta, ToolCallEnded,
@@ -29,7 +29,7 @@ class JsonlWriter:
         self.out = out
 
     def write(self, data: dict[str, Any]) -> None:
-        self.out.write(json.dumps(data, default=str, ensure_ascii=False) + "\n")
+        self.out.write(jsontext.dumps(data, ensure_ascii=False) + "\n")
         self.out.flush()
 
     def event(self, event: Event) -> None:
@@ -56,7 +56,7 @@ class PlainWriter:
             self.out.flush()
             self.wrote_text = True
         elif isinstance(event, ToolCallStarted):
-            self.err.write(f"· {event.tool} {json.dumps(event.arguments, ensure_ascii=False)}\n")
+            self.err.write(f"· {event.tool} {jsontext.dumps(event.arguments, ensure_ascii=False)}\n")
         elif isinstance(event, ToolCallEnded) and not event.ok:
             self.err.write(f"· {event.tool} failed: {event.error.get('message') if event.error else ''}\n")
         elif isinstance(event, Notice):
