@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import sqlite3
 import sys
 import time
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import typer
 
-from workbench.errors import ExitCode, WorkbenchError
+from workbench.errors import ExitCode, StoreError, WorkbenchError
 
 
 def say_error(message: str) -> None:
@@ -39,8 +40,9 @@ def reported() -> Iterator[None]:
     try:
         yield
     except WorkbenchError as exc:
-        say_error(str(exc))
-        raise typer.Exit(int(exc.exit_code)) from None
+        message, code = describe(exc) or (str(exc), exc.exit_code)
+        say_error(message)
+        raise typer.Exit(int(code)) from None
 
 
 def _store_path() -> str:
@@ -58,6 +60,28 @@ def _is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc)
 
 
+def _home_disk_full() -> bool:
+    """Whether the filesystem of the home has no room left (SQLite may only say "disk I/O
+    error" when it cannot make its shared-memory file)."""
+    try:
+        from workbench.config.home import Home
+
+        root = Home.resolve().root
+        stats = os.statvfs(root if root.exists() else root.parent)
+    except Exception:
+        return False
+    return stats.f_bavail == 0
+
+
+DAMAGED = ("database disk image is malformed", "file is not a database")
+"""What SQLite says of a file whose pages are not what it wrote."""
+
+
+def _damaged(path: str, said: str) -> str:
+    return (f"{path}: the store is damaged ({said}); it was left as it is; restore it "
+            f"from a copy, or recover what it holds with `sqlite3 {path} .recover`")
+
+
 def describe(exc: BaseException) -> tuple[str, ExitCode] | None:
     """The message and exit code for an error a person can act on, or None for a fault of ours.
 
@@ -65,19 +89,22 @@ def describe(exc: BaseException) -> tuple[str, ExitCode] | None:
     nested past what can be read are the person's to fix; the message names where.
     """
     if isinstance(exc, WorkbenchError):
+        if isinstance(exc, StoreError) and _home_disk_full():
+            return f"{exc}; the disk holding it is full: free some space", exc.exit_code
+        if isinstance(exc, StoreError) and any(words in str(exc) for words in DAMAGED):
+            return f"{_damaged(_store_path(), str(exc))}", exc.exit_code
         return str(exc), exc.exit_code
     cause = exc.__cause__ or exc.__context__
-    if _is_disk_full(exc) or (cause is not None and _is_disk_full(cause)):
-        where = getattr(exc, "filename", None) or _store_path()
+    if (_is_disk_full(exc) or (cause is not None and _is_disk_full(cause))
+            or (isinstance(exc, sqlite3.OperationalError) and _home_disk_full())):
+        where = getattr(exc, "filename2", None) or getattr(exc, "filename", None) or _store_path()
         return (f"{where}: the disk is full ({exc}); what this command was writing was not "
                 "saved; free some space and run it again"), ExitCode.ERROR
     if isinstance(exc, sqlite3.OperationalError):
         return (f"{_store_path()}: the store could not be used ({exc}); nothing more was "
                 "written"), ExitCode.ERROR
     if isinstance(exc, sqlite3.DatabaseError):
-        return (f"{_store_path()}: the store is damaged ({exc}); it was left as it is; "
-                "restore it from a copy, or recover what it holds with `sqlite3 "
-                f"{_store_path()} .recover`"), ExitCode.ERROR
+        return _damaged(_store_path(), str(exc)), ExitCode.ERROR
     if isinstance(exc, OSError) and exc.strerror:
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}{exc.strerror}", ExitCode.ERROR
