@@ -31,6 +31,9 @@ from workbench.manifest.paths import (
     runtime_for,
 )
 
+EXTENSION_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+"""What an extension's name must match: it becomes its folder's name (no `/`, `..`,
+right-to-left or zero-width characters, at most 128 characters)."""
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 """What a tool name must match; snake_case is recommended on top of it."""
 
@@ -342,8 +345,9 @@ class Manifest(BaseModel):
 
     schema_url: str | None = Field(None, alias="$schema")
     """The published schema, for editors' completion and validation."""
-    name: NonEmptyStr
-    """The machine name of the extension."""
+    name: str = Field(pattern=EXTENSION_NAME_PATTERN)
+    """The machine name of the extension: 1 to 128 letters, digits, `.`, `_` or `-`,
+    starting with a letter or digit (its folder's name)."""
     display_name: NonEmptyStr = Field(alias="displayName")
     """The name shown in the Extensions list."""
     description: NonEmptyStr
