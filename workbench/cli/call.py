@@ -3,14 +3,57 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from workbench import jsontext
 from workbench.cli.errors import reported
 from workbench.errors import ExitCode
+
+if TYPE_CHECKING:
+    from workbench.core.gateway import ToolOutcome
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""What cancels the call (ctrl+c, or a script's ``kill``), even when the command was
+started with SIGINT ignored; a second one ends the command at once."""
+
+
+async def _until_stopped(call: Coroutine[Any, Any, ToolOutcome]) -> ToolOutcome:
+    """Await ``call``; a stop signal cancels it (the tool is stopped and its record says
+    so) and the outcome is then a ``cancelled`` error, printed like any other."""
+    from workbench.core.gateway import ToolOutcome
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(call)
+    stopped: list[signal.Signals] = []
+
+    def restore() -> None:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+
+    def stop(signum: signal.Signals) -> None:
+        stopped.append(signum)
+        restore()
+        task.cancel()
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
+        return ToolOutcome("", "", False, error={
+            "kind": "cancelled", "message": f"the call was cancelled ({stopped[0].name})"})
+    finally:
+        if not stopped:
+            restore()
+
 
 KIND_EXIT = {"permission": ExitCode.PERMISSION_DENIED, "cancelled": ExitCode.CANCELLED,
              "invalid_arguments": ExitCode.USAGE, "not_found": ExitCode.USAGE}
@@ -47,7 +90,7 @@ def call_command(
             options = CallOptions(caller="person", grants=grants, prompt=False)
             if writer is not None:
                 host.bus.subscribe(writer.event)
-            outcome = asyncio.run(host.call_tool(tool, arguments, options))
+            outcome = asyncio.run(_until_stopped(host.call_tool(tool, arguments, options)))
     if writer is not None:
         writer.write({"type": "outcome", **outcome.to_json()})
     elif as_json:

@@ -20,8 +20,11 @@ the order the forms come), then by the delegate, and otherwise refused.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import shlex
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -160,9 +163,12 @@ class HeadlessResponder:
             out, _ = await asyncio.wait_for(
                 process.communicate(json.dumps(request.to_json()).encode()), self.delegate_timeout)
         except asyncio.TimeoutError:
-            process.kill()
+            _end_delegate(process)
             await process.wait()
             raise RequestDenied(f"the delegate did not answer within {self.delegate_timeout:g} s") from None
+        except BaseException:  # cancelled (ctrl+c): nothing it started is left running
+            _end_delegate(process)
+            raise
         if process.returncode != 0:
             raise RequestDenied(f"the delegate exited with status {process.returncode}")
         try:
@@ -172,3 +178,16 @@ class HeadlessResponder:
         if not isinstance(reply, dict):
             raise RequestDenied("the delegate's answer is not a JSON object")
         return reply
+
+
+def _end_delegate(process: asyncio.subprocess.Process) -> None:
+    """Kill the delegate and everything it started (its own process group: it runs in a
+    session of its own), and stop reading its pipes, which a child that left the group
+    may still hold open."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    transport = getattr(process, "_transport", None)  # asyncio keeps no public way to close it
+    if transport is not None:
+        transport.close()

@@ -19,6 +19,9 @@ from workbench.errors import ExitCode
 from workbench.events import (Event, MessageStarted, Notice, Request, TextDelta, ToolCallEnded,
                               ToolCallStarted)
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""What cancels a headless turn: ctrl+c, or a script's ``kill``."""
+
 STATUS_EXIT = {"done": ExitCode.OK, "error": ExitCode.ERROR, "cancelled": ExitCode.CANCELLED}
 
 
@@ -74,21 +77,24 @@ class PlainWriter:
 
 
 async def run_turn(host, text: str, *, session_id: str | None, writer) -> TurnResult:
-    """Run one turn on ``host``, feeding every event to ``writer``; SIGINT cancels it."""
+    """Run one turn on ``host``, feeding every event to ``writer``; SIGINT or SIGTERM
+    cancels it (kept in the store as cancelled), even when SIGINT was ignored at start."""
     unsubscribe = host.bus.subscribe(writer.event)
     loop = asyncio.get_running_loop()
-    try:
-        loop.add_signal_handler(signal.SIGINT, host.cancel)
-    except (NotImplementedError, RuntimeError):
-        pass
+    for signum in STOP_SIGNALS:
+        try:
+            loop.add_signal_handler(signum, host.cancel)
+        except (NotImplementedError, RuntimeError):
+            pass
     try:
         host.announce()
         return await host.send_prompt(text, session_id=session_id)
     finally:
-        try:
-            loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError):
-            pass
+        for signum in STOP_SIGNALS:
+            try:
+                loop.remove_signal_handler(signum)
+            except (NotImplementedError, RuntimeError):
+                pass
         unsubscribe()
 
 
