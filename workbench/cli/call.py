@@ -79,13 +79,16 @@ def call_command(
     from workbench.core.host import Host
     from workbench.headless.responder import HeadlessResponder, load_answers
     from workbench.headless.run import JsonlWriter
+    from workbench.mcp.naming import servers_named_by
 
     with reported():
         arguments = jsontext.loads(args, "--args")
         writer = JsonlWriter(sys.stdout) if jsonl else None
         responder = HeadlessResponder("deny", answers=load_answers(answers) if answers else None,
                                       record=writer.request if writer else None)
-        with Host.open(responder=responder) as host:
+        # Extensions load at the call, and MCP servers start only if the tool is theirs.
+        with Host.open(responder=responder, defer_extensions=True) as host:
+            host.mcp_needed = servers_named_by(tool)
             grants = host.resolve_grant_flags(tool, grant, grant_all) if (grant or grant_all) else ()
             options = CallOptions(caller="person", grants=grants, prompt=False)
             if writer is not None:

@@ -143,7 +143,8 @@ class McpManager:
     def list_unknown(self, names: list[str], timeout: float) -> dict[str, str]:
         """Probe the servers among ``names`` whose tools were never listed, together, on
         a thread of their own; wait up to ``timeout`` for their listings (not for them
-        to stop). Returns why each one that failed could not be listed."""
+        to stop). Returns why each one that failed could not be listed: a protocol
+        error ends a probe at once (see ``session.connect``)."""
         todo = [self.servers[n].config for n in names if self.tools_of(n) is None]
         if not todo:
             return {}
