@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 from workbench.errors import ExitCode, WorkbenchError
@@ -74,6 +75,31 @@ def _has_surrogate(text: str) -> bool:
     except UnicodeEncodeError:
         return True
     return False
+
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""The largest JSON file read from outside (an answers file, a scripted model)."""
+
+
+def read_file(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a file a person named: a regular file (a FIFO or a device would
+    never end), at most ``max_bytes``.
+
+    Raises:
+        OSError: It cannot be read.
+        WorkbenchError: (exit code 2) not a regular file, or larger than ``max_bytes``.
+    """
+    import os
+    import stat
+
+    with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK)) as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise WorkbenchError("not a regular file", where=str(path), exit_code=ExitCode.USAGE)
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise WorkbenchError(f"larger than {max_bytes} bytes", where=str(path), exit_code=ExitCode.USAGE)
+    return data
 
 
 def loads(text: str | bytes, where: str) -> Any:

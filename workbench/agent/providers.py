@@ -95,11 +95,9 @@ class ScriptedProvider:
         from workbench import jsontext
 
         try:
-            raw = path.read_bytes()
+            data = jsontext.loads(jsontext.read_file(path), str(path))
         except OSError as exc:
             raise ModelError(f"cannot read the scripted model file: {exc.strerror}", where=str(path)) from exc
-        try:
-            data = jsontext.loads(raw, str(path))
         except WorkbenchError as exc:
             raise ModelError(exc.message, where=exc.where) from None
         base: tuple = ()

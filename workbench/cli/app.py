@@ -40,9 +40,10 @@ def root(
 def main() -> None:
     """Console-script entry point."""
     from workbench.cli import register
-    from workbench.cli.errors import guarded
+    from workbench.cli.errors import check_arguments, guarded
 
     register.all_subcommands(app)
     with guarded():
+        check_arguments(sys.argv[1:])
         code = app(standalone_mode=True)
     sys.exit(code or 0)

@@ -138,6 +138,33 @@ def write_crash_log(exc: BaseException) -> Path | None:
     return None
 
 
+def _escaped_bytes(text: str) -> bool:
+    try:
+        text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_arguments(argv: list[str]) -> None:
+    """Refuse an argument that is not UTF-8 text (Python holds its bytes as lone
+    surrogates, which no store, config file or model can take), naming it.
+
+    Raises:
+        WorkbenchError: (exit code 2) naming the argument by its position.
+    """
+    for position, argument in enumerate(argv, start=1):
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            raw = argument.encode("utf-8", "surrogateescape") if _escaped_bytes(argument) else \
+                argument.encode("utf-8", "backslashreplace")
+            shown = raw.decode("utf-8", "backslashreplace")
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise WorkbenchError(f"argument {position} ({shown}) is not UTF-8 text",
+                                 exit_code=ExitCode.USAGE) from None
+
+
 @contextlib.contextmanager
 def guarded() -> Iterator[None]:
     """Run the whole CLI: no exception leaves as a traceback (see the module docstring).

@@ -59,7 +59,7 @@ def load_answers(path: Path) -> list[list[Any]]:
     from workbench import jsontext
 
     try:
-        data = jsontext.loads(path.read_bytes(), str(path))
+        data = jsontext.loads(jsontext.read_file(path), str(path))
     except OSError as exc:
         raise WorkbenchError(f"cannot read the answers file: {exc.strerror}", where=str(path)) from exc
     if isinstance(data, dict) and "forms" in data:

@@ -262,3 +262,26 @@ def test_an_unexpected_error_is_one_line_and_a_log_file(home, capsys):
     log = Path(err.strip().rsplit(" ", 1)[1])
     assert log.parent == home.logs_dir
     assert "Traceback" in log.read_text() and "KeyError" in log.read_text()
+
+
+def test_an_argument_that_is_not_utf8_is_refused_by_position(store):
+    before = messages(store)
+    done = subprocess.run([sys.executable, "-m", "workbench", "run", "--model", "echo", b"a\xed\xa0\x80b"],
+                          capture_output=True, env=dict(os.environ), timeout=90)
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr.decode() == "error: argument 4 (a\\xed\\xa0\\x80b) is not UTF-8 text\n"
+    assert messages(store) == before
+
+
+@pytest.mark.parametrize("option", ["--answers", "--model"])
+def test_a_fifo_or_device_named_as_a_json_file_is_refused_not_waited_on(store, tmp_path, option):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        if option == "--answers":
+            done = workbench("call", "word_count", "--args", '{"text": "a"}', "--answers", str(path))
+            assert done.returncode == ExitCode.USAGE
+        else:
+            done = workbench("run", "--model", f"scripted:{path}", "hi")
+            assert done.returncode == ExitCode.ERROR
+        assert done.stderr == f"error: {path}: not a regular file\n"
