@@ -68,3 +68,21 @@ def test_a_run_goes_on_and_says_why_the_server_is_missing(junk):
     assert done.stdout == "You said: hello\n"
     assert "MCP server junk could not start: a protocol error" in done.stderr
     assert all(not alive(pid) for pid in started(junk))
+
+
+def test_a_silent_server_is_given_up_on_at_its_start_time_and_killed(tmp_path, home):
+    starts = tmp_path / "starts"
+    starts.mkdir()
+    script = tmp_path / "silent.py"
+    script.write_text("import os, time\n"
+                      f"open(os.path.join({str(starts)!r}, str(os.getpid())), 'w').close()\n"
+                      "time.sleep(1000)\n")
+    home.config_file.write_text(
+        "[mcp]\nstartup_timeout_ms = 2000\n\n"
+        f'[mcp.servers.quiet]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(script))}]\n'
+        "sandbox = false\n")
+    done = workbench("run", "--model", "echo", "hello")
+    assert done.returncode == 0, done.stderr
+    assert "MCP server quiet could not start: it did not list its tools in time" in done.stderr
+    pids = started(starts)
+    assert len(pids) == 1 and not alive(pids[0])
