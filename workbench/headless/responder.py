@@ -54,7 +54,9 @@ def load_answers(path: Path) -> list[list[Any]]:
     """Read an answers file: a JSON list with one list of answers per form.
 
     Raises:
-        WorkbenchError: The file is missing, not JSON, or not a list of lists.
+        WorkbenchError: The file is missing, not a regular file, not JSON as
+            ``jsontext.loads`` reads it (nesting, NaN, lone surrogates, UTF-8 named with
+            their place), or not a list of lists.
     """
     from workbench import jsontext
 
