@@ -14,6 +14,8 @@ class ExitCode(IntEnum):
     PERMISSION_DENIED = 3
     CANCELLED = 4
     STORE_TOO_NEW = 5
+    INTERNAL = 70
+    """A fault inside workbench itself; the message names the log file with its details."""
     BUSY = 75
     """The session is in use: another process is running a turn in it (EX_TEMPFAIL)."""
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.agent.messages import ChatMessage, ModelChunk, TextChunk, ToolCall, ToolCallChunk, ToolSpec
-from workbench.errors import ModelError
+from workbench.errors import ModelError, WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.agent.replies import Reply
@@ -92,15 +92,14 @@ class ScriptedProvider:
     def _load(path: Path) -> list[Reply]:
         from workbench.agent.replies import Reply, ValidationError, pointer
 
+        from workbench import jsontext
+
         try:
-            raw = path.read_text(encoding="utf-8")
+            data = jsontext.loads(jsontext.read_file(path), str(path))
         except OSError as exc:
             raise ModelError(f"cannot read the scripted model file: {exc.strerror}", where=str(path)) from exc
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ModelError(f"not valid JSON: {exc.msg}",
-                             where=f"{path}:{exc.lineno}:{exc.colno}") from exc
+        except WorkbenchError as exc:
+            raise ModelError(exc.message, where=exc.where) from None
         base: tuple = ()
         if isinstance(data, dict) and "replies" in data:
             data, base = data["replies"], ("replies",)

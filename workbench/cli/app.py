@@ -42,6 +42,8 @@ def main() -> None:
     """Console-script entry point."""
     import logging
 
+    from workbench.cli.errors import check_arguments, guarded
+
     from workbench.cli import register
     from workbench.cli.output import terminal
 
@@ -50,4 +52,7 @@ def main() -> None:
     logging.lastResort = logging.StreamHandler(terminal(err=True))
     logging.lastResort.setLevel(logging.WARNING)
     register.all_subcommands(app)
-    sys.exit(app(standalone_mode=True) or 0)
+    with guarded():
+        check_arguments(sys.argv[1:])
+        code = app(standalone_mode=True)
+    sys.exit(code or 0)

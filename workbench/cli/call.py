@@ -4,13 +4,58 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import sys
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+from workbench import jsontext
 from workbench.cli.errors import reported
 from workbench.cli.output import say, terminal
 from workbench.errors import ExitCode, WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.core.gateway import ToolOutcome
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""What cancels the call (ctrl+c, or a script's ``kill``), even when the command was
+started with SIGINT ignored; a second one ends the command at once."""
+
+
+async def _until_stopped(call: Coroutine[Any, Any, ToolOutcome]) -> ToolOutcome:
+    """Await ``call``; a stop signal cancels it (the tool is stopped and its record says
+    so) and the outcome is then a ``cancelled`` error, printed like any other."""
+    from workbench.core.gateway import ToolOutcome
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(call)
+    stopped: list[signal.Signals] = []
+
+    def restore() -> None:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+
+    def stop(signum: signal.Signals) -> None:
+        stopped.append(signum)
+        restore()
+        task.cancel()
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
+        return ToolOutcome("", "", False, error={
+            "kind": "cancelled", "message": f"the call was cancelled ({stopped[0].name})"})
+    finally:
+        if not stopped:
+            restore()
+
 
 KIND_EXIT = {"permission": ExitCode.PERMISSION_DENIED, "cancelled": ExitCode.CANCELLED,
              "invalid_arguments": ExitCode.USAGE, "not_found": ExitCode.USAGE}
@@ -36,29 +81,28 @@ def call_command(
     from workbench.core.host import Host
     from workbench.headless.responder import HeadlessResponder, load_answers
     from workbench.headless.run import JsonlWriter
+    from workbench.mcp.naming import servers_named_by
 
     with reported():
-        try:
-            arguments = json.loads(args)
-        except json.JSONDecodeError as exc:
-            raise WorkbenchError(f"--args is not valid JSON: {exc.msg} (column {exc.colno})",
-                                 exit_code=ExitCode.USAGE) from None
+        arguments = jsontext.loads(args, "--args")
         writer = JsonlWriter(terminal()) if jsonl else None
         responder = HeadlessResponder("deny", answers=load_answers(answers) if answers else None,
                                       record=writer.request if writer else None)
-        with Host.open(responder=responder) as host:
+        # Extensions load at the call, and MCP servers start only if the tool is theirs.
+        with Host.open(responder=responder, defer_extensions=True) as host:
+            host.mcp_needed = servers_named_by(tool)
             grants = host.resolve_grant_flags(tool, grant, grant_all) if (grant or grant_all) else ()
             options = CallOptions(caller="person", grants=grants, prompt=False)
             if writer is not None:
                 host.bus.subscribe(writer.event)
-            outcome = asyncio.run(host.call_tool(tool, arguments, options))
+            outcome = asyncio.run(_until_stopped(host.call_tool(tool, arguments, options)))
     if writer is not None:
         writer.write({"type": "outcome", **outcome.to_json()})
     elif as_json:
-        say(json.dumps(outcome.to_json(), ensure_ascii=False, default=str))
+        say(jsontext.dumps(outcome.to_json(), ensure_ascii=False))
     elif outcome.ok:
         result = outcome.result
-        say(result if isinstance(result, str) else json.dumps(result, indent=2, ensure_ascii=False))
+        say(result if isinstance(result, str) else jsontext.dumps(result, indent=2, ensure_ascii=False))
     else:
         say(f"error ({outcome.error['kind']}): {outcome.error['message']}", err=True)
     if not outcome.ok:

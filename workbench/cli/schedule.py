@@ -57,12 +57,17 @@ ON_NEED = typer.Option(None, "--on-need", help="When a run needs more than its c
 JSON = typer.Option(False, "--json", help="Print JSON.")
 
 
+def _next(row: dict[str, Any]) -> str:
+    """When it fires next; ``never`` for a schedule that cannot fire at all."""
+    return "never" if row.get("never") else _when(row["next_due_at"])
+
+
 def _line(row: dict[str, Any]) -> str:
     last = row.get("last_run")
     state = "on " if row["enabled"] else "off"
     ran = f"last {last['status']} {_when(last['started_at'] or last['ended_at'])}" if last else "never ran"
     failures = f", {row['failures']} failed" if row.get("failures") else ""
-    return (f"{row['id']:>4}  {state}  next {_when(row['next_due_at']):<19}  {row['description']:<28}  "
+    return (f"{row['id']:>4}  {state}  next {_next(row):<19}  {row['description']:<28}  "
             f"{row['title']}  ({ran}{failures})")
 
 
@@ -70,7 +75,7 @@ def _show(row: dict[str, Any]) -> None:
     card = row.get("card") or {}
     say(f"schedule {row['id']}: {row['title']}  ({'on' if row['enabled'] else 'paused'})")
     say(f"  when      {row['description']}{'  (runs missed windows once)' if row['run_missed'] else ''}")
-    say(f"  next      {_when(row['next_due_at'])}")
+    say(f"  next      {_next(row)}" + (f"  ({row['never']})" if row.get("never") else ""))
     say(f"  prompt    {row['instruction']}")
     say(f"  source    {row['source']}")
     if card:

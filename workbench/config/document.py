@@ -42,13 +42,14 @@ def read_text(path: Path) -> str:
 
 
 def decode(data: bytes, source: str) -> str:
-    """Config bytes as text; TOML files are UTF-8.
+    """Config bytes as text; TOML files are UTF-8, a byte-order mark before them is passed over
+    (editors on some systems write one).
 
     Raises:
         ConfigError: When the bytes are not UTF-8, naming ``source``.
     """
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ConfigError("config file is not UTF-8 text", where=f"{source}:{line}") from None

@@ -54,10 +54,6 @@ class Setting:
         return _TYPE_NAMES[self.type]
 
 
-def _positive(value: int | float) -> str | None:
-    return None if value > 0 else "must be greater than zero"
-
-
 def _approval_policy(value: str) -> str | None:
     if value in ("deny", "allowlisted"):
         return None
@@ -73,10 +69,6 @@ def _http_url(value: str) -> str | None:
     return "must be an http:// or https:// URL"
 
 
-def _not_negative(value: int | float) -> str | None:
-    return None if value >= 0 else "must not be negative"
-
-
 def _env_name(value: str) -> str | None:
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
         return None
@@ -89,10 +81,31 @@ def _one_of(*choices: str) -> Callable[[str], str | None]:
     return check
 
 
-def _at_least(minimum: int) -> Callable[[int], str | None]:
-    def check(value: int) -> str | None:
-        return None if value >= minimum else f"must be at least {minimum}"
+def _between(low: int | float, high: int | float, *, above: bool = False,
+             unit: str = "") -> Callable[[int | float], str | None]:
+    """A number in ``[low, high]`` (``(low, high]`` when ``above``): the upper bound is what
+    the system can hold (an rlimit, a timer) and a person could mean, so a slip such as
+    ``1e23`` is refused when set rather than failing every use."""
+    def words(number: int | float) -> str:
+        return f"{number:_}".replace("_", ",") + (f" {unit}" if unit else "")
+
+    def check(value: int | float) -> str | None:
+        if (value <= low) if above else (value < low):
+            if above:
+                return "must be greater than zero" if low == 0 else f"must be greater than {words(low)}"
+            return f"must be at least {words(low)}"
+        if value > high:
+            return f"must be at most {words(high)}"
+        return None
     return check
+
+
+DAY_S = 86_400
+"""Seconds in a day: the longest any one wait in workbench may be set to."""
+
+
+def _non_empty(value: str) -> str | None:
+    return "must not be empty" if not value.strip() else None
 
 
 def _no_empty_items(value: list[str]) -> str | None:
@@ -105,16 +118,16 @@ SETTINGS: dict[str, Setting] = {
         Setting("model", str, "auto",
                 "The model new chats use: auto (find one), openai:MODEL, anthropic:MODEL, local, "
                 "local:FILE.gguf, echo, scripted:FILE, or an extension's model provider as "
-                "ext:EXTENSION/NAME."),
-        Setting("theme", str, "workbench-dark", "The TUI theme."),
+                "ext:EXTENSION/NAME.", _non_empty),
+        Setting("theme", str, "workbench-dark", "The TUI theme.", _non_empty),
         Setting("tools.timeout_ms", int, 300_000,
-                "How long one tool call may run, in milliseconds.", _positive),
+                "How long one tool call may run, in milliseconds.", _between(0, DAY_S * 1000, above=True, unit="ms")),
         Setting("tools.max_output_bytes", int, 1_048_576,
-                "The largest tool result kept, in bytes.", _positive),
+                "The largest tool result kept, in bytes.", _between(0, 1 << 30, above=True, unit="bytes")),
         Setting("tools.schema_token_budget", int, 6000,
                 "Estimated tokens the tools offered to the model may take; past it, the model "
                 "gets the tools relevant to the message and finds the rest with tool_search.",
-                _positive),
+                _between(0, 10_000_000, above=True)),
         Setting("extensions.enabled", bool, True,
                 "Load extensions; when off, extension diagnostics still run."),
         Setting("extensions.samples", bool, False,
@@ -129,9 +142,11 @@ SETTINGS: dict[str, Setting] = {
                 "Tools a headless run may use without asking, when approvals is allowlisted.",
                 _no_empty_items),
         Setting("headless.delegate_timeout_s", float, 30.0,
-                "How long a delegate command may take to answer, in seconds.", _positive),
+                "How long a delegate command may take to answer, in seconds.",
+                _between(0, DAY_S, above=True, unit="s")),
         Setting("sandbox.memory_mb", int, 1024,
-                "The memory one tool worker may use, in MiB.", _positive),
+                "The memory one tool worker may use, in MiB.",
+                _between(0, 1 << 20, above=True, unit="MiB")),
         Setting("sandbox.keep_warm", bool, True,
                 "Start each tool's next worker ahead of its call (never shared between calls)."),
         Setting("sandbox.unsandboxed_tools", list, [],
@@ -139,31 +154,34 @@ SETTINGS: dict[str, Setting] = {
                 "one (EXTENSION.TOOL); empty means such tools are refused.", _no_empty_items),
         Setting("sandbox.idle_stop_s", float, 300.0,
                 "Stop a host's warm tool workers after this many seconds without a tool call.",
-                _positive),
+                _between(0, 365 * DAY_S, above=True, unit="s")),
         Setting("schedule.daily_limit", int, 50,
                 "Scheduled runs that may start in any 24 hours (per home); past it runs are "
-                "refused and recorded as refused.", _positive),
+                "refused and recorded as refused.", _between(0, 1_000_000, above=True)),
         Setting("schedule.run_timeout_s", float, 900.0,
                 "How long one scheduled run may take before it is killed with every process it "
-                "started (recorded as timed out).", _positive),
+                "started (recorded as timed out).", _between(0, 7 * DAY_S, above=True, unit="s")),
         Setting("schedule.missed_after_s", float, 60.0,
                 "How late a schedule's window may be seen and still run on time; older windows "
-                "were missed (they run once later only with runMissed).", _positive),
+                "were missed (they run once later only with runMissed).",
+                _between(0, 365 * DAY_S, above=True, unit="s")),
         Setting("schedule.max_parallel", int, 4,
-                "Scheduled runs that may go on at once (one per schedule).", _positive),
+                "Scheduled runs that may go on at once (one per schedule).",
+                _between(0, 1000, above=True)),
         Setting("schedule.on_need", str, "fail",
                 "What a scheduled run does when it needs something its run card lacks (a "
                 "permission, an answer): fail, or pause until approved.", _one_of("fail", "pause")),
         Setting("hooks.budget_ms", int, 2000,
-                "How long one hook handler may run before its worker is killed.", _positive),
+                "How long one hook handler may run before its worker is killed.",
+                _between(0, DAY_S * 1000, above=True, unit="ms")),
         Setting("memories.context_budget_chars", int, 12000,
                 "Characters of knowledge and skill listings handed to the model each turn; "
-                "the rest stay findable with memory_search.", _at_least(1000)),
+                "the rest stay findable with memory_search.", _between(1000, 100_000_000)),
         Setting("speech.tts", bool, False, "Text-to-Speech for tools (needs espeak-ng)."),
         Setting("speech.stt", bool, False, "Speech-to-Text for tools (needs pocketsphinx)."),
         Setting("mcp.startup_timeout_ms", int, 30_000,
                 "How long an MCP server may take to start and list its tools, in milliseconds.",
-                _positive),
+                _between(0, DAY_S * 1000, above=True, unit="ms")),
         Setting("mcp.disabled", list, [],
                 "MCP servers switched off everywhere, by name (`workbench mcp disable NAME`).",
                 _no_empty_items),
@@ -173,32 +191,36 @@ SETTINGS: dict[str, Setting] = {
         Setting("openai.api_key_env", str, "OPENAI_API_KEY",
                 "The environment variable that holds the OpenAI-compatible API key (its name, "
                 "not the key).", _env_name, secret=True),
-        Setting("openai.model", str, "gpt-4o-mini", "The model 'openai' and auto use."),
+        Setting("openai.model", str, "gpt-4o-mini", "The model 'openai' and auto use.", _non_empty),
         Setting("anthropic.base_url", str, "https://api.anthropic.com",
                 "The Anthropic API root; only your own config can change it.", _http_url),
         Setting("anthropic.api_key_env", str, "ANTHROPIC_API_KEY",
                 "The environment variable that holds the Anthropic API key (its name, not the key).",
                 _env_name, secret=True),
-        Setting("anthropic.model", str, "claude-sonnet-4-5", "The model 'anthropic' and auto use."),
+        Setting("anthropic.model", str, "claude-sonnet-4-5", "The model 'anthropic' and auto use.",
+                _non_empty),
         Setting("anthropic.max_tokens", int, 4096, "The most tokens one Anthropic reply may use.",
-                _positive),
+                _between(0, 10_000_000, above=True)),
         Setting("local.model", str, "",
                 "The GGUF file 'local' runs; empty: the built-in model `workbench models pull` fetches."),
         Setting("local.context_tokens", int, 4096, "The local model's context size, in tokens.",
-                _positive),
-        Setting("local.max_tokens", int, 512, "The most tokens one local reply may use.", _positive),
+                _between(0, 10_000_000, above=True)),
+        Setting("local.max_tokens", int, 512, "The most tokens one local reply may use.",
+                _between(0, 10_000_000, above=True)),
         Setting("local.threads", int, 0, "CPU threads for the local model; 0 lets llama.cpp choose.",
-                _not_negative),
+                _between(0, 4096)),
         Setting("local.tool_mode", str, "grammar",
                 "How the local model calls tools: grammar (JSON-schema constrained) or native.",
                 _one_of("grammar", "native")),
         Setting("providers.max_retries", int, 3,
                 "How often a rate-limited (429) or overloaded model request is retried.",
-                _not_negative),
+                _between(0, 100)),
         Setting("providers.max_retry_wait_s", float, 60.0,
-                "The longest total wait across those retries, in seconds.", _not_negative),
+                "The longest total wait across those retries, in seconds.",
+                _between(0, DAY_S, unit="s")),
         Setting("providers.timeout_s", float, 120.0,
-                "How long to wait for a model server to say anything, in seconds.", _positive),
+                "How long to wait for a model server to say anything, in seconds.",
+                _between(0, DAY_S, above=True, unit="s")),
         Setting("providers.probe_local", bool, True,
                 "Let auto look for a model server on this machine's usual ports "
                 "(Ollama 11434, llama.cpp/LocalAI 8080, vLLM 8000)."),

@@ -18,6 +18,7 @@ from typing import Any
 
 
 from workbench.agent.messages import new_call_id
+from workbench import jsontext
 from workbench.core.argument_check import Check, quick_check
 from workbench.errors import ToolError
 from workbench.events import (AskUserRequest, DisplayBubble, PermissionRequest, RequestDenied,
@@ -260,6 +261,9 @@ class ToolGateway:
         if size > self.max_input_bytes:
             raise ToolError("input_too_large",
                             f"arguments are {size} bytes; the limit is {self.max_input_bytes}")
+        found = jsontext.problem(arguments)  # NaN, a lone surrogate, nesting past the bound
+        if found is not None:
+            raise ToolError("invalid_arguments", f"{found[0]}: {found[1]}", pointer=found[0])
         validator, quick = self._validator(tool)
         if quick is not None and quick(arguments):
             return
@@ -381,7 +385,8 @@ class ToolGateway:
             ctx.signal.abort(exc.kind)
             return await finish("error", error=exc.to_json())
         except (TypeError, ValueError) as exc:
-            return await finish("error", error={"kind": "tool", "message": f"the result is not JSON: {exc}"})
+            return await finish("error", error={"kind": "tool", "message": f"the result is not JSON: "
+                                                f"{jsontext.printable(str(exc))}"})
         except Exception as exc:  # a fault of ours must still end the call's record
             log.debug("running %s failed in the host", key, exc_info=True)
             ctx.signal.abort("tool")
@@ -437,6 +442,9 @@ class ToolGateway:
             ToolError: of kind ``output_too_large``.
             TypeError, ValueError: The result is not JSON.
         """
+        found = jsontext.encodable(result)
+        if found is not None:  # NaN, Infinity, a lone surrogate, nesting past the bound
+            raise ValueError(f"{found[0]}: {found[1]}")
         try:
             size = len(json.dumps(result).encode())
         except (TypeError, ValueError):
@@ -503,6 +511,9 @@ class ToolGateway:
     def _finish(self, call_id: str, key: str, options: CallOptions, status: str,
                 result: Any = None, error: dict[str, Any] | None = None,
                 context: str | None = None, details: dict[str, Any] | None = None) -> ToolOutcome:
+        if error is not None and isinstance(error.get("message"), str):
+            # A tool's own words may hold a lone surrogate, which no record or terminal takes.
+            error = {**error, "message": jsontext.printable(error["message"])}
         self.store.finish_tool_call(call_id, status, result=result, error=error, audit=True,
                                     defer=True)
         outcome = ToolOutcome(call_id, key, status == "ok", result=result, error=error,

@@ -619,10 +619,18 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         """Call a tool directly (a person, a schedule or another agent), through the gateway;
         in a chat (``options.session_id``), as that chat sees its tools."""
         if not self._extensions_ready():
-            await asyncio.to_thread(self.ensure_extensions)
+            if options.session_id is None and not self._extensions_loaded and self.mcp_needed is None:
+                from workbench.mcp.naming import servers_named_by
+
+                self.mcp_needed = servers_named_by(name)
+            try:
+                await asyncio.to_thread(self.ensure_extensions)
+            finally:
+                self.mcp_needed = None
         if options.session_id is not None:
             return await self.call_in_chat(name, arguments, options)
-        return await self.gateway.call(name, arguments, options)
+        outcome = await self.gateway.call(name, arguments, options)
+        return self._mcp_explained(name, outcome)
 
     def resolve_grant_flags(self, name: str, flags: list[str], grant_all: bool = False) -> tuple[tuple[str, str], ...]:
         """Turn ``--grant KIND[:VALUE]`` flags into per-call grants for tool ``name``.

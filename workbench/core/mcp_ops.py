@@ -44,6 +44,11 @@ _MANAGER = "_mcp_manager"
 class McpOps:
     """The Host's MCP methods; see the module docstring."""
 
+    mcp_needed: set[str] | None = None
+    """The servers whose never-listed tools a load starts them to list; None: every
+    one (a chat's model may call any tool). ``call_tool`` narrows it to the server a
+    tool's name names, so one call never waits for a server it does not use."""
+
     # --- the servers --------------------------------------------------------------
 
     @property
@@ -100,7 +105,10 @@ class McpOps:
         active = {name: s for name, s in found.servers.items() if name not in disabled}
         manager = self.mcp
         manager.configure(active)
-        failures = manager.list_unknown(list(active), manager.launcher.startup_timeout_s + 1)
+        # Only the servers this work may need are started to list their tools (all of
+        # them for a chat; for one call, the server it names, if any).
+        needed = [name for name in active if self.mcp_needed is None or name in self.mcp_needed]
+        failures = manager.list_unknown(needed, manager.launcher.startup_timeout_s + 1)
         for name in active:
             self._register_mcp_tools(name)
         notices = list(found.problems)
@@ -111,6 +119,22 @@ class McpOps:
         self.extension_notices = [n for n in self.extension_notices if n not in previous] + notices
         self.__dict__["_mcp_notices"] = notices
         self.__dict__["_mcp_failures"] = failures
+
+    def _mcp_explained(self: Host, tool: str, outcome: Any) -> Any:
+        """A tool not found whose name names a server that could not list its tools
+        says why (the server's failure) rather than only that it is unknown."""
+        if outcome.ok or outcome.error.get("kind") != "not_found":
+            return outcome
+        from dataclasses import replace
+
+        from workbench.mcp.naming import servers_named_by
+
+        failures = self.__dict__.get("_mcp_failures", {})
+        for server in sorted(servers_named_by(tool)):
+            if server in failures:
+                message = f"{outcome.error['message']}: the MCP server {server} could not start: {failures[server]}"
+                return replace(outcome, error={**outcome.error, "message": message})
+        return outcome
 
     def _register_mcp_tools(self: Host, name: str) -> None:
         from workbench.mcp.tools import registry_tools

@@ -30,7 +30,7 @@ from workbench.errors import ExitCode, WorkbenchError
 from workbench.scheduler.card import CardGrant, CardResponder, RunCard, apply_card, grants_needed
 from workbench.scheduler.arithmetic import next_after
 from workbench.scheduler.planner import upcoming
-from workbench.scheduler.shapes import check_schedule, describe
+from workbench.scheduler.shapes import check_schedule, describe, never_fires
 from workbench.scheduler.zone import local_zone
 from workbench.supervisor.launch import LaunchSettings, RunLauncher
 from workbench.supervisor.lock import SchedulerLock
@@ -424,4 +424,5 @@ class ScheduleOps:
     def _present(self, row: dict[str, Any], summary: dict[str, Any] | None) -> dict[str, Any]:
         zone = local_zone()
         return {**row, "next_due_at": upcoming(row, zone), "description": describe(row["schedule"], zone),
+                "never": never_fires(row["schedule"]),
                 "last_run": (summary or {}).get("last_run"), "failures": (summary or {}).get("failures", 0)}

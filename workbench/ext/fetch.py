@@ -1,7 +1,7 @@
 """Fetching a source into a staging folder: copy a folder, unpack an archive, or download a
 package from the registry (checked before it is unpacked) and unpack it.
 
-This module imports nothing of ours but ``workbench.ext``.
+This module imports nothing of ours but ``workbench.ext`` and the manifest's file check.
 """
 
 from __future__ import annotations
@@ -10,10 +10,29 @@ import os
 from pathlib import Path
 
 from workbench.ext.archive import ArchiveLimits, extract_archive
+from workbench.ext.errors import ExtensionError
 from workbench.ext.plan import DEFAULT_VERSION
 from workbench.ext.registry import RegistryClient
 from workbench.ext.sources import Source
 from workbench.ext.staging import StagingArea, copy_folder, prune_runtime_files, remove_tree
+
+
+def _check_folder(folder: Path, limits: ArchiveLimits) -> None:
+    """Refuse a folder for every link, special file or cap ``ext validate`` names, with
+    the same check (``manifest.checks.check_files``), before copying any of it.
+
+    Raises:
+        ExtensionError: Listing each problem.
+    """
+    from workbench.manifest.checks import check_files
+    from workbench.manifest.problems import Collector
+
+    found = Collector()
+    check_files(folder, found, max_bytes=limits.max_total_bytes, max_files=limits.max_files,
+                max_file_bytes=limits.max_file_bytes)
+    if found.errors:
+        raise ExtensionError("the extension is not valid:\n  " + "\n  ".join(
+            problem.describe() for problem in found.errors), where=str(folder))
 
 
 def fetch(source: Source, staging: StagingArea, registry: RegistryClient,
@@ -41,6 +60,7 @@ def fetch(source: Source, staging: StagingArea, registry: RegistryClient,
     try:
         if source.kind == "folder":
             assert source.path is not None
+            _check_folder(source.path, limits)
             copy_folder(source.path, pkg, limits)
             return stage, fallback
         if source.kind == "archive":

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from workbench.ext.errors import ExtensionError
 from workbench.ext.fingerprint import Fingerprint, FingerprintCheck, compare, fingerprint
 from workbench.ext.plan import read_version
-from workbench.manifest.models import Manifest
+from workbench.manifest.models import EXTENSION_NAME_PATTERN, Manifest
 from workbench.manifest.problems import ValidationReport
 from workbench.manifest.validate import validate_extension
 from workbench.store import Store
@@ -28,7 +28,9 @@ from workbench.store import Store
 BUILTIN_NAME = "builtin"
 """The name of the built-in extension shipped with workbench."""
 
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+NAME_PATTERN = re.compile(EXTENSION_NAME_PATTERN)
+"""An extension's name (the manifest's rule); match it with ``fullmatch``: ``$`` alone
+would let a trailing newline through."""
 """What an extension's name must match to be its folder's name."""
 
 State = Literal["ok", "held", "broken", "conflict"]
@@ -93,7 +95,7 @@ def check_name(name: str, where: str) -> None:
         ExtensionError: The name is not 1 to 128 letters, digits, ``.``, ``_`` or
             ``-`` starting with a letter or digit.
     """
-    if not NAME_PATTERN.match(name):
+    if not NAME_PATTERN.fullmatch(name):
         raise ExtensionError(f"/name: {name!r} cannot be installed: an extension's name "
                              "must be 1 to 128 letters, digits, '.', '_' or '-', starting "
                              "with a letter or digit", where=where)

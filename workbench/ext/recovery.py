@@ -60,7 +60,7 @@ class Repair:
 
 def _replay(home: Home, store: Store, stage: Path, journal: dict[str, Any]) -> Repair | None:
     action, name = journal.get("action"), journal.get("name")
-    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         return None
     target = home.extensions_dir / name
     if action == "remove":
@@ -115,7 +115,7 @@ def _reconcile(home: Home, store: Store) -> list[Repair]:
                                                   f"{home.extensions_dir / name} is gone"))
     recorded = {row["name"] for row in store.list_extensions()}
     for name, folder in folders.items():
-        if name in recorded or not NAME_PATTERN.match(name):
+        if name in recorded or not NAME_PATTERN.fullmatch(name):
             continue
         manifest = validate_extension(folder).manifest
         if manifest is None or manifest.name != name:

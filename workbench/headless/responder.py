@@ -20,8 +20,11 @@ the order the forms come), then by the delegate, and otherwise refused.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import shlex
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,14 +54,16 @@ def load_answers(path: Path) -> list[list[Any]]:
     """Read an answers file: a JSON list with one list of answers per form.
 
     Raises:
-        WorkbenchError: The file is missing, not JSON, or not a list of lists.
+        WorkbenchError: The file is missing, not a regular file, not JSON as
+            ``jsontext.loads`` reads it (nesting, NaN, lone surrogates, UTF-8 named with
+            their place), or not a list of lists.
     """
+    from workbench import jsontext
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsontext.loads(jsontext.read_file(path), str(path))
     except OSError as exc:
         raise WorkbenchError(f"cannot read the answers file: {exc.strerror}", where=str(path)) from exc
-    except json.JSONDecodeError as exc:
-        raise WorkbenchError(f"not valid JSON: {exc.msg}", where=f"{path}:{exc.lineno}:{exc.colno}") from exc
     if isinstance(data, dict) and "forms" in data:
         data = data["forms"]
     if not isinstance(data, list):
@@ -160,9 +165,12 @@ class HeadlessResponder:
             out, _ = await asyncio.wait_for(
                 process.communicate(json.dumps(request.to_json()).encode()), self.delegate_timeout)
         except asyncio.TimeoutError:
-            process.kill()
+            _end_delegate(process)
             await process.wait()
             raise RequestDenied(f"the delegate did not answer within {self.delegate_timeout:g} s") from None
+        except BaseException:  # cancelled (ctrl+c): nothing it started is left running
+            _end_delegate(process)
+            raise
         if process.returncode != 0:
             raise RequestDenied(f"the delegate exited with status {process.returncode}")
         try:
@@ -172,3 +180,16 @@ class HeadlessResponder:
         if not isinstance(reply, dict):
             raise RequestDenied("the delegate's answer is not a JSON object")
         return reply
+
+
+def _end_delegate(process: asyncio.subprocess.Process) -> None:
+    """Kill the delegate and everything it started (its own process group: it runs in a
+    session of its own), and stop reading its pipes, which a child that left the group
+    may still hold open."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+    transport = getattr(process, "_transport", None)  # asyncio keeps no public way to close it
+    if transport is not None:
+        transport.close()

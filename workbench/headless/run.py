@@ -9,16 +9,19 @@ reply.
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sys
 from typing import Any, TextIO
 
+from workbench import jsontext
 from workbench.agent.loop import TurnResult
 from workbench.errors import ExitCode
 from workbench.events import (Event, MessageStarted, Notice, Request, TextDelta, ToolCallEnded,
                               ToolCallStarted)
 from workbench.text import safe_stream
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""What cancels a headless turn: ctrl+c, or a script's ``kill``."""
 
 STATUS_EXIT = {"done": ExitCode.OK, "error": ExitCode.ERROR, "cancelled": ExitCode.CANCELLED}
 
@@ -31,7 +34,7 @@ class JsonlWriter:
         self.out = safe_stream(out)
 
     def write(self, data: dict[str, Any]) -> None:
-        self.out.write(json.dumps(data, default=str, ensure_ascii=False) + "\n")
+        self.out.write(jsontext.dumps(data, ensure_ascii=False) + "\n")
         self.out.flush()
 
     def event(self, event: Event) -> None:
@@ -59,7 +62,7 @@ class PlainWriter:
             self.out.flush()
             self.wrote_text = True
         elif isinstance(event, ToolCallStarted):
-            self.err.write(f"· {event.tool} {json.dumps(event.arguments, ensure_ascii=False)}\n")
+            self.err.write(f"· {event.tool} {jsontext.dumps(event.arguments, ensure_ascii=False)}\n")
         elif isinstance(event, ToolCallEnded) and not event.ok:
             self.err.write(f"· {event.tool} failed: {event.error.get('message') if event.error else ''}\n")
         elif isinstance(event, Notice):
@@ -78,26 +81,29 @@ class PlainWriter:
 
 async def run_turn(host, text: str, *, session_id: str | None, writer,
                    wait: bool = True) -> TurnResult:
-    """Run one turn on ``host``, feeding every event to ``writer``; SIGINT cancels it
-    (or the wait for a session another process is running a turn in, with ``wait``).
+    """Run one turn on ``host``, feeding every event to ``writer``; SIGINT or SIGTERM
+    cancels it (kept in the store as cancelled), even when SIGINT was ignored at start,
+    or the wait for a session another process is running a turn in, with ``wait``.
 
     Raises:
         SessionBusyError: Without ``wait``, another process holds the session.
     """
     unsubscribe = host.bus.subscribe(writer.event)
     loop = asyncio.get_running_loop()
-    try:
-        loop.add_signal_handler(signal.SIGINT, host.cancel)
-    except (NotImplementedError, RuntimeError):
-        pass
+    for signum in STOP_SIGNALS:
+        try:
+            loop.add_signal_handler(signum, host.cancel)
+        except (NotImplementedError, RuntimeError):
+            pass
     try:
         host.announce()
         return await host.send_prompt(text, session_id=session_id, wait=wait)
     finally:
-        try:
-            loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError):
-            pass
+        for signum in STOP_SIGNALS:
+            try:
+                loop.remove_signal_handler(signum)
+            except (NotImplementedError, RuntimeError):
+                pass
         unsubscribe()
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,76 @@ SNAKE_CASE = re.compile(r"[a-z][a-z0-9_]*")
 
 MAX_SKILL_FILES = 5_000
 """The most files looked at inside one skill folder."""
+
+UNPUBLISHED_DIRS = frozenset({".git", "node_modules", "__pycache__"})
+"""Folders an install never copies (version control, installed dependencies, Python's
+caches): their files are not counted or checked, but a link in their place is refused."""
+
+MAX_FILE_PROBLEMS = 50
+"""The most files named as links or special files in one report."""
+
+_SPECIAL = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+            (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def _kind_of(mode: int) -> str:
+    return next((name for test, name in _SPECIAL if test(mode)), "not a regular file")
+
+
+def check_files(folder: Path, found: Collector, *, max_bytes: int, max_files: int,
+                max_file_bytes: int | None = None) -> None:
+    """Refuse what an install cannot copy: links, special files (FIFOs, sockets,
+    devices), a folder over its caps. Each link or special file is named by its path in
+    the folder (up to ``MAX_FILE_PROBLEMS``); the walk stops at a cap. Installing a
+    folder runs this same check before copying (``workbench.ext.fetch``)."""
+    total = count = named = 0
+
+    def refuse(relative: str, what: str) -> bool:
+        nonlocal named
+        named += 1
+        if named <= MAX_FILE_PROBLEMS:
+            found.error("", f"{relative}: {what}", locate_it=False)
+        return named < MAX_FILE_PROBLEMS
+
+    for directory, dirnames, filenames in os.walk(folder, followlinks=False):
+        here = Path(directory)
+        for name in list(dirnames):
+            if (here / name).is_symlink():
+                dirnames.remove(name)
+                if not refuse(str((here / name).relative_to(folder)),
+                              "a symbolic link; links are not accepted in extensions"):
+                    return
+        dirnames[:] = sorted(name for name in dirnames if name not in UNPUBLISHED_DIRS)
+        count += len(dirnames)
+        for name in sorted(filenames):
+            relative = str((here / name).relative_to(folder))
+            try:
+                info = os.lstat(here / name)
+            except OSError as exc:
+                found.error("", f"{relative}: cannot be read ({exc.strerror})", locate_it=False)
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                if not refuse(relative, "a symbolic link; links are not accepted in extensions"):
+                    return
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                if not refuse(relative, f"{_kind_of(info.st_mode)}; only plain files and "
+                              "folders are accepted in extensions"):
+                    return
+                continue
+            count += 1
+            total += info.st_size
+            if max_file_bytes is not None and info.st_size > max_file_bytes:
+                found.error("", f"{relative}: {info.st_size} bytes; the limit for one file is "
+                            f"{max_file_bytes}", locate_it=False)
+            if total > max_bytes:
+                found.error("", f"the extension folder is larger than {max_bytes} bytes",
+                            locate_it=False)
+                return
+        if count > max_files:
+            found.error("", f"the extension folder holds more than {max_files} "
+                        "files and folders", locate_it=False)
+            return
 
 
 def _keys(model: type) -> list[str]:

@@ -31,6 +31,9 @@ from workbench.manifest.paths import (
     runtime_for,
 )
 
+EXTENSION_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+"""What an extension's name must match: it becomes its folder's name (no `/`, `..`,
+right-to-left or zero-width characters, at most 128 characters)."""
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 """What a tool name must match; snake_case is recommended on top of it."""
 
@@ -44,6 +47,9 @@ HookEvent = Literal["on_tool_call", "on_tool_result", "on_session_start", "on_se
 
 DEFAULT_TIMEOUT_MS = 300_000
 """How long a tool call may run when its manifest sets no `timeoutMs`."""
+
+MAX_TIMEOUT_MS = 86_400_000
+"""The longest a manifest may let one call run: a day (as the `tools.timeout_ms` setting)."""
 
 Platform = Literal["darwin", "windows", "linux", "linux_x11", "linux_wayland"]
 """A system a tool can be limited to; `linux` matches any Linux session."""
@@ -236,7 +242,7 @@ class Tool(BaseModel):
     """The systems the tool runs on; empty means all."""
     permissions: Permissions = Field(default_factory=Permissions)
     """What the tool is allowed to reach."""
-    timeout_ms: int | None = Field(None, gt=0, alias="timeoutMs")
+    timeout_ms: int | None = Field(None, gt=0, le=MAX_TIMEOUT_MS, alias="timeoutMs")
     """How long one call may run, in milliseconds (a workbench extension of the format);
     absent means the host default of 300000. The clock pauses while the tool waits on
     the person."""
@@ -282,7 +288,7 @@ class ProviderConfig(BaseModel):
 
     enabled: bool = True
     """False registers the provider but keeps it from answering."""
-    timeout_ms: int | None = Field(None, gt=0)
+    timeout_ms: int | None = Field(None, gt=0, le=MAX_TIMEOUT_MS)
     """How long one call may run, in milliseconds; absent means the host's tool timeout."""
     label: NonEmptyStr | None = None
     """A name for people, shown in the status report."""
@@ -339,8 +345,9 @@ class Manifest(BaseModel):
 
     schema_url: str | None = Field(None, alias="$schema")
     """The published schema, for editors' completion and validation."""
-    name: NonEmptyStr
-    """The machine name of the extension."""
+    name: str = Field(pattern=EXTENSION_NAME_PATTERN)
+    """The machine name of the extension: 1 to 128 letters, digits, `.`, `_` or `-`,
+    starting with a letter or digit (its folder's name)."""
     display_name: NonEmptyStr = Field(alias="displayName")
     """The name shown in the Extensions list."""
     description: NonEmptyStr

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from workbench.manifest.locate import Locations, join_pointer
-from workbench.manifest.models import (EXPORT_NAME_PATTERN, PROVIDER_NAME_PATTERN, TOOL_NAME_PATTERN,
+from workbench.manifest.models import (EXPORT_NAME_PATTERN, EXTENSION_NAME_PATTERN, PROVIDER_NAME_PATTERN, TOOL_NAME_PATTERN,
                                        Manifest)
 
 
@@ -110,6 +110,12 @@ def _message(error: dict[str, Any]) -> str:
     if kind == "string_pattern_mismatch":
         if ctx.get("pattern") == r"\S":
             return "must not be blank"
+        if ctx.get("pattern") == EXTENSION_NAME_PATTERN:
+            # Escaped: a right-to-left or zero-width character is what is wrong with it.
+            shown = json.dumps(value) if isinstance(value, str) else _shown(value)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            return (f"{shown} is not a valid extension name: use 1 to 128 letters, "
+                    "digits, '.', '_' or '-', starting with a letter or digit")
         if ctx.get("pattern") == TOOL_NAME_PATTERN:
             return (f"{_shown(value)} is not a valid tool name: use 1 to 64 letters, digits, "
                     "'_' or '-'")

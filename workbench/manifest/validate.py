@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from workbench.errors import ManifestError
-from workbench.manifest.checks import check_content
+from workbench.manifest.checks import check_content, check_files
 from workbench.manifest.locate import locate
 from workbench.manifest.models import Manifest
 from workbench.manifest.problems import Collector, Problem, ValidationReport, problems_from_pydantic
@@ -38,8 +38,11 @@ MAX_FOLDER_BYTES = 50 * 1024 * 1024
 MAX_FOLDER_FILES = 20_000
 """The most files and folders an extension folder may hold."""
 
-UNPUBLISHED_DIRS = frozenset({".git", "node_modules"})
-"""Folders not counted towards the caps: a published package never carries them."""
+MAX_FILE_BYTES = 50 * 1024 * 1024
+"""The largest one file of an extension may be."""
+
+_UNREADABLE = object()
+"""What ``_parse`` returns for a manifest it could not read (a manifest may be ``null``)."""
 
 
 def find_manifest(path: Path) -> Path | None:
@@ -49,48 +52,23 @@ def find_manifest(path: Path) -> Path | None:
     return next((path / name for name in MANIFEST_NAMES if (path / name).is_file()), None)
 
 
-def _check_folder_size(folder: Path, found: Collector, max_bytes: int) -> None:
-    """Report a folder over the size or file-count cap, stopping the walk at the cap.
-
-    `.git` and `node_modules` are left out, as a published package leaves them out.
-    """
-    total = count = 0
-    for directory, dirnames, filenames in os.walk(folder, followlinks=False):
-        dirnames[:] = [name for name in dirnames if name not in UNPUBLISHED_DIRS]
-        count += len(dirnames)
-        for name in filenames:
-            try:
-                total += os.lstat(os.path.join(directory, name)).st_size
-            except OSError:
-                continue
-            count += 1
-            if total > max_bytes:
-                found.error("", f"the extension folder is larger than {max_bytes} bytes",
-                            locate_it=False)
-                return
-        if count > MAX_FOLDER_FILES:
-            found.error("", f"the extension folder holds more than {MAX_FOLDER_FILES} "
-                        "files and folders", locate_it=False)
-            return
-
-
 def _parse(manifest_path: Path, found: Collector, max_bytes: int) -> Any:
-    """Read and parse the manifest; report why not and return `None` when it cannot be."""
+    """Read and parse the manifest; report why not and return ``_UNREADABLE`` when it cannot be."""
     try:
         size = manifest_path.stat().st_size
         if size > max_bytes:
             found.error("", f"{manifest_path.name} is {size} bytes; the limit is {max_bytes}",
                         locate_it=False)
-            return None
+            return _UNREADABLE
         text = manifest_path.read_bytes().decode("utf-8-sig")
     except OSError as exc:
         found.error("", f"{manifest_path.name} cannot be read: {exc.strerror or exc}",
                     locate_it=False)
-        return None
+        return _UNREADABLE
     except UnicodeDecodeError as exc:
         found.error("", f"{manifest_path.name} is not UTF-8 text (byte {exc.start})",
                     locate_it=False)
-        return None
+        return _UNREADABLE
 
     def refuse_constant(name: str) -> Any:
         raise ValueError(f"{name} is not valid JSON")
@@ -99,19 +77,31 @@ def _parse(manifest_path: Path, found: Collector, max_bytes: int) -> Any:
         data = json.loads(text, parse_constant=refuse_constant)
     except json.JSONDecodeError as exc:
         found.errors.append(Problem("", f"not valid JSON: {exc.msg}", exc.lineno, exc.colno))
-        return None
+        return _UNREADABLE
     except ValueError as exc:
         found.error("", f"not valid JSON: {exc}", locate_it=False)
-        return None
+        return _UNREADABLE
     except RecursionError:
         found.error("", "not valid JSON: nested too deeply", locate_it=False)
-        return None
+        return _UNREADABLE
     found.locations = locate(text)
     for pointer, (line, column) in found.locations.duplicates:
         key = pointer.rsplit("/", 1)[-1]
         found.errors.append(Problem(pointer, f"the key '{key}' appears more than once in "
                                     "this object", line, column))
     return data
+
+
+def _json_kind(data: Any) -> str:
+    if data is None:
+        return "null"
+    if isinstance(data, bool):
+        return "true or false"
+    if isinstance(data, (int, float)):
+        return "a number"
+    if isinstance(data, str):
+        return "a string"
+    return "a list"
 
 
 def validate_extension(path: Path, *, max_manifest_bytes: int = MAX_MANIFEST_BYTES,
@@ -135,12 +125,14 @@ def validate_extension(path: Path, *, max_manifest_bytes: int = MAX_MANIFEST_BYT
         found.error("", f"{path} {what}", locate_it=False)
         return found.report(None)
     folder = manifest_path.parent
-    _check_folder_size(folder, found, max_folder_bytes)
+    check_files(folder, found, max_bytes=max_folder_bytes, max_files=MAX_FOLDER_FILES,
+                max_file_bytes=MAX_FILE_BYTES)
     data = _parse(manifest_path, found, max_manifest_bytes)
-    if data is None:
+    if data is _UNREADABLE:
         return found.report(None)
     if not isinstance(data, dict):
-        found.error("", "the manifest must be a JSON object")
+        found.error("", f"the manifest must be a JSON object, not {_json_kind(data)}",
+                    locate_it=False)
         return found.report(None)
 
     manifest: Manifest | None = None

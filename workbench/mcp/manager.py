@@ -69,6 +69,9 @@ class McpManager:
         self.servers: dict[str, McpServer] = {}
         self.launcher = Launcher(open_stdio=self._open_stdio, startup_timeout_s=startup_timeout_s)
         self._exit_hook = False
+        self._probes: dict[str, StdioProcess] = {}
+        """The last process started for each server: what a probe that ran out of time
+        leaves to kill."""
 
     # --- servers --------------------------------------------------------------------
 
@@ -143,7 +146,8 @@ class McpManager:
     def list_unknown(self, names: list[str], timeout: float) -> dict[str, str]:
         """Probe the servers among ``names`` whose tools were never listed, together, on
         a thread of their own; wait up to ``timeout`` for their listings (not for them
-        to stop). Returns why each one that failed could not be listed."""
+        to stop). Returns why each one that failed could not be listed: a protocol
+        error ends a probe at once (see ``session.connect``)."""
         todo = [self.servers[n].config for n in names if self.tools_of(n) is None]
         if not todo:
             return {}
@@ -181,12 +185,22 @@ class McpManager:
         try:
             return done.result(timeout)
         except concurrent.futures.TimeoutError:
-            return {c.name: "it did not list its tools in time" for c in todo
-                    if self.read_cache(c) is None}
+            late = [c for c in todo if self.read_cache(c) is None]
+            for config in late:
+                # Its probe thread may not outlive this process to stop it: end it now.
+                process = self._probes.pop(config.name, None)
+                if process is not None:
+                    process.kill_now()
+            return {c.name: "it did not list its tools in time" for c in late}
 
     # --- stdio launch ----------------------------------------------------------------
 
     async def _open_stdio(self, config: ServerConfig) -> tuple[StdioProcess, Any]:
+        process, start_proxy = await self._new_stdio(config)
+        self._probes[config.name] = process
+        return process, start_proxy
+
+    async def _new_stdio(self, config: ServerConfig) -> tuple[StdioProcess, Any]:
         log_path = self.logs_dir / f"mcp-{config.name}.log"
         if not config.sandbox:
             env = server_environment(self.env, config.env)

@@ -63,3 +63,14 @@ def split_tool_name(name: str) -> tuple[str, str] | None:
         return None
     server, sep, rest = name[len(TOOL_PREFIX):].partition("__")
     return (server, rest) if sep and server and rest else None
+
+
+def servers_named_by(tool: str) -> set[str]:
+    """The servers a tool name given by a person may mean: ``mcp__S__T`` and
+    ``mcp:S.T`` name ``S``; any other name, none."""
+    split = split_tool_name(tool)
+    if split is not None:
+        return {split[0]}
+    extension, dot, _ = tool.partition(".")
+    server = server_of(extension) if dot else None
+    return {server} if server else set()

@@ -26,6 +26,11 @@ class ServerExited(RuntimeError):
     """The server exited before it answered; the message says how, with its stderr."""
 
 
+class ProtocolError(RuntimeError):
+    """The server wrote something that is not an MCP message before it had started;
+    the message quotes it. (A stdio server must write nothing else on stdout.)"""
+
+
 @dataclass
 class Launcher:
     """What a server needs from its owner to start: how to build its transport."""
@@ -56,12 +61,32 @@ async def connect(stack: contextlib.AsyncExitStack, config: ServerConfig, launch
             stack.push_async_callback(await start_proxy())
     else:
         read, write = await stack.enter_async_context(open_http(config.url or "", config.headers))
-    session = ClientSession(read, write, elicitation_callback=elicit, message_handler=on_message,
+    unreadable: list[Exception] = []
+    broken = anyio.Event()
+    started = False
+
+    async def watch(message: Any) -> None:
+        if isinstance(message, Exception) and not started:
+            unreadable.append(message)
+            broken.set()
+            return
+        if on_message is not None:
+            await on_message(message)
+
+    session = ClientSession(read, write, elicitation_callback=elicit, message_handler=watch,
                             client_info=Implementation(name="workbench", version=workbench.__version__))
     await stack.enter_async_context(session)
+    init = None
     try:
         with anyio.fail_after(launcher.startup_timeout_s):
-            init = await session.initialize()
+            async with anyio.create_task_group() as group:
+                async def stop_at_garbage() -> None:
+                    await broken.wait()
+                    group.cancel_scope.cancel()
+
+                group.start_soon(stop_at_garbage)
+                init = await session.initialize()
+                group.cancel_scope.cancel()
     except Exception as exc:
         if process is not None:
             with contextlib.suppress(asyncio.TimeoutError):
@@ -69,6 +94,12 @@ async def connect(stack: contextlib.AsyncExitStack, config: ServerConfig, launch
             if process.returncode is not None:
                 raise ServerExited(process.exit_reason()) from exc
         raise
+    if init is None:
+        if process is not None:
+            process.kill_now()  # it broke the protocol: nothing to stop gently
+        raise ProtocolError(f"a protocol error: instead of answering initialize it wrote "
+                            f"{unreadable[0]}")
+    started = True
     return session, init, process
 
 

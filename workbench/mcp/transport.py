@@ -131,8 +131,10 @@ class StdioProcess:
                         continue
                     try:
                         message = SessionMessage(types.jsonrpc_message_adapter.validate_json(line))
-                    except ValueError as exc:
-                        message = exc
+                    except ValueError:
+                        shown = line.decode("utf-8", "replace").strip()
+                        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+                        message = ValueError(f"{shown!r}, which is not a JSON-RPC message")
                     try:
                         await read_send.send(message)
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):

@@ -41,7 +41,9 @@ KIND_CODES = {kind: code for code, kind in CODE_KINDS.items()}
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    # A lone surrogate (a tool's text may hold one) goes out as its JSON escape.
+    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
+        "utf-8", "backslashreplace")
 
 
 def request(id_: int, method: str, params: Any) -> dict[str, Any]:

@@ -33,8 +33,42 @@ def _int(schedule: dict[str, Any], name: str, low: int, high: int) -> int:
     return value
 
 
+LONGEST_MONTH = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+"""The most days each month (1–12) ever has: February 29th exists in leap years."""
+MONTH_NAMES = ("", "January", "February", "March", "April", "May", "June", "July", "August",
+               "September", "October", "November", "December")
+
+
+def _cron_never(spec: CronSpec) -> str | None:
+    """Why a cron expression never matches a date, or None when it does.
+
+    Only a day-of-month field restricted alone can rule every date out (both restricted
+    match either; a weekday alone comes in every month): it fires when one of its days
+    exists in one of its months.
+    """
+    if spec.days_any or not spec.weekdays_any or spec.last_day:
+        return None
+    if any(day <= LONGEST_MONTH[month] for month in spec.months for day in spec.days):
+        return None
+    days = ", ".join(str(day) for day in sorted(spec.days))
+    months = ", ".join(MONTH_NAMES[month] for month in spec.months)
+    return f"no day {days} in {months}"
+
+
+def never_fires(schedule: dict[str, Any]) -> str | None:
+    """Why a stored schedule can never fire (one kept from before such schedules were
+    refused), or None."""
+    try:
+        check_schedule(schedule)
+    except ScheduleError as exc:
+        return exc.message.partition("never fires: ")[2] or None
+    return None
+
+
 def check_schedule(schedule: Any) -> dict[str, Any]:
-    """Return a clean copy of ``schedule`` or raise ``ScheduleError`` naming what is wrong."""
+    """Return a clean copy of ``schedule`` or raise ``ScheduleError`` naming what is wrong,
+    a schedule that would never fire included (a cron expression matching no date,
+    ``--yearly 02-30``)."""
     if not isinstance(schedule, dict) or schedule.get("kind") not in ALL_KINDS:
         raise ScheduleError(f"schedule.kind must be one of {', '.join(ALL_KINDS)}")
     kind = schedule["kind"]
@@ -44,13 +78,21 @@ def check_schedule(schedule: Any) -> dict[str, Any]:
             raise ScheduleError("schedule.expr must be a cron expression of five fields "
                                 "(minute hour day-of-month month day-of-week)")
         try:
-            CronSpec.parse(expr)
+            spec = CronSpec.parse(expr)
         except ValueError as exc:
             raise ScheduleError(f"schedule.expr: {exc}") from None
-        return {"kind": "cron", "expr": " ".join(expr.split())}
+        clean = {"kind": "cron", "expr": " ".join(expr.split())}
+        reason = _cron_never(spec)
+        if reason:
+            raise ScheduleError(f"schedule.expr: {clean['expr']!r} never fires: {reason}")
+        return clean
     clean: dict[str, Any] = {"kind": kind}
     for name, (low, high) in KINDS[kind].items():
         clean[name] = _int(schedule, name, low, high)
+    if kind == "yearly" and clean["day"] > LONGEST_MONTH[clean["month"]]:
+        raise ScheduleError(f"schedule: {clean['month']:02d}-{clean['day']:02d} never fires: "
+                            f"{MONTH_NAMES[clean['month']]} has at most "
+                            f"{LONGEST_MONTH[clean['month']]} days")
     if kind == "weekly":
         days = schedule.get("weekdays")
         if not isinstance(days, list) or not days:

@@ -457,7 +457,10 @@ def test_entry_linking_out_of_the_folder(tmp_path: Path) -> None:
     (tmp_path / "outside.ts").write_text("export function wordCount() {}\n")
     folder = write_ext(tmp_path / "ext", manifest(tools=[tool()]))
     (folder / "index.ts").symlink_to(tmp_path / "outside.ts")
-    assert "leads out of the extension folder" in only_error(validate_extension(folder), "").message
+    # The link is refused as install refuses it, and the entry named for where it leads.
+    messages = [problem.message for problem in validate_extension(folder).errors]
+    assert messages == ["index.ts: a symbolic link; links are not accepted in extensions",
+                        "the entry module index.ts leads out of the extension folder"]
 
 
 def test_several_default_entries_is_a_warning(tmp_path: Path) -> None:
@@ -486,8 +489,10 @@ def test_memory_symlink_out_of_the_folder(tmp_path: Path) -> None:
     folder = write_ext(tmp_path / "ext", manifest(memories=[
         {"kind": "knowledge", "path": "notes.md"}]))
     (folder / "notes.md").symlink_to(tmp_path / "secret.md")
-    error = only_error(validate_extension(folder), "/memories/0/path")
-    assert "leads out of the extension folder" in error.message
+    report = validate_extension(folder)
+    assert pointers(report.errors) == ["", "/memories/0/path"]
+    assert report.errors[0].message == "notes.md: a symbolic link; links are not accepted in extensions"
+    assert "leads out of the extension folder" in report.errors[1].message
 
 
 def test_memory_that_does_not_exist(tmp_path: Path) -> None:
@@ -526,8 +531,10 @@ def test_skill_holding_a_link_out_of_the_folder(tmp_path: Path) -> None:
     folder = write_ext(tmp_path / "ext", manifest(memories=[{"kind": "skill", "path": "s"}]),
                        {"s/SKILL.md": "---\nname: s\ndescription: d\n---\n"})
     os.symlink(tmp_path / "secret.txt", folder / "s" / "ref.txt")
-    error = only_error(validate_extension(folder), "/memories/0/path")
-    assert "s/ref.txt is a link leading out" in error.message
+    report = validate_extension(folder)
+    assert pointers(report.errors) == ["", "/memories/0/path"]
+    assert report.errors[0].message == "s/ref.txt: a symbolic link; links are not accepted in extensions"
+    assert "s/ref.txt is a link leading out" in report.errors[1].message
 
 
 # Keys the models ignore.
