@@ -96,7 +96,10 @@ def test_call_stopped_by_a_signal_answers_cancelled_and_exits_4(napping, signum,
                                stderr=subprocess.PIPE, text=True, env=dict(os.environ),
                                preexec_fn=ignore_sigint if sigint_ignored else None)
     try:
-        first = json.loads(process.stdout.readline())  # the call has started: the tool runs
+        # Read on until the call has started (the extensions' load may be told first).
+        first = json.loads(process.stdout.readline())
+        while first["type"] == "extension_status_changed":
+            first = json.loads(process.stdout.readline())
         assert first["type"] == "tool_call_started"
         process.send_signal(signum)
         out, err = process.communicate(timeout=60)

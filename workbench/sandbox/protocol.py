@@ -59,6 +59,9 @@ def result(id_: int, value: Any) -> dict[str, Any]:
 
 
 def error(id_: int | None, kind: str, message: str) -> dict[str, Any]:
+    # An error's words are for people: a lone surrogate in them (an exception's text may
+    # hold one) is written as its visible escape, so the answer is never refused for it.
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     return {"jsonrpc": "2.0", "id": id_,
             "error": {"code": KIND_CODES.get(kind, TOOL_ERROR), "message": message, "data": {"kind": kind}}}
 

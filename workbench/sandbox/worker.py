@@ -27,6 +27,7 @@ import threading
 import traceback
 from typing import Any
 
+from workbench import jsontext
 from workbench.sandbox import protocol
 
 
@@ -305,6 +306,10 @@ def serve(sock: socket.socket, entry: str, function_name: str,
         if kind == "tool":
             traceback.print_exc()
         channel.send(protocol.error(call["id"], kind, message))
+        return 0
+    found = jsontext.encodable(value)  # NaN, Infinity, a lone surrogate: named as the host names them
+    if found is not None:
+        channel.send(protocol.error(call["id"], "tool", f"the result is not JSON: {found[0]}: {found[1]}"))
         return 0
     try:
         answer = protocol.encode(protocol.result(call["id"], value))

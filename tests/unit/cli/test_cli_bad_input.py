@@ -240,12 +240,21 @@ def test_a_full_disk_during_a_turn_is_named_and_the_store_stays_whole(small_disk
     db = small_disk / "home" / "workbench.db"
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        calls = conn.execute("SELECT m.tool_calls FROM messages m WHERE m.tool_calls IS NOT NULL").fetchall()
-        answered = {row[0] for row in conn.execute(
-            "SELECT tool_call_id FROM messages WHERE role = 'tool'")}
-    # What was saved before the disk filled is a history a model accepts: every call answered.
-    for (text,) in calls:
-        assert {call["id"] for call in json.loads(text)} <= answered
+        sessions = [row[0] for row in conn.execute("SELECT id FROM sessions")]
+    # What was saved before the disk filled is sent as a history a model accepts: every
+    # call the wire carries is answered right after it (a call the disk left unanswered
+    # is given an answer by the provider layer).
+    from workbench.agent.loop import history
+    from workbench.agent.openai_wire import to_wire
+    from workbench.store import Store
+
+    with Store.open(db) as store:
+        for session_id in sessions:
+            wire = to_wire(history(store, session_id))
+            for index, message in enumerate(wire):
+                asked = [call["id"] for call in message.get("tool_calls") or []]
+                answers = [m.get("tool_call_id") for m in wire[index + 1:index + 1 + len(asked)]]
+                assert answers == asked, wire
     assert workbench("sessions", "list", env=env).returncode == 0
 
 
