@@ -9,18 +9,25 @@ grant, running a granted binary) must keep working.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import shutil
+import subprocess
 import sys
+import time
 
 import pytest
+
+from conftest import processes_with
+from workbench.sandbox.process import UNUSED_ID
 
 pytestmark = pytest.mark.security
 
 LOADER = "/lib64/ld-linux-x86-64.so.2"
 
 CODE = r'''
-import ctypes, os, shutil, stat, subprocess, time
+import ctypes, os, select, shutil, stat, subprocess, time
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -147,15 +154,21 @@ def hoard(args, ctx):
     held = 0
     deadline = time.monotonic() + 30
     while held < len(children) and time.monotonic() < deadline:
-        if not os.read(read, 1):
-            break
-        held += 1
+        ready, _, _ = select.select([read], [], [], 0.1)
+        if ready:
+            held += len(os.read(read, 16))
+        elif os.waitpid(-1, os.WNOHANG)[0]:
+            break  # a child is gone: its memory was refused
     for pid in children:
         try:
             os.kill(pid, 9)
         except ProcessLookupError:
             pass
     return {"held": held}
+
+def nap(args, ctx):
+    time.sleep(args.get("seconds", 60))
+    return "rested"
 
 def run(args, ctx):
     done = subprocess.run(args["argv"], capture_output=True, text=True, timeout=20)
@@ -225,7 +238,7 @@ export async function run(args: { argv: string[] }) {
 }
 '''
 
-PY_TOOLS = ("meddle", "copy_inside", "look", "own_proc", "watch", "hoard", "run")
+PY_TOOLS = ("meddle", "copy_inside", "look", "own_proc", "watch", "hoard", "nap", "run")
 DENO_TOOLS = ("meddle", "denoChmod", "look", "watch", "denoWatch", "copyInside", "run")
 
 
@@ -402,3 +415,65 @@ async def test_deno_loader_runs_only_granted_binaries(lab, tmp_path):
     outcome = await lab.call("run", {"argv": [LOADER, str(shelf / "echo"), "escaped"]})
     assert not outcome.ok and "run access" in outcome.error["message"], outcome.result
     await healthy(lab)
+
+
+# 1. The identity a worker runs as, and that nothing of it outlives the host.
+
+def uids_of(pids: list[int]) -> set[int]:
+    found = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status") as handle:
+                found.update(int(line.split()[1]) for line in handle if line.startswith("Uid:"))
+        except OSError:
+            continue
+    return found
+
+
+async def test_a_worker_without_path_grants_is_nobody_and_owns_nothing(lab, victim):
+    declare(lab, {})
+    call = asyncio.ensure_future(lab.call("nap", {"seconds": 30}))
+    marker = f"\0{os.getpid()}\0"
+    expected = UNUSED_ID if os.getuid() == 0 else os.getuid()
+    deadline = time.monotonic() + 20
+    while expected not in uids_of(processes_with(marker)) - {os.getuid()} and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    workers = uids_of(processes_with(marker))
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert expected in workers, workers
+    if os.getuid() == 0:
+        assert workers == {0, UNUSED_ID}  # the zygote and supervisor are the host's; the worker is not
+    await healthy(lab)
+
+
+def test_no_worker_outlives_a_killed_host(tmp_path):
+    """Whatever identity its worker has, killing the host mid-call ends every process."""
+    folder = tmp_path / "sleepy"
+    folder.mkdir()
+    (folder / "main.py").write_text("import time\ndef nap(args, ctx):\n    time.sleep(60)\n")
+    (folder / "loca.json").write_text(json.dumps({
+        "name": "sleepy", "displayName": "Sleepy", "description": "Sleeps.", "entry": "main.py",
+        "tools": [{"name": "nap", "description": "Nap.", "parameters": {"type": "object"}, "function": "nap"}]}))
+    env = dict(os.environ)
+    assert subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(folder), "--yes"],
+                          env=env, capture_output=True).returncode == 0
+    host = subprocess.Popen([sys.executable, "-m", "workbench", "call", "nap", "--grant-all"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    marker = f"\0{host.pid}\0"
+
+    def started() -> bool:  # zygote, supervisor, and the worker's two processes, as their own user
+        found = processes_with(marker)
+        return len(found) >= 4 and (os.getuid() != 0 or UNUSED_ID in uids_of(found))
+
+    deadline = time.monotonic() + 30
+    while not started() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started(), "the tool never started"
+    host.kill()
+    host.wait()
+    deadline = time.monotonic() + 10
+    while processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_with(marker) == []

@@ -108,10 +108,13 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int, sync: so
     if policy.runtime == "deno":
         argv = policy.deno["argv"]
         os.execve(argv[0], argv, dict(os.environ))
-    return worker.serve(bridge, policy.entry, policy.function, policy.python_path)
+    granted = tuple(os.path.realpath(p) for p in (*policy.read, *policy.write, *policy.execute,
+                                                  policy.extension_dir, *policy.runtime_read))
+    return worker.serve(bridge, policy.entry, policy.function, policy.python_path, granted)
 
 
-def _namespaces(policy: Policy, bridge: socket.socket, output_fd: int, sync: socket.socket) -> None:
+def _namespaces(policy: Policy, bridge: socket.socket, output_fd: int, sync: socket.socket,
+                supervisor: int) -> None:
     """The middle process: its own user namespace, then the others, then the worker.
 
     The PID namespace must belong to the new user namespace (for a ``/proc`` of its
@@ -127,6 +130,9 @@ def _namespaces(policy: Policy, bridge: socket.socket, output_fd: int, sync: soc
     # this process kept the host's own ids, whatever the map says.
     os.setresgid(0, 0, 0)
     os.setresuid(0, 0, 0)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a change of ids cleared it
+    if os.getppid() != supervisor:
+        os._exit(74)  # the supervisor is already gone
     unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
     pid = os.fork()
     if pid == 0:
@@ -161,12 +167,13 @@ def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd:
         cgroup.limit_processes(name, policy.limits.processes + 3)
     owner = process.outside_identity(policy)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    supervisor = os.getpid()
     pid = os.fork()
     if pid == 0:
         ours.close()
         os.close(status_fd)
         try:
-            _namespaces(policy, bridge, output_fd, theirs)
+            _namespaces(policy, bridge, output_fd, theirs, supervisor)
         except BaseException as exc:
             os.write(output_fd, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
         finally:
