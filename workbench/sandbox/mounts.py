@@ -117,7 +117,19 @@ def _plan(binds: list[Bind], links: dict[str, str]) -> list[tuple[Bind, str]]:
             bind = Bind(real, old.writable or bind.writable, old.executable or bind.executable,
                         old.device or bind.device)
         merged[real] = Bind(real, bind.writable, bind.executable, bind.device)
-    return sorted(((b, p) for p, b in merged.items()), key=lambda item: item[1].count("/"))
+    ordered = sorted(((b, p) for p, b in merged.items()), key=lambda item: item[1].count("/"))
+    kept: list[tuple[Bind, str]] = []
+    for bind, real in ordered:
+        # A bind inside another with the same rights brings nothing (the outer one is recursive).
+        parents = [b for b, p in kept if _under(real, [p])]
+        if parents and _covers(parents[-1], bind):
+            continue
+        kept.append((bind, real))
+    return kept
+
+
+def _covers(outer: Bind, inner: Bind) -> bool:
+    return (outer.writable, outer.executable, outer.device) == (inner.writable, inner.executable, inner.device)
 
 
 def _under(path: str, folders) -> bool:
