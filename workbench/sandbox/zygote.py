@@ -2,10 +2,15 @@
 
 It is started with a minimal environment and holds no secrets, so forking it is
 safe where forking the host (threads, a terminal, API keys in memory) is not. For
-each ``spawn`` it forks a supervisor child that enters fresh PID and network (and,
-when not root, user) namespaces and forks the worker as PID 1 there. The worker
-sandboxes itself (``process.enter``) and then runs its tool; killing the supervisor
-kills the worker, and the kernel then kills everything in its PID namespace.
+each ``spawn`` it forks a supervisor child, which stays outside the sandbox as the
+host's own user, and which forks a middle process. That one enters a user namespace
+(the supervisor writes its id map and puts it in the worker's memory cgroup), then
+fresh mount, PID, network, IPC and UTS namespaces owned by it, and forks the worker
+as PID 1 there. The worker sandboxes itself (``mounts.enter_private_root``,
+``process.enter``) and runs its tool; the supervisor answers the metadata calls the
+seccomp filter hands it (``metadata.Broker``). Killing the supervisor kills the
+middle process, which kills the worker, and the kernel then kills everything in its
+PID namespace.
 
 The host talks to the zygote over a SOCK_SEQPACKET socket: JSON requests, JSON
 replies carrying the worker's file descriptors (SCM_RIGHTS).
