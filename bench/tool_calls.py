@@ -185,10 +185,11 @@ def layer_costs(root: Path) -> None:
         os.waitpid(pid, 0)
 
     def memory_group():
-        group = cgroup.limit_memory(f"bench-{os.getpid()}", os.getpid(), 1024)
+        group = cgroup.limit_memory(f"bench-{os.getpid()}", 1024)
         if group is None:
             raise RuntimeError("no memory cgroup here")
-        (group.parent / "cgroup.procs").write_text(str(os.getpid()))
+        cgroup.join(group)
+        (group.parent.parent / "cgroup.procs").write_text("0")
         cgroup.remove(group)
 
     rows = {

@@ -100,9 +100,32 @@ def copy_inside(args, ctx):
             refused[name] = "done"
         except OSError as exc:
             refused[name] = exc.strerror
+    fd = os.open(target, os.O_WRONLY)
+    try:  # the descriptor forms, inside the grant
+        os.fchmod(fd, 0o644)
+        os.utime(fd, (1000000000, 1000000000))
+        os.setxattr(fd, "user.by-fd", b"yes")
+    finally:
+        os.close(fd)
     info = os.stat(target)
     return {"mode": stat.S_IMODE(info.st_mode), "mtime": info.st_mtime, "refused": refused,
             "xattr": os.getxattr(target, "user.note").decode()}
+
+def through_a_link(args, ctx):
+    """A link made inside the write grant, to a file outside it, used by a relative name."""
+    os.chdir(args["folder"])
+    os.symlink(args["target"], "escape")
+    outcome = {}
+    for name, attempt in {"chmod": lambda: os.chmod("escape", 0o4777),
+                          "utime": lambda: os.utime("escape", (1, 1)),
+                          "setxattr": lambda: os.setxattr("escape", "user.owned", b"yes"),
+                          "lchown": lambda: os.lchown("escape", 0, 0)}.items():
+        try:
+            attempt()
+            outcome[name] = "done"
+        except OSError as exc:
+            outcome[name] = exc.strerror
+    return outcome
 
 def look(args, ctx):
     """Stat paths outside every grant; each must be unknown."""
@@ -238,7 +261,7 @@ export async function run(args: { argv: string[] }) {
 }
 '''
 
-PY_TOOLS = ("meddle", "copy_inside", "look", "own_proc", "watch", "hoard", "nap", "run")
+PY_TOOLS = ("meddle", "copy_inside", "through_a_link", "look", "own_proc", "watch", "hoard", "nap", "run")
 DENO_TOOLS = ("meddle", "denoChmod", "look", "watch", "denoWatch", "copyInside", "run")
 
 
@@ -307,12 +330,25 @@ async def test_python_keeps_metadata_inside_its_write_grant(lab, tmp_path):
     declare(lab, {"copy_inside": {**grant("read", source.parent), **grant("write", folder)}})
     outcome = await lab.call("copy_inside", {"source": str(source), "folder": str(folder)})
     assert outcome.ok, outcome.error
-    assert outcome.result["mode"] == 0o640 and outcome.result["mtime"] == 1000000000
+    assert outcome.result["mode"] == 0o644 and outcome.result["mtime"] == 1000000000
     assert outcome.result["xattr"] == "mine"
     assert all(v != "done" for v in outcome.result["refused"].values()), outcome.result
     copied = folder / "copy.txt"
     assert copied.read_text() == "copy me" and not os.stat(copied).st_mode & 0o6000
+    assert os.getxattr(copied, "user.by-fd") == b"yes"
     assert (folder / "new.txt").read_text() == "created"
+    await healthy(lab)
+
+
+async def test_python_cannot_reach_outside_through_a_link_in_its_write_grant(lab, victim, tmp_path):
+    folder = tmp_path / "dest"
+    folder.mkdir()
+    declare(lab, {"through_a_link": grant("write", folder)})
+    before = snapshot(victim)
+    outcome = await lab.call("through_a_link", {"folder": str(folder), "target": str(victim)})
+    assert outcome.ok, outcome.error
+    assert all(v != "done" for k, v in outcome.result.items() if k != "lchown"), outcome.result
+    assert snapshot(victim) == before and os.path.islink(folder / "escape")
     await healthy(lab)
 
 

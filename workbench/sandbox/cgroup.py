@@ -86,8 +86,8 @@ def memory_root() -> Path | None:
     return None
 
 
-def limit_memory(name: str, pid: int, megabytes: int) -> Path | None:
-    """Put process ``pid`` (and all it will start) in a new cgroup of ``megabytes``.
+def limit_memory(name: str, megabytes: int) -> Path | None:
+    """Make a new cgroup of ``megabytes`` (the worker joins it with ``join``).
 
     Returns:
         The cgroup's folder, or None where no memory cgroup can be made.
@@ -112,10 +112,18 @@ def limit_memory(name: str, pid: int, megabytes: int) -> Path | None:
             (group / "memory.max").write_text(limit)
             if (group / "memory.swap.max").exists():
                 (group / "memory.swap.max").write_text("0")
-        (group / "cgroup.procs").write_text(str(pid))
     except OSError:
         return None
     return group
+
+
+def join(group: Path) -> None:
+    """Move the calling process (and all it will start) into ``group``.
+
+    Raises:
+        OSError: The kernel refused (the caller fails closed).
+    """
+    (group / "cgroup.procs").write_text("0")
 
 
 def memory_exceeded(group: Path) -> bool:

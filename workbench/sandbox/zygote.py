@@ -63,7 +63,7 @@ def _map_user(pid: int, uid: int, gid: int) -> None:
     ``no_new_privs``, ``nosuid`` mounts).
     """
     extra = "\n1 0 1" if uid != os.getuid() and os.getuid() == 0 else ""
-    with open(f"/proc/{pid}/setgroups", "w") as handle:
+    with open(f"/proc/{pid}/setgroups", "w") as handle:  # own pid: before any other map
         handle.write("deny")
     with open(f"/proc/{pid}/uid_map", "w") as handle:
         handle.write(f"0 {uid} 1{extra}")
@@ -119,25 +119,35 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int, sync: so
 
 
 def _namespaces(policy: Policy, bridge: socket.socket, output_fd: int, sync: socket.socket,
-                supervisor: int) -> None:
-    """The middle process: its own user namespace, then the others, then the worker.
+                supervisor: int, owner: tuple[int, int], memory) -> None:
+    """The middle process: its memory cgroup, its own user namespace, then the others,
+    then the worker.
 
     The PID namespace must belong to the new user namespace (for a ``/proc`` of its
     own), so the worker is forked once more, as its PID 1; this process waits for it
-    and hands its status to the supervisor.
+    and hands its status to the supervisor. A worker of the host's own identity maps
+    itself; another identity is mapped by the supervisor, which may.
     """
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    unshare(CLONE_NEWUSER)
-    sync.send(b"user")
-    if sync.recv(16) != b"mapped":
-        os._exit(73)
-    # Become uid and gid 0 of the namespace (the chosen identity outside): until now
-    # this process kept the host's own ids, whatever the map says.
-    os.setresgid(0, 0, 0)
-    os.setresuid(0, 0, 0)
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a change of ids cleared it
     if os.getppid() != supervisor:
         os._exit(74)  # the supervisor is already gone
+    if memory is not None:
+        cgroup.join(memory)
+    itself = owner == (os.getuid(), os.getgid())
+    unshare(CLONE_NEWUSER)
+    if itself:
+        _map_user(os.getpid(), *owner)
+    else:
+        sync.send(b"user")
+        if sync.recv(16) != b"mapped":
+            os._exit(73)
+        # Become uid and gid 0 of the namespace (the chosen identity outside): until
+        # now this process kept the host's own ids, whatever the map says.
+        os.setresgid(0, 0, 0)
+        os.setresuid(0, 0, 0)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a change of ids cleared it
+        if os.getppid() != supervisor:
+            os._exit(74)
     unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
     pid = os.fork()
     if pid == 0:
@@ -171,6 +181,7 @@ def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd:
     if policy.allow_processes:
         cgroup.limit_processes(name, policy.limits.processes + 3)
     owner = process.outside_identity(policy)
+    memory = cgroup.limit_memory(name, process.memory_mb(policy))
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     supervisor = os.getpid()
     pid = os.fork()
@@ -178,17 +189,15 @@ def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd:
         ours.close()
         os.close(status_fd)
         try:
-            _namespaces(policy, bridge, output_fd, theirs, supervisor)
+            _namespaces(policy, bridge, output_fd, theirs, supervisor, owner, memory)
         except BaseException as exc:
             os.write(output_fd, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
         finally:
             os._exit(72)
     theirs.close()
     bridge.close()
-    memory = None
-    if ours.recv(16) == b"user":
+    if owner != (os.getuid(), os.getgid()) and ours.recv(16) == b"user":
         _map_user(pid, *owner)
-        memory = cgroup.limit_memory(name, pid, process.memory_mb(policy))
         ours.send(b"mapped")
     status = _watch(pid, ours, policy, owner)
     if memory is not None and cgroup.memory_exceeded(memory):
