@@ -83,6 +83,9 @@ def _namespaces() -> str:
 
 
 def _landlock() -> str:
+    from workbench.sandbox._libc import PR_SET_NO_NEW_PRIVS, prctl
+
+    prctl(PR_SET_NO_NEW_PRIVS, 1)  # as a worker has (or its capabilities in its namespace)
     rules = landlock.Ruleset()
     rules.allow("/", landlock.READ)
     abi = rules.restrict()
@@ -140,7 +143,7 @@ def _private_root() -> str:
                 findings = {}
                 try:
                     mounts.enter_private_root(mounts.prepare(process.binds(policy)), "/")
-                    findings["root"] = not os.path.lexists("/etc/passwd") and not os.path.lexists("/home")
+                    findings["root"] = not any(os.path.lexists(p) for p in ("/etc/passwd", "/etc/hostname"))
                     findings["proc"] = sorted(int(e) for e in os.listdir("/proc") if e.isdigit()) == [1]
                     with open("/etc/ld.so.cache", "rb") as cache:
                         try:

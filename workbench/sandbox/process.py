@@ -127,25 +127,13 @@ def set_limits(policy: Policy) -> None:
         pairs.append((resource.RLIMIT_DATA, (limits.memory_mb + DENO_DATA_HEADROOM_MB) * mib))
     else:
         pairs.append((resource.RLIMIT_AS, limits.memory_mb * mib))
-    if policy.allow_processes and os.getuid() != 0:
-        # RLIMIT_NPROC counts all of the user's processes (and root is exempt): the
-        # per-worker pids cgroup is the real bound; this is a second, looser one.
-        pairs.append((resource.RLIMIT_NPROC, _user_processes() + limits.processes))
+    if policy.allow_processes:
+        # RLIMIT_NPROC counts the processes of this uid in this user namespace, which
+        # is the worker's own: its two processes and the tool's. Root outside is exempt
+        # from it; the per-worker pids cgroup bounds a root host's workers.
+        pairs.append((resource.RLIMIT_NPROC, limits.processes + 2))
     for which, value in pairs:
         resource.setrlimit(which, (value, value))
-
-
-def _user_processes() -> int:
-    uid = os.getuid()
-    count = 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.stat(f"/proc/{entry}").st_uid == uid:
-                    count += 1
-            except OSError:
-                continue
-    return count
 
 
 def restrict_paths(policy: Policy) -> None:

@@ -29,7 +29,7 @@ import time
 
 from workbench.sandbox import cgroup, metadata, mounts, process, protocol, worker  # noqa: F401  (imported before any fork)
 from workbench.sandbox._libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER,
-                                     CLONE_NEWUTS, PR_SET_PDEATHSIG, prctl, unshare)
+                                     CLONE_NEWUTS, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl, unshare)
 from workbench.sandbox.policy import Policy
 
 MAX_MESSAGE = 1 << 20
@@ -97,6 +97,10 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int, sync: so
             except OSError:
                 pass
     mounts.enter_private_root(mounts.prepare(process.binds(policy)), policy.cwd)
+    # Entering the user namespace made this process undumpable, which would keep the
+    # supervisor (of the same uid, on a host that is not root) from reading the calls
+    # it answers; ptrace stays refused to the tool by its filter.
+    prctl(PR_SET_DUMPABLE, 1)
     extra = {"PYTHONDONTWRITEBYTECODE": "1"}
     if policy.net:
         proxy = "http://127.0.0.1:3128"
