@@ -385,6 +385,7 @@ def main() -> None:
         os._exit(0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     control = socket.socket(fileno=control_fd)
+    process.loaders()  # once, before any fork
     Zygote.remove_stale_groups()
     Zygote(control).serve()
 
