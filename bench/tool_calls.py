@@ -113,16 +113,29 @@ async def measure(root: Path, runtime: str) -> tuple[list[float], list[float]]:
     return firsts, laters
 
 
-def _timed_child(work) -> float:
-    """Run ``work()`` in a forked child; its duration in seconds, measured there."""
+CPU: dict[str, list[float]] = {}
+"""CPU time of each layer's samples (what it costs on an idle machine, near enough)."""
+
+
+def _cpu() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _timed_child(work, label: str = "") -> float:
+    """Run ``work()`` in a forked child; its duration in seconds, measured there (its
+    CPU time, children included, goes to ``CPU[label]``)."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read)
         try:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), _cpu()
             work()
-            os.write(write, str(time.perf_counter() - start).encode())
+            spent = _cpu() - cpu
+            os.write(write, f"{time.perf_counter() - start} {spent}".encode())
         finally:
             os._exit(0)
     os.close(write)
@@ -131,7 +144,9 @@ def _timed_child(work) -> float:
     os.waitpid(pid, 0)
     if not data:
         raise RuntimeError("the measured layer failed")
-    return float(data)
+    wall, cpu = (float(x) for x in data.split())
+    CPU.setdefault(label, []).append(cpu)
+    return wall
 
 
 def _mapped_child(inner) -> None:
@@ -192,20 +207,20 @@ def layer_costs(root: Path) -> None:
         (group.parent.parent / "cgroup.procs").write_text("0")
         cgroup.remove(group)
 
-    rows = {
-        "fork (the extra process)": [_timed_child(fork_only) for _ in range(runs)],
-        "user namespace + id map": [_timed_child(lambda: _mapped_child(lambda: None)) for _ in range(runs)],
-        "private root + /proc + pivot": [_timed_child(lambda: _mapped_child(private_root)) for _ in range(runs)],
-    }
+    process.loaders()  # as the zygote does once
+    jobs = {"fork (the extra process)": fork_only,
+            "user namespace + id map": lambda: _mapped_child(lambda: None),
+            "user namespace + private root": lambda: _mapped_child(private_root)}
     if cgroup.memory_root() is not None:
-        rows["memory cgroup make+join+remove"] = [_timed_child(memory_group) for _ in range(runs)]
+        jobs["memory cgroup make+join+remove"] = memory_group
     target = folder / "chmod-me"
     target.write_text("x")
-    direct = [_timed_child(lambda: os.chmod(target, 0o644)) for _ in range(runs)]
-    rows["chmod, direct"] = direct
+    jobs["chmod, direct"] = lambda: os.chmod(target, 0o644)
+    rows = {label: [_timed_child(job, label) for _ in range(runs)] for label, job in jobs.items()}
     rows["chmod through the supervisor"] = _supervised_chmod(policy, target, runs)
     for label, samples in rows.items():
-        print(line(f"layer: {label}", samples))
+        cpu = f"   cpu p50 {statistics.median(CPU[label]) * 1000:6.2f} ms" if label in CPU else ""
+        print(line(f"layer: {label}", samples) + cpu)
 
 
 def _supervised_chmod(policy, target: Path, runs: int) -> list[float]:
@@ -257,8 +272,12 @@ def main() -> None:
         print(line(f"{runtime}: first call (cold worker)", firsts, floor_ms, first_goal))
         print(line(f"{runtime}: later calls (warm worker)", laters, floor_ms, later_goal))
     if os.environ.get("BENCH_LAYERS", "1") != "0":
-        layer_costs(root)
+        # In a small process of its own, as the zygote is (forking this one costs more).
+        subprocess.run([sys.executable, "-I", __file__, "--layers", str(root)], check=True)
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--layers"]:
+        layer_costs(Path(sys.argv[2]))
+    else:
+        main()

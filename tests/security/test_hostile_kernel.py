@@ -254,7 +254,12 @@ export async function copyInside(args: { source: string; folder: string }) {
   await Deno.copyFile(args.source, target);
   await Deno.chmod(target, 0o640);
   await Deno.utime(target, 1000000000, 1000000000);
-  return "copied";
+  try {
+    await Deno.chmod(target, 0o4755);
+    return "setuid";
+  } catch (_e) {
+    return "copied";
+  }
 }
 
 export async function run(args: { argv: string[] }) {
