@@ -21,7 +21,8 @@ What it refuses (with ``EPERM`` unless said otherwise), whatever the grants:
   ``FS_IOC_FSSETXATTR`` ioctls. A worker with no write grant gets ``EPERM``; one with
   write grants gets ``SECCOMP_RET_USER_NOTIF``, and its supervisor (outside the
   sandbox, see ``metadata.py``) checks the target against the write grants and
-  performs the change itself. The newer ``*xattrat`` and ``file_setattr`` calls
+  performs the change itself (a ``chown`` to the worker's own ids is left to the
+  kernel, which refuses it anything the worker does not own). The newer ``*xattrat`` and ``file_setattr`` calls
   answer ``ENOSYS`` (the C library falls back to the calls above);
 - ``execveat``: it runs a descriptor (a ``memfd`` included) rather than a path.
 
@@ -193,6 +194,13 @@ def build_filter(*, allow_processes: bool, notify_metadata: bool = False) -> byt
     for name in DENIED_ALWAYS:
         if name in numbers:
             p.jeq(numbers[name], "eperm")
+    if notify_metadata:
+        # A chown to the worker's own ids (SQLite does it on every journal it opens as
+        # uid 0) is left to the kernel: with no CAP_CHOWN, it changes nothing the worker
+        # does not own, and every mount but the write grants is read-only.
+        for name, first in (("chown", 1), ("fchown", 1), ("lchown", 1), ("fchownat", 2)):
+            if name in numbers:
+                p.jeq(numbers[name], f"own-{first}")
     for name in METADATA:
         if name in numbers:
             p.jeq(numbers[name], "metadata")
@@ -207,6 +215,15 @@ def build_filter(*, allow_processes: bool, notify_metadata: bool = False) -> byt
         p.jeq(request, "eperm")
     p.ret(RET_ALLOW)
 
+    if notify_metadata:
+        for first in (1, 2):
+            p.label(f"own-{first}")
+            for index in (first, first + 1):
+                p.ld(arg(index))
+                p.jeq(0, 1, 0)
+                p.jeq(0xFFFFFFFF, 0, "notify")
+            p.ret(RET_ALLOW)
+        p.label("notify")
     p.label("metadata")
     p.ret(RET_USER_NOTIF if notify_metadata else RET_ERRNO | errno.EPERM)
 
