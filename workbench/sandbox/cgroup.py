@@ -1,8 +1,9 @@
 """Bounds on a worker's processes and memory, all its processes together.
 
 Memory: ``RLIMIT_AS`` is per process, so four children of a tool granted ``run``
-could each hold the whole limit. The supervisor puts the worker (before it runs
-anything) in a memory cgroup of its own whose limit is the worker's memory limit,
+could each hold the whole limit. A worker that may start processes (a ``run``
+grant) is put, before it runs anything, in a memory cgroup of its own whose limit is
+the worker's memory limit,
 swap included; the kernel's OOM killer acts inside that group alone, and the
 supervisor reports it. cgroup v1 (``/sys/fs/cgroup/memory``) and v2 (a ``memory``
 controller the host may delegate) are used when writable; where neither is,

@@ -3,7 +3,8 @@
 It is started with a minimal environment and holds no secrets, so forking it is
 safe where forking the host (threads, a terminal, API keys in memory) is not. For
 each ``spawn`` it forks a supervisor child, which stays outside the sandbox as the
-host's own user, makes the worker's memory cgroup and forks a middle process. That
+host's own user, makes the worker's memory cgroup (when it may start processes) and
+forks a middle process. That
 one joins the cgroup, enters a user namespace (its id map is written by itself, or by
 the supervisor for an identity that is not the host's), then fresh mount, PID,
 network, IPC and UTS namespaces owned by it, and forks the worker as PID 1 there. The worker sandboxes itself (``mounts.enter_private_root``,
@@ -185,7 +186,9 @@ def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd:
     if policy.allow_processes:
         cgroup.limit_processes(name, policy.limits.processes + 3)
     owner = process.outside_identity(policy)
-    memory = cgroup.limit_memory(name, process.memory_mb(policy))
+    # One process (and its threads) is bounded by its rlimits; a worker that may start
+    # processes is bounded, all of them together, by a memory cgroup.
+    memory = cgroup.limit_memory(name, process.memory_mb(policy)) if policy.allow_processes else None
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     supervisor = os.getpid()
     pid = os.fork()
