@@ -10,6 +10,13 @@ TypeScript (Deno) it prints p50 and p95 of:
 
 Overhead is a call's time minus the in-process time. Goals: later calls at most 4 ms
 (Python) and 5 ms (Deno) at p50; a first call at most 60 ms for either.
+
+Then the cost of each kernel layer of a worker's start, measured alone in forked
+children in the same run (``BENCH_LAYERS=0`` skips them; they need root or user
+namespaces): the user namespace and its id map, the extra fork for the PID namespace,
+the private root (mount namespace, binds, ``/proc``, ``pivot_root``), a memory cgroup
+made, joined and removed, and one metadata call made by the supervisor against the
+same call made directly.
 """
 
 from __future__ import annotations
@@ -127,6 +134,151 @@ async def measure(root: Path, runtime: str) -> tuple[list[float], list[float]]:
     return firsts, laters
 
 
+CPU: dict[str, list[float]] = {}
+"""CPU time of each layer's samples (what it costs on an idle machine, near enough)."""
+
+
+def _cpu() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _timed_child(work, label: str = "") -> float:
+    """Run ``work()`` in a forked child; its duration in seconds, measured there (its
+    CPU time, children included, goes to ``CPU[label]``)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            start, cpu = time.perf_counter(), _cpu()
+            work()
+            spent = _cpu() - cpu
+            os.write(write, f"{time.perf_counter() - start} {spent}".encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    data = os.read(read, 64)
+    os.close(read)
+    os.waitpid(pid, 0)
+    if not data:
+        raise RuntimeError("the measured layer failed")
+    wall, cpu = (float(x) for x in data.split())
+    CPU.setdefault(label, []).append(cpu)
+    return wall
+
+
+def _mapped_child(inner) -> None:
+    """A child in a user namespace mapped as a worker's is, running ``inner()``."""
+    import socket
+
+    from workbench.sandbox._libc import CLONE_NEWUSER, unshare
+    from workbench.sandbox.zygote import _map_user
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            unshare(CLONE_NEWUSER)
+            theirs.send(b"u")
+            theirs.recv(1)
+            os.setresgid(0, 0, 0)
+            os.setresuid(0, 0, 0)
+            inner()
+        finally:
+            os._exit(0)
+    ours.recv(1)
+    _map_user(pid, os.getuid(), os.getgid())
+    ours.send(b"m")
+    os.waitpid(pid, 0)
+
+
+def layer_costs(root: Path) -> None:
+    from workbench.sandbox import cgroup, metadata, mounts, process, seccomp  # noqa: F401
+    from workbench.sandbox._libc import CLONE_NEWNS, CLONE_NEWPID, unshare
+    from workbench.sandbox.policy import Policy, python_runtime_paths
+
+    folder = root / "layer-bench"
+    folder.mkdir()
+    policy = Policy(runtime="python", entry="", function="", extension_dir=str(folder),
+                    runtime_read=python_runtime_paths(), write=[str(folder)])
+    runs = max(10, RUNS // 2)
+
+    def fork_only():
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+
+    def private_root():
+        unshare(CLONE_NEWNS | CLONE_NEWPID)
+        pid = os.fork()
+        if pid == 0:
+            mounts.enter_private_root(mounts.prepare(process.binds(policy)), "/")
+            os._exit(0)
+        os.waitpid(pid, 0)
+
+    def memory_group():
+        group = cgroup.limit_memory(f"bench-{os.getpid()}", 1024)
+        if group is None:
+            raise RuntimeError("no memory cgroup here")
+        cgroup.join(group)
+        (group.parent.parent / "cgroup.procs").write_text("0")
+        cgroup.remove(group)
+
+    process.loaders()  # as the zygote does once
+    jobs = {"fork (the extra process)": fork_only,
+            "user namespace + id map": lambda: _mapped_child(lambda: None),
+            "user namespace + private root": lambda: _mapped_child(private_root)}
+    if cgroup.memory_root() is not None:
+        jobs["memory cgroup make+join+remove"] = memory_group
+    target = folder / "chmod-me"
+    target.write_text("x")
+    jobs["chmod, direct"] = lambda: os.chmod(target, 0o644)
+    rows = {label: [_timed_child(job, label) for _ in range(runs)] for label, job in jobs.items()}
+    rows["chmod through the supervisor"] = _supervised_chmod(policy, target, runs)
+    for label, samples in rows.items():
+        cpu = f"   cpu p50 {statistics.median(CPU[label]) * 1000:6.2f} ms" if label in CPU else ""
+        print(line(f"layer: {label}", samples) + cpu)
+
+
+def _supervised_chmod(policy, target: Path, runs: int) -> list[float]:
+    """One chmod made by the supervisor for a filtered child, timed in the child."""
+    import select
+    import socket
+
+    from workbench.sandbox import metadata, seccomp
+    from workbench.sandbox.zygote import recv_fds_raw, send_fds
+
+    samples = []
+    for _ in range(runs):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            listener = seccomp.load(seccomp.build_filter(allow_processes=False, notify_metadata=True),
+                                    listener=True)
+            send_fds(theirs, {"listener": True}, [listener])
+            os.close(listener)
+            start = time.perf_counter()
+            os.chmod(target, 0o640)
+            os.write(write, str(time.perf_counter() - start).encode())
+            os._exit(0)
+        os.close(write)
+        _, fds = recv_fds_raw(ours)
+        broker = metadata.Broker(fds[0], policy.write, (os.getuid(), os.getgid()))
+        while not select.select([read], [], [], 0)[0]:
+            if select.select([fds[0]], [], [], 0.05)[0]:
+                broker.handle()
+        samples.append(float(os.read(read, 64)))
+        os.close(read)
+        os.close(fds[0])
+        os.waitpid(pid, 0)
+    return samples
+
+
 def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="workbench-bench-"))
     os.environ["WORKBENCH_HOME"] = str(root / "home")
@@ -143,7 +295,13 @@ def main() -> None:
         first_goal, later_goal = goals[runtime]
         print(line(f"{runtime}: first call (cold worker)", firsts, floor_ms, first_goal))
         print(line(f"{runtime}: later calls (warm worker)", laters, floor_ms, later_goal))
+    if os.environ.get("BENCH_LAYERS", "1") != "0":
+        # In a small process of its own, as the zygote is (forking this one costs more).
+        subprocess.run([sys.executable, "-I", __file__, "--layers", str(root)], check=True)
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--layers"]:
+        layer_costs(Path(sys.argv[2]))
+    else:
+        main()

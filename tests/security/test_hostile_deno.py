@@ -107,7 +107,7 @@ async def test_files_outside_grants(lab, tmp_path):
         refused(await lab.call("readPath", {"path": str(target)}), "NotCapable", "Requires read access",
                 "denied")
     refused(await lab.call("readPath", {"path": str(granted / "link")}), "NotCapable", "denied",
-            "Requires read")
+            "Requires read", "No such file")
     refused(await lab.call("writePath", {"path": str(tmp_path / "dropped.txt")}), "write access")
     assert not (tmp_path / "dropped.txt").exists()
     await healthy(lab)

@@ -166,15 +166,18 @@ async def test_reads_outside_grants_fail(lab, secrets):
     declare(lab, secrets)
     assert (await lab.call("read_path", {"path": str(secrets["granted"] / "ok.txt")})).result == "fine to read"
     for target in (secrets["other"], secrets["key"], "/etc/shadow", "/etc/passwd", "/proc/1/environ"):
-        assert_refused(await lab.call("read_path", {"path": str(target)}), "Permission denied", "not granted")
-    assert_refused(await lab.call("read_path", {"path": str(secrets["granted"] / "link")}), "Permission denied")
+        assert_refused(await lab.call("read_path", {"path": str(target)}), "Permission denied", "not granted",
+                       "No such file")
+    assert_refused(await lab.call("read_path", {"path": str(secrets["granted"] / "link")}), "Permission denied",
+                   "No such file")
     await assert_host_healthy(lab)
 
 
 async def test_writes_outside_grants_fail(lab, secrets, tmp_path):
     declare(lab, secrets)
     for target in (tmp_path / "dropped.txt", secrets["granted"] / "new.txt", secrets["key"]):
-        assert_refused(await lab.call("write_path", {"path": str(target)}), "Permission denied")
+        assert_refused(await lab.call("write_path", {"path": str(target)}), "Permission denied",
+                       "Read-only file system", "No such file")
         assert not target.exists() or target.read_text() != "owned"
     await assert_host_healthy(lab)
 
@@ -281,7 +284,7 @@ async def test_declared_env_is_the_only_env(lab, secrets, monkeypatch):
 async def test_undeclared_binaries_do_not_run(lab, secrets):
     declare(lab, secrets)
     assert_refused(await lab.call("run_binary", {"binary": "/bin/sh"}), "not permitted", "Permission denied")
-    assert_refused(await lab.call("exec_binary", {"binary": "/bin/sh"}), "Permission denied")
+    assert_refused(await lab.call("exec_binary", {"binary": "/bin/sh"}), "Permission denied", "No such file")
     await assert_host_healthy(lab)
 
 
@@ -291,7 +294,7 @@ async def test_a_sibling_tool_never_shares_a_grant(lab, secrets):
     lab.extension("hostile2", CODE, {"read_path": {}})
     assert (await lab.call("hostile.read_path", {"path": str(secrets["granted"] / "ok.txt")})).ok
     assert_refused(await lab.call("hostile2.read_path", {"path": str(secrets["granted"] / "ok.txt")}),
-                   "Permission denied")
+                   "Permission denied", "No such file")
 
 
 async def test_leaving_the_process_group_fails_and_nothing_outlives_the_call(lab, secrets):

@@ -1,20 +1,27 @@
 """What the sandbox can enforce on this machine, found by trying it.
 
-``probe()`` forks a throwaway child that makes each move a worker makes — new PID
-and network namespaces, Landlock, the seccomp filter — and reports which worked.
+``probe()`` forks throwaway children that make each move a worker makes — new PID
+and network namespaces, its own identity (a user namespace, an unused uid on a root
+host), a private root with its own ``/proc`` and ``noexec`` mounts, Landlock, the
+seccomp filter (metadata calls, inotify) — and reports which worked.
 ``workbench doctor`` prints the result; the host refuses to run tools when a
 required layer is missing, rather than running them with less than was promised.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
+import mmap
 import os
 import platform
+import socket
+import tempfile
 from dataclasses import asdict, dataclass, field
 
 from workbench.sandbox import landlock, seccomp
-from workbench.sandbox._libc import CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWUSER, unshare
+from workbench.sandbox._libc import CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER, libc, unshare
 from workbench.sandbox.deno import deno_binary
 
 
@@ -70,14 +77,15 @@ def _in_child(test) -> tuple[bool, str]:
 
 
 def _namespaces() -> str:
-    flags = CLONE_NEWPID | CLONE_NEWNET
-    if os.getuid() != 0:
-        flags |= CLONE_NEWUSER
-    unshare(flags)
-    return "PID and network namespaces" + ("" if os.getuid() == 0 else " (through a user namespace)")
+    unshare(CLONE_NEWUSER)
+    unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS)
+    return "user, PID, network and mount namespaces"
 
 
 def _landlock() -> str:
+    from workbench.sandbox._libc import PR_SET_NO_NEW_PRIVS, prctl
+
+    prctl(PR_SET_NO_NEW_PRIVS, 1)  # as a worker has (or its capabilities in its namespace)
     rules = landlock.Ruleset()
     rules.allow("/", landlock.READ)
     abi = rules.restrict()
@@ -108,6 +116,80 @@ def _proxy() -> tuple[bool, str]:
                   f"and {MAX_CONNECTIONS} per call")
 
 
+def _metadata() -> str:
+    """The filter refuses metadata calls and watches, and can hand them to a supervisor."""
+    with tempfile.NamedTemporaryFile() as handle:
+        seccomp.load(seccomp.build_filter(allow_processes=False))
+        try:
+            os.chmod(handle.name, 0o4777)
+        except PermissionError:
+            pass
+        else:
+            raise RuntimeError("the filter did not refuse chmod")
+        if libc.inotify_init1(0) >= 0 or ctypes.get_errno() != errno.EPERM:
+            raise RuntimeError("the filter did not refuse inotify")
+        listener = seccomp.load(seccomp.build_filter(allow_processes=False, notify_metadata=True),
+                                listener=True)
+        os.close(listener)
+    return "chmod, chown, utime and xattr calls refused, or made by the supervisor inside write grants"
+
+
+def _private_root() -> str:
+    """A worker's identity and root, made as a worker makes them; their findings as JSON."""
+    from workbench.sandbox import mounts, process
+    from workbench.sandbox.policy import Policy, python_runtime_paths
+    from workbench.sandbox.zygote import _map_user
+
+    policy = Policy(runtime="python", entry="", function="", extension_dir="/nonexistent",
+                    runtime_read=python_runtime_paths())
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ours.close()
+            unshare(CLONE_NEWUSER)
+            theirs.send(b"user")
+            theirs.recv(16)
+            os.setresgid(0, 0, 0)
+            os.setresuid(0, 0, 0)
+            unshare(CLONE_NEWNS | CLONE_NEWPID)
+            inner = os.fork()
+            if inner == 0:
+                findings = {}
+                try:
+                    mounts.enter_private_root(mounts.prepare(process.binds(policy)), "/")
+                    findings["root"] = not any(os.path.lexists(p) for p in ("/etc/passwd", "/etc/hostname"))
+                    findings["proc"] = sorted(int(e) for e in os.listdir("/proc") if e.isdigit()) == [1]
+                    with open("/etc/ld.so.cache", "rb") as cache:
+                        try:
+                            mmap.mmap(cache.fileno(), 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC)
+                            findings["noexec"] = False
+                        except PermissionError:
+                            findings["noexec"] = True
+                    with open("/proc/self/uid_map") as handle:
+                        findings["uid"] = int(handle.read().split()[1])
+                except BaseException as exc:
+                    findings["error"] = f"{type(exc).__name__}: {exc}"
+                theirs.send(json.dumps(findings).encode())
+                os._exit(0)
+            os.waitpid(inner, 0)
+        finally:
+            os._exit(0)
+    theirs.close()
+    try:
+        if ours.recv(16) != b"user":
+            raise RuntimeError("no user namespace")
+        _map_user(pid, *process.outside_identity(policy))
+        ours.send(b"mapped")
+        data = ours.recv(4096)
+    finally:
+        os.waitpid(pid, 0)
+        ours.close()
+    if not data:
+        raise RuntimeError("the probe's worker ended early")
+    return data.decode()
+
+
 def probe() -> Report:
     """Try each layer in a throwaway child process."""
     report = Report()
@@ -129,6 +211,13 @@ def probe() -> Report:
     ok, detail = _in_child(_namespaces)
     report.checks.append(Check("namespaces", ok, detail))
     report.checks.append(Check("network-proxy", *_proxy()))
+    report.checks.extend(_root_checks())
+    if seccomp.supported():
+        ok, detail = _in_child(_metadata)
+    else:
+        ok, detail = False, f"no filter for the {platform.machine()} architecture"
+    report.checks.append(Check("metadata-filter", ok, detail))
+    report.checks.append(Check("inotify", ok, "inotify and fanotify refused to every tool" if ok else detail))
     from workbench.sandbox.cgroup import pids_root
 
     root = pids_root()
@@ -144,8 +233,61 @@ def probe() -> Report:
                                "openat2 (RESOLVE_NO_SYMLINKS, RESOLVE_BENEATH)" if has_openat2() else
                                "no openat2 here: granted paths and the host's reads for tools are "
                                "walked one component at a time with O_NOFOLLOW", required=False))
+    from workbench.sandbox.cgroup import memory_root
+
+    memory = memory_root()
+    report.checks.append(Check("memory-cgroup", memory is not None,
+                               f"a memory cgroup per worker under {memory}" if memory else
+                               "no writable memory cgroup: a worker's memory is bounded per process "
+                               "only, so a tool granted `run` may hold the limit once per process",
+                               required=False))
     binary = deno_binary()
     report.checks.append(Check("deno", binary is not None,
                                binary or "not found: TypeScript and JavaScript tools cannot run",
                                required=False))
     return report
+
+
+def _root_checks() -> list[Check]:
+    """Identity, private root, own /proc and the loader, from one probe worker."""
+    ok, detail = _in_child(_private_root)
+    names = ("identity", "mount-namespace", "private-proc", "loader")
+    if not ok:
+        return [Check(name, False, detail) for name in names]
+    try:
+        found = json.loads(detail)
+    except json.JSONDecodeError:
+        return [Check(name, False, "the probe answered nonsense") for name in names]
+    if "error" in found:
+        return [Check(name, False, found["error"]) for name in names]
+    from workbench.sandbox.process import UNUSED_ID
+
+    uid = found.get("uid")
+    if os.getuid() == 0:
+        identity = (uid == UNUSED_ID and not _has_account(UNUSED_ID),
+                    f"workers needing none of your paths run as uid {UNUSED_ID} (no account); the others "
+                    "as you, with no capability, their metadata calls checked by the supervisor"
+                    if uid == UNUSED_ID else f"the worker ran as uid {uid}")
+    else:
+        identity = (uid == os.getuid(), f"workers run as you (uid {uid}) in their own user namespace")
+    return [
+        Check("identity", *identity),
+        Check("mount-namespace", bool(found.get("root")),
+              "a private root: only the runtime and the grants exist" if found.get("root")
+              else "paths outside the grants are visible"),
+        Check("private-proc", bool(found.get("proc")),
+              "/proc shows the worker's own PID namespace" if found.get("proc") else "/proc shows other processes"),
+        Check("loader", bool(found.get("noexec")),
+              "everything but libraries, the runtime and granted binaries is noexec (ld.so cannot run them)"
+              if found.get("noexec") else "files outside the granted binaries can be mapped executable"),
+    ]
+
+
+def _has_account(uid: int) -> bool:
+    import pwd
+
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False

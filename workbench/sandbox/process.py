@@ -5,10 +5,22 @@ Order matters and every step fails closed (an exception ends the child):
 1. the parent's death kills this process (``PR_SET_PDEATHSIG``);
 2. with a private network namespace, the loopback interface comes up and, for
    net grants, the proxy's listening socket is made here and handed to the host;
-3. resource limits;
-4. Landlock: exactly the granted paths and, for net grants, the proxy's port;
-5. capabilities dropped, ``no_new_privs`` set;
-6. the seccomp filter, last, since it forbids some of the calls above.
+3. a private root holding only what the worker needs (``mounts.py``, planned by the
+   supervisor with ``plan_root``);
+4. resource limits;
+5. Landlock: exactly the granted paths and, for net grants, the proxy's port;
+6. capabilities dropped, ``no_new_privs`` set;
+7. the seccomp filter, last, since it forbids some of the calls above.
+
+Who the worker is, outside its user namespace (``outside_identity``): on a host
+running as root, a worker whose grants name none of the person's paths runs as
+``UNUSED_ID``, a uid and gid no account uses, so the kernel itself refuses it every
+change to a file it does not own. A worker with read, write or run grants runs as
+the person's own uid (with no capability, in its own user namespace): the kernel's
+permission checks must let it read and write the person's files as the person
+could, and the metadata those files carry is guarded by the seccomp filter and the
+supervisor (``metadata.py``) rather than by ownership. A host that is not root runs
+every worker as itself: the kernel already keeps it from other users' files.
 """
 
 from __future__ import annotations
@@ -21,7 +33,7 @@ import signal
 import socket
 import struct
 
-from workbench.sandbox import landlock, seccomp
+from workbench.sandbox import landlock, mounts, seccomp
 from workbench.sandbox._libc import (PR_CAPBSET_DROP, PR_SET_PDEATHSIG, check, libc, prctl)
 from workbench.sandbox.policy import PROXY_PORT, SYSTEM_READ, Policy, dynamic_loaders
 
@@ -30,6 +42,66 @@ SIOCSIFFLAGS = 0x8914
 IFF_UP = 0x1
 CAP_LAST = 63
 DENO_DATA_HEADROOM_MB = 1024
+DENO_CGROUP_HEADROOM_MB = 256
+"""What Deno itself holds beyond its V8 heap (code, runtime), in the memory cgroup."""
+
+UNUSED_ID = 2_000_000_000
+"""The uid and gid, outside, of a root host's workers that need none of the person's
+paths: no account and no file on a usual system has it (``doctor`` checks the
+account list)."""
+
+LIBRARY_FOLDERS = ("/usr/lib", "/lib", "/lib64", "/usr/lib64")
+"""System folders mounted executable: shared libraries must be mapped so."""
+
+
+_LOADERS: list[str] | None = None
+
+
+def loaders() -> list[str]:
+    """``dynamic_loaders()``, found once per zygote (globbing ``/usr/lib`` costs about
+    10 ms) and inherited by every worker it forks."""
+    global _LOADERS
+    if _LOADERS is None:
+        _LOADERS = dynamic_loaders()
+    return _LOADERS
+
+
+def outside_identity(policy: Policy) -> tuple[int, int]:
+    """The uid and gid the worker's uid 0 is, outside (see the module docstring)."""
+    uid, gid = os.getuid(), os.getgid()
+    if uid == 0 and not (policy.read or policy.write or policy.execute or policy.runtime_write):
+        return UNUSED_ID, UNUSED_ID
+    return uid, gid
+
+
+def memory_mb(policy: Policy) -> int:
+    """The bound on the memory of the worker and all its processes together."""
+    headroom = DENO_CGROUP_HEADROOM_MB if policy.runtime == "deno" else 0
+    return policy.limits.memory_mb + headroom
+
+
+def binds(policy: Policy) -> list[mounts.Bind]:
+    """What the worker's private root holds, with the rights of each mount."""
+    Bind = mounts.Bind
+    out = []
+    for path in SYSTEM_READ:
+        out.append(Bind(path, executable=path in LIBRARY_FOLDERS, device=path.startswith("/dev/")))
+    out.append(Bind("/dev/null", writable=True, device=True))
+    out.extend(Bind(path, executable=True) for path in loaders())
+    # The runtime's own folders: the interpreter maps its extension modules executable.
+    out.extend(Bind(path, executable=True) for path in policy.runtime_read)
+    out.extend(Bind(path, executable=True) for path in policy.runtime_execute)
+    out.extend(Bind(path, writable=True) for path in policy.runtime_write)
+    out.append(Bind(policy.extension_dir))
+    out.extend(Bind(path) for path in policy.read)
+    out.extend(Bind(path, writable=True) for path in policy.write)
+    out.extend(Bind(path, executable=True) for path in policy.execute)
+    return out
+
+
+def metadata_writable(policy: Policy) -> bool:
+    """Whether the worker's metadata calls go to its supervisor (it may write somewhere)."""
+    return bool(policy.write or policy.runtime_write)
 
 
 def die_with_parent() -> None:
@@ -67,32 +139,20 @@ def set_limits(policy: Policy) -> None:
         pairs.append((resource.RLIMIT_DATA, (limits.memory_mb + DENO_DATA_HEADROOM_MB) * mib))
     else:
         pairs.append((resource.RLIMIT_AS, limits.memory_mb * mib))
-    if policy.allow_processes and os.getuid() != 0:
-        # RLIMIT_NPROC counts all of the user's processes (and root is exempt): the
-        # per-worker pids cgroup is the real bound; this is a second, looser one.
-        pairs.append((resource.RLIMIT_NPROC, _user_processes() + limits.processes))
+    if policy.allow_processes:
+        # RLIMIT_NPROC counts the processes of this uid in this user namespace, which
+        # is the worker's own: its two processes and the tool's. Root outside is exempt
+        # from it; the per-worker pids cgroup bounds a root host's workers.
+        pairs.append((resource.RLIMIT_NPROC, limits.processes + 2))
     for which, value in pairs:
         resource.setrlimit(which, (value, value))
-
-
-def _user_processes() -> int:
-    uid = os.getuid()
-    count = 0
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.stat(f"/proc/{entry}").st_uid == uid:
-                    count += 1
-            except OSError:
-                continue
-    return count
 
 
 def restrict_paths(policy: Policy) -> None:
     rules = landlock.Ruleset(pins=policy.pins)
     for path in SYSTEM_READ:
         rules.allow(path, landlock.READ)
-    for path in dynamic_loaders():
+    for path in loaders():
         rules.allow(path, landlock.READ_EXEC)
     for path in policy.runtime_read:
         rules.allow(path, landlock.READ)
@@ -133,12 +193,18 @@ def drop_capabilities() -> None:
     check(libc.capset(ctypes.byref(header), data), "capset")
 
 
-def enter(policy: Policy) -> None:
-    """Apply limits, Landlock, capabilities and seccomp to this process, for good."""
+def enter(policy: Policy) -> int | None:
+    """Apply limits, Landlock, capabilities and seccomp to this process, for good.
+
+    Returns:
+        The seccomp listener for the supervisor when metadata calls go to it, else None.
+    """
     set_limits(policy)
     restrict_paths(policy)
     drop_capabilities()
-    seccomp.load(seccomp.build_filter(allow_processes=policy.allow_processes))
+    notify = metadata_writable(policy)
+    program = seccomp.build_filter(allow_processes=policy.allow_processes, notify_metadata=notify)
+    return seccomp.load(program, listener=notify)
 
 
 def clean_environment(policy: Policy, extra: dict[str, str]) -> None:

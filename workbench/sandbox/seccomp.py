@@ -12,7 +12,19 @@ What it refuses (with ``EPERM`` unless said otherwise), whatever the grants:
 - ``clone3`` answers ``ENOSYS`` so that the C library falls back to ``clone``, whose
   flags a filter can read;
 - without a ``run`` grant: any new process (``fork``, ``vfork``, ``clone`` without
-  ``CLONE_THREAD``); threads stay allowed.
+  ``CLONE_THREAD``); threads stay allowed;
+- watching the filesystem: ``inotify_*`` and ``fanotify_*``, outright (a read grant
+  does not bring them back: a watch reports names and accesses the tool could not
+  list itself);
+- changing file metadata, which Landlock does not cover: the ``chmod``, ``chown``,
+  ``utime`` and ``*setxattr``/``*removexattr`` families, and the ``FS_IOC_SETFLAGS``/
+  ``FS_IOC_FSSETXATTR`` ioctls. A worker with no write grant gets ``EPERM``; one with
+  write grants gets ``SECCOMP_RET_USER_NOTIF``, and its supervisor (outside the
+  sandbox, see ``metadata.py``) checks the target against the write grants and
+  performs the change itself (a ``chown`` to the worker's own ids is left to the
+  kernel, which refuses it anything the worker does not own). The newer ``*xattrat`` and ``file_setattr`` calls
+  answer ``ENOSYS`` (the C library falls back to the calls above);
+- ``execveat``: it runs a descriptor (a ``memfd`` included) rather than a path.
 
 A filter for another architecture is refused at once (the call kills the process).
 """
@@ -23,7 +35,8 @@ import ctypes
 import errno
 import struct
 
-from workbench.sandbox._libc import MACHINE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prctl
+from workbench.sandbox._libc import (MACHINE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prctl,
+                                     syscall)
 
 # BPF instruction classes and fields.
 _LD, _JMP, _RET, _ALU = 0x00, 0x05, 0x06, 0x04
@@ -31,6 +44,7 @@ _W, _ABS, _K = 0x00, 0x20, 0x00
 _JEQ, _JSET, _AND = 0x10, 0x40, 0x50
 
 RET_ALLOW = 0x7FFF0000
+RET_USER_NOTIF = 0x7FC00000
 RET_KILL_PROCESS = 0x80000000
 RET_ERRNO = 0x00050000
 
@@ -50,6 +64,14 @@ ARCHES = {
         "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
         "fsopen": 430, "fsmount": 432, "setpriority": 141, "acct": 163, "swapon": 167,
         "reboot": 169, "sethostname": 170, "setdomainname": 171, "personality": 135,
+        "ioctl": 16, "execveat": 322, "seccomp": 317,
+        "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94, "utime": 132,
+        "utimes": 235, "futimesat": 261, "fchownat": 260, "fchmodat": 268, "utimensat": 280,
+        "fchmodat2": 452, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190,
+        "removexattr": 197, "lremovexattr": 198, "fremovexattr": 199, "setxattrat": 463,
+        "removexattrat": 466, "file_setattr": 469,
+        "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254,
+        "fanotify_init": 300, "fanotify_mark": 301,
     }),
     "aarch64": (0xC00000B7, {
         "socket": 198, "socketpair": 199, "clone": 220, "ptrace": 117, "setpgid": 154,
@@ -61,6 +83,12 @@ ARCHES = {
         "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
         "fsmount": 432, "acct": 89, "swapon": 224, "reboot": 142, "sethostname": 161,
         "setdomainname": 162, "personality": 92,
+        "ioctl": 29, "execveat": 281, "seccomp": 277,
+        "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55, "utimensat": 88,
+        "fchmodat2": 452, "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14,
+        "lremovexattr": 15, "fremovexattr": 16, "setxattrat": 463, "removexattrat": 466,
+        "file_setattr": 469, "inotify_init1": 26, "inotify_add_watch": 27,
+        "fanotify_init": 262, "fanotify_mark": 263,
     }),
 }
 
@@ -69,7 +97,26 @@ DENIED_ALWAYS = ("setsid", "setpgid", "ptrace", "unshare", "setns", "mount", "um
                  "request_key", "init_module", "finit_module", "kexec_load", "process_vm_readv",
                  "process_vm_writev", "io_uring_setup", "io_uring_enter", "io_uring_register",
                  "open_tree", "move_mount", "fsopen", "fsmount", "acct", "swapon", "reboot",
-                 "sethostname", "setdomainname", "personality")
+                 "sethostname", "setdomainname", "personality", "execveat",
+                 "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init",
+                 "fanotify_mark")
+
+METADATA = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+            "utime", "utimes", "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr",
+            "removexattr", "lremovexattr", "fremovexattr")
+"""Calls that change a file's mode, owner, times or extended attributes."""
+
+METADATA_NEWER = ("setxattrat", "removexattrat", "file_setattr")
+"""Newer forms of the same (structs the filter cannot read): ``ENOSYS``, so the C
+library falls back to the calls above."""
+
+FS_IOC_SETFLAGS = (0x40086602, 0x40046602)  # and its 32-bit form
+FS_IOC_FSSETXATTR = 0x401C5820
+
+X32_SYSCALL_BIT = 0x40000000
+
+SECCOMP_SET_MODE_FILTER = 1
+SECCOMP_FILTER_FLAG_NEW_LISTENER = 1 << 3
 
 
 def supported() -> bool:
@@ -116,8 +163,14 @@ class _Program:
         return bytes(out)
 
 
-def build_filter(*, allow_processes: bool) -> bytes:
-    """The filter program as raw ``sock_filter`` bytes for this architecture."""
+def build_filter(*, allow_processes: bool, notify_metadata: bool = False) -> bytes:
+    """The filter program as raw ``sock_filter`` bytes for this architecture.
+
+    Args:
+        allow_processes: The tool was granted ``run``.
+        notify_metadata: Metadata calls go to the supervisor (the tool has write
+            grants) instead of failing with ``EPERM``.
+    """
     arch, numbers = ARCHES[MACHINE]
     nr_offset, arch_offset = 0, 4
 
@@ -129,6 +182,8 @@ def build_filter(*, allow_processes: bool) -> bytes:
     p.jeq(arch, 1, 0)
     p.ret(RET_KILL_PROCESS)
     p.ld(nr_offset)
+    if MACHINE == "x86_64":
+        p.jset(X32_SYSCALL_BIT, "eperm", 0)  # the x32 numbering would dodge every check below
     p.jeq(numbers["socket"], "socket")
     p.jeq(numbers["clone3"], "enosys")
     p.jeq(numbers["clone"], "clone")
@@ -137,8 +192,40 @@ def build_filter(*, allow_processes: bool) -> bytes:
             if name in numbers:
                 p.jeq(numbers[name], "eperm")
     for name in DENIED_ALWAYS:
-        p.jeq(numbers[name], "eperm")
+        if name in numbers:
+            p.jeq(numbers[name], "eperm")
+    if notify_metadata:
+        # A chown to the worker's own ids (SQLite does it on every journal it opens as
+        # uid 0) is left to the kernel: with no CAP_CHOWN, it changes nothing the worker
+        # does not own, and every mount but the write grants is read-only.
+        for name, first in (("chown", 1), ("fchown", 1), ("lchown", 1), ("fchownat", 2)):
+            if name in numbers:
+                p.jeq(numbers[name], f"own-{first}")
+    for name in METADATA:
+        if name in numbers:
+            p.jeq(numbers[name], "metadata")
+    for name in METADATA_NEWER:
+        p.jeq(numbers[name], "enosys")
+    p.jeq(numbers["ioctl"], "ioctl")
     p.ret(RET_ALLOW)
+
+    p.label("ioctl")
+    p.ld(arg(1))
+    for request in (*FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR):
+        p.jeq(request, "eperm")
+    p.ret(RET_ALLOW)
+
+    if notify_metadata:
+        for first in (1, 2):
+            p.label(f"own-{first}")
+            for index in (first, first + 1):
+                p.ld(arg(index))
+                p.jeq(0, 1, 0)
+                p.jeq(0xFFFFFFFF, 0, "notify")
+            p.ret(RET_ALLOW)
+        p.label("notify")
+    p.label("metadata")
+    p.ret(RET_USER_NOTIF if notify_metadata else RET_ERRNO | errno.EPERM)
 
     p.label("socket")
     p.ld(arg(0))
@@ -169,8 +256,12 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def load(program: bytes) -> None:
+def load(program: bytes, *, listener: bool = False) -> int | None:
     """Install ``program`` on the calling thread (no_new_privs first, as the kernel asks).
+
+    Args:
+        listener: Ask for a user-notification descriptor (the program returns
+            ``RET_USER_NOTIF`` for some calls) and return it.
 
     Raises:
         OSError: The kernel refused the filter (the caller fails closed).
@@ -178,4 +269,9 @@ def load(program: bytes) -> None:
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     buffer = ctypes.create_string_buffer(program)
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
+    if not listener:
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
+        return None
+    return syscall(ARCHES[MACHINE][1]["seccomp"], ctypes.c_uint(SECCOMP_SET_MODE_FILTER),
+                   ctypes.c_uint(SECCOMP_FILTER_FLAG_NEW_LISTENER), ctypes.byref(fprog),
+                   what="seccomp(NEW_LISTENER)")

@@ -16,6 +16,7 @@ others (and bounds what is streamed).
 from __future__ import annotations
 
 import asyncio
+import errno
 import importlib.util
 import inspect
 import io
@@ -259,9 +260,22 @@ def _send_piece(channel: Channel, piece: Any) -> None:
         raise TypeError(f"a streamed piece is not JSON: {bad}") from None
 
 
-def _failure(exc: BaseException) -> tuple[str, str]:
+def _outside(exc: BaseException, granted: tuple[str, ...]) -> bool:
+    """A path the worker's private root does not hold (not found, or read-only there):
+    what the tool met is its grants, and it is told so."""
+    if not isinstance(exc, OSError) or exc.errno not in (errno.ENOENT, errno.EROFS):
+        return False
+    if not isinstance(exc.filename, (str, bytes)):
+        return False
+    path = os.path.abspath(os.fsdecode(exc.filename))
+    return not any(path == g or path.startswith(g.rstrip("/") + "/") for g in granted)
+
+
+def _failure(exc: BaseException, granted: tuple[str, ...] = ()) -> tuple[str, str]:
     if isinstance(exc, RemoteError):
         return exc.kind, str(exc)
+    if _outside(exc, granted):
+        return "permission", f"{exc} (not granted to this tool)"
     if isinstance(exc, asyncio.CancelledError):
         return "cancelled", "the call was cancelled"
     if isinstance(exc, PermissionError):
@@ -274,11 +288,13 @@ def _failure(exc: BaseException) -> tuple[str, str]:
 
 
 def serve(sock: socket.socket, entry: str, function_name: str,
-          python_path: list[str] | tuple[str, ...] = ()) -> int:
+          python_path: list[str] | tuple[str, ...] = (), granted: tuple[str, ...] = ()) -> int:
     """Report ready, wait for the one call, import the tool, run it, answer, and return
     an exit code.
 
-    ``python_path`` (the extension's installed requirements) goes first on ``sys.path``.
+    ``python_path`` (the extension's installed requirements) goes first on ``sys.path``;
+    ``granted`` are the paths the tool was granted (a failure on another path is a
+    permission failure).
     """
     sys.dont_write_bytecode = True
     sys.path[:0] = [path for path in python_path if path not in sys.path]
@@ -302,7 +318,7 @@ def serve(sock: socket.socket, entry: str, function_name: str,
     try:
         value = _run(function, params.get("arguments") or {}, ctx, channel)
     except BaseException as exc:
-        kind, message = _failure(exc)
+        kind, message = _failure(exc, granted)
         if kind == "tool":
             traceback.print_exc()
         channel.send(protocol.error(call["id"], kind, message))

@@ -2,10 +2,16 @@
 
 It is started with a minimal environment and holds no secrets, so forking it is
 safe where forking the host (threads, a terminal, API keys in memory) is not. For
-each ``spawn`` it forks a supervisor child that enters fresh PID and network (and,
-when not root, user) namespaces and forks the worker as PID 1 there. The worker
-sandboxes itself (``process.enter``) and then runs its tool; killing the supervisor
-kills the worker, and the kernel then kills everything in its PID namespace.
+each ``spawn`` it forks a supervisor child, which stays outside the sandbox as the
+host's own user, makes the worker's memory cgroup (when it may start processes) and
+forks a middle process. That
+one joins the cgroup, enters a user namespace (its id map is written by itself, or by
+the supervisor for an identity that is not the host's), then fresh mount, PID,
+network, IPC and UTS namespaces owned by it, and forks the worker as PID 1 there. The worker sandboxes itself (``mounts.enter_private_root``,
+``process.enter``) and runs its tool; the supervisor answers the metadata calls the
+seccomp filter hands it (``metadata.Broker``). Killing the supervisor kills the
+middle process, which kills the worker, and the kernel then kills everything in its
+PID namespace.
 
 The host talks to the zygote over a SOCK_SEQPACKET socket: JSON requests, JSON
 replies carrying the worker's file descriptors (SCM_RIGHTS).
@@ -22,9 +28,9 @@ import struct
 import sys
 import time
 
-from workbench.sandbox import cgroup, process, protocol, worker  # noqa: F401  (imported before any fork)
-from workbench.sandbox._libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWUSER,
-                                     CLONE_NEWUTS, PR_SET_PDEATHSIG, prctl, unshare)
+from workbench.sandbox import cgroup, metadata, mounts, process, protocol, worker  # noqa: F401  (imported before any fork)
+from workbench.sandbox._libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER,
+                                     CLONE_NEWUTS, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl, unshare)
 from workbench.sandbox.policy import Policy
 
 MAX_MESSAGE = 1 << 20
@@ -47,17 +53,27 @@ def recv_fds(sock: socket.socket, max_fds: int = 4) -> tuple[dict | None, list[i
     return json.loads(data), list(fds)
 
 
-def _map_user(uid: int, gid: int) -> None:
-    with open("/proc/self/setgroups", "w") as handle:
+def _map_user(pid: int, uid: int, gid: int) -> None:
+    """Map uid and gid 0 of the worker's new user namespace to ``uid``/``gid`` outside.
+
+    When that is not the host's own identity (a root host's unused id), the host's
+    root is mapped too, as uid and gid 1: while it sets itself up, with capabilities
+    in its namespace, the worker may then walk to root's files (the interpreter under
+    ``/root``) to mount them; once its capabilities are dropped it is only uid 0
+    there — the unused id outside — and uid 1 is out of reach (no ``CAP_SETUID``,
+    ``no_new_privs``, ``nosuid`` mounts).
+    """
+    extra = "\n1 0 1" if uid != os.getuid() and os.getuid() == 0 else ""
+    with open(f"/proc/{pid}/setgroups", "w") as handle:  # own pid: before any other map
         handle.write("deny")
-    with open("/proc/self/uid_map", "w") as handle:
-        handle.write(f"0 {uid} 1")
-    with open("/proc/self/gid_map", "w") as handle:
-        handle.write(f"0 {gid} 1")
+    with open(f"/proc/{pid}/uid_map", "w") as handle:
+        handle.write(f"0 {uid} 1{extra}")
+    with open(f"/proc/{pid}/gid_map", "w") as handle:
+        handle.write(f"0 {gid} 1{extra}")
 
 
-def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int) -> int:
-    """PID 1 of the new namespace: sandbox this process, then run the tool."""
+def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int, sync: socket.socket) -> int:
+    """PID 1 of the new namespaces: sandbox this process, then run the tool."""
     process.die_with_parent()
     process.loopback_up()
     if policy.net:
@@ -71,17 +87,21 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int) -> int:
     if policy.runtime == "deno":
         os.dup2(bridge.fileno(), 0)
         os.dup2(bridge.fileno(), 1)
-        keep = {0, 1, 2}
+        keep = {0, 1, 2, sync.fileno()}
     else:
         os.dup2(output_fd, 1)
-        keep = {0, 1, 2, bridge.fileno()}
+        keep = {0, 1, 2, bridge.fileno(), sync.fileno()}
     for fd in os.listdir("/proc/self/fd"):
         if int(fd) not in keep:
             try:
                 os.close(int(fd))
             except OSError:
                 pass
-    os.chdir(policy.cwd if os.path.isdir(policy.cwd) else "/")
+    mounts.enter_private_root(mounts.prepare(process.binds(policy)), policy.cwd)
+    # Entering the user namespace made this process undumpable, which would keep the
+    # supervisor (of the same uid, on a host that is not root) from reading the calls
+    # it answers; ptrace stays refused to the tool by its filter.
+    prctl(PR_SET_DUMPABLE, 1)
     extra = {"PYTHONDONTWRITEBYTECODE": "1"}
     if policy.net:
         proxy = "http://127.0.0.1:3128"
@@ -90,46 +110,155 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int) -> int:
     if policy.runtime == "deno":
         extra.update(policy.deno.get("env", {}))
     process.clean_environment(policy, extra)
-    process.enter(policy)
+    listener_fd = process.enter(policy)
+    if listener_fd is not None:
+        send_fds(sync, {"listener": True}, [listener_fd])
+        os.close(listener_fd)
+    sync.close()
     if policy.runtime == "deno":
         argv = policy.deno["argv"]
         os.execve(argv[0], argv, dict(os.environ))
-    return worker.serve(bridge, policy.entry, policy.function, policy.python_path)
+    granted = tuple(os.path.realpath(p) for p in (*policy.read, *policy.write, *policy.execute,
+                                                  policy.extension_dir, *policy.runtime_read))
+    return worker.serve(bridge, policy.entry, policy.function, policy.python_path, granted)
 
 
-def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd: int) -> None:
-    """The supervisor child: enter namespaces, fork the worker, report how it ended."""
+def _namespaces(policy: Policy, bridge: socket.socket, output_fd: int, sync: socket.socket,
+                supervisor: int, owner: tuple[int, int], memory) -> None:
+    """The middle process: its memory cgroup, its own user namespace, then the others,
+    then the worker.
+
+    The PID namespace must belong to the new user namespace (for a ``/proc`` of its
+    own), so the worker is forked once more, as its PID 1; this process waits for it
+    and hands its status to the supervisor. A worker of the host's own identity maps
+    itself; another identity is mapped by the supervisor, which may.
+    """
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    os.setsid()  # its own session and process group, which the worker inherits
-    if policy.allow_processes:
-        cgroup.limit_processes(f"{os.getppid()}-{os.getpid()}", policy.limits.processes + 2)
-    flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-    uid, gid = os.getuid(), os.getgid()
-    if uid != 0:
-        flags |= CLONE_NEWUSER
-    unshare(flags)
-    if uid != 0:
-        _map_user(uid, gid)
+    if os.getppid() != supervisor:
+        os._exit(74)  # the supervisor is already gone
+    if memory is not None:
+        cgroup.join(memory)
+    itself = owner == (os.getuid(), os.getgid())
+    unshare(CLONE_NEWUSER)
+    if itself:
+        _map_user(os.getpid(), *owner)
+    else:
+        sync.send(b"user")
+        if sync.recv(16) != b"mapped":
+            os._exit(73)
+        # Become uid and gid 0 of the namespace (the chosen identity outside): until
+        # now this process kept the host's own ids, whatever the map says.
+        os.setresgid(0, 0, 0)
+        os.setresuid(0, 0, 0)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a change of ids cleared it
+        if os.getppid() != supervisor:
+            os._exit(74)
+    unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
     pid = os.fork()
     if pid == 0:
-        os.close(status_fd)
         code = 70
         try:
-            code = _worker_main(policy, bridge, output_fd)
+            code = _worker_main(policy, bridge, output_fd, sync)
         except BaseException as exc:
-            text = f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode()
-            try:
-                os.write(output_fd, text)
-            except OSError:  # closed by now: its copy on stderr is the same pipe
-                os.write(2, text)
             code = 71
+            note = f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode()
+            for fd in (2, output_fd):  # stderr is the output pipe once set up
+                try:
+                    os.write(fd, note)
+                    break
+                except OSError:
+                    continue
         finally:
             os._exit(code)
     bridge.close()
     os.close(output_fd)
     _, status = os.waitpid(pid, 0)
+    sync.send(b"status" + struct.pack("i", status))
+    os._exit(0)
+
+
+def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd: int) -> None:
+    """The supervisor child: make the worker's namespaces and bounds, answer its metadata
+    calls, report how it ended. It stays outside the sandbox, as the host's own user."""
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    os.setsid()  # its own session and process group, which the worker inherits
+    name = f"{os.getppid()}-{os.getpid()}"
+    if policy.allow_processes:
+        cgroup.limit_processes(name, policy.limits.processes + 3)
+    owner = process.outside_identity(policy)
+    # One process (and its threads) is bounded by its rlimits; a worker that may start
+    # processes is bounded, all of them together, by a memory cgroup.
+    memory = cgroup.limit_memory(name, process.memory_mb(policy)) if policy.allow_processes else None
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    supervisor = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        os.close(status_fd)
+        try:
+            _namespaces(policy, bridge, output_fd, theirs, supervisor, owner, memory)
+        except BaseException as exc:
+            os.write(output_fd, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
+        finally:
+            os._exit(72)
+    theirs.close()
+    bridge.close()
+    if owner != (os.getuid(), os.getgid()) and ours.recv(16) == b"user":
+        _map_user(pid, *owner)
+        ours.send(b"mapped")
+    status = _watch(pid, ours, policy, owner)
+    if memory is not None and cgroup.memory_exceeded(memory):
+        os.write(output_fd, (f"sandbox: the tool and its processes went over their memory limit "
+                             f"({process.memory_mb(policy)} MiB together)\n").encode())
+    os.close(output_fd)
     os.write(status_fd, struct.pack("i", status))
     os._exit(0)
+
+
+def _watch(pid: int, sync: socket.socket, policy: Policy, owner: tuple[int, int]) -> int:
+    """Serve the worker's metadata calls until the middle process ends; its wait status
+    (the worker's, when it reported one)."""
+    import select
+
+    pidfd = os.pidfd_open(pid)
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    poller.register(sync.fileno(), select.POLLIN)
+    broker = None
+    reported = None
+    while True:
+        for fd, events in poller.poll():
+            if fd == pidfd:
+                _, status = os.waitpid(pid, 0)
+                os.close(pidfd)
+                return reported if reported is not None else status
+            if fd == sync.fileno():
+                try:
+                    message, fds = recv_fds_raw(sync)
+                except OSError:
+                    message, fds = b"", []
+                if message.startswith(b"status") and len(message) == 10:
+                    reported = struct.unpack("i", message[6:])[0]
+                elif fds and broker is None and message.startswith(b'{"listener"'):
+                    broker = metadata.Broker(fds[0], [*policy.write, *policy.runtime_write], owner)
+                    poller.register(fds[0], select.POLLIN)
+                    fds = fds[1:]
+                for extra in fds:
+                    os.close(extra)
+                if not message:
+                    poller.unregister(sync.fileno())
+            elif broker is not None and fd == broker.listener:
+                if events & (select.POLLHUP | select.POLLERR) or not broker.handle():
+                    poller.unregister(fd)
+
+
+def recv_fds_raw(sock: socket.socket, max_fds: int = 2) -> tuple[bytes, list[int]]:
+    fds = array.array("i")
+    data, ancillary, _flags, _addr = sock.recvmsg(64, socket.CMSG_SPACE(max_fds * fds.itemsize))
+    for level, kind, blob in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(blob[:len(blob) - (len(blob) % fds.itemsize)])
+    return data, list(fds)
 
 
 class Zygote:
@@ -155,10 +284,12 @@ class Zygote:
         self._remove_groups()
 
     def _remove_groups(self) -> None:
-        """Remove the process cgroups of ended workers (those that are empty by now)."""
-        root = cgroup.pids_root() if self.groups else None
+        """Remove the cgroups of ended workers (those that are empty by now)."""
+        if not self.groups:
+            return
+        roots = [r for r in (cgroup.pids_root(), cgroup.memory_root()) if r is not None]
         for pid in list(self.groups):
-            if root is None or cgroup.remove(root / f"{os.getpid()}-{pid}"):
+            if all([cgroup.remove(root / f"{os.getpid()}-{pid}") for root in roots]):
                 self.groups.discard(pid)
 
     def shutdown(self) -> None:
@@ -184,13 +315,13 @@ class Zygote:
     @staticmethod
     def remove_stale_groups() -> None:
         """Remove cgroups left by zygotes that died without cleaning up."""
-        root = cgroup.pids_root()
-        if root is None or not root.exists():
-            return
-        for group in root.iterdir():
-            owner = group.name.partition("-")[0]
-            if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
-                cgroup.remove(group)
+        for root in (cgroup.pids_root(), cgroup.memory_root()):
+            if root is None or not root.exists():
+                continue
+            for group in root.iterdir():
+                owner = group.name.partition("-")[0]
+                if group.is_dir() and owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+                    cgroup.remove(group)
 
     def spawn(self, policy: Policy) -> tuple[dict, list[int]]:
         host_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -257,6 +388,7 @@ def main() -> None:
         os._exit(0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     control = socket.socket(fileno=control_fd)
+    process.loaders()  # once, before any fork
     Zygote.remove_stale_groups()
     Zygote(control).serve()
 
