@@ -46,6 +46,7 @@ def explain(
     """For each permission TOOL declares: granted, denied, not granted, or for an
     optional one undecided or declined (this session); by which grant, when, in which scope."""
     from workbench.core.host import Host
+    from workbench.manifest.models import net_text
 
     with reported(), Host.open() as host:
         rows = host.explain_grants(tool)
@@ -58,7 +59,8 @@ def explain(
         grant = row["grant"]
         how = f"by grant {grant['id']} ({grant['scope']}, {_when(grant['created_at'])})" if grant else ""
         optional = " (optional)" if row["optional"] else ""
-        typer.echo(f"{row['state']:<12} {row['kind']} {row['value']}{optional} {how}".rstrip())
+        value = net_text(row["value"]) if row["kind"] == "net" else row["value"]
+        typer.echo(f"{row['state']:<12} {row['kind']} {value}{optional} {how}".rstrip())
         typer.echo(f"             why: {row['reason']}")
 
 

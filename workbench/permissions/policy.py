@@ -21,10 +21,13 @@ class PolicyError(ValueError):
 
 
 def _net(value: str) -> NetEndpoint:
+    """``host:443,8080``, ``host:*`` (any port) or ``[::1]:8080`` as an endpoint."""
     host, _, ports = value.rpartition(":")
     if not host:
         return NetEndpoint(value, [])
-    return NetEndpoint(host, [int(p) for p in ports.split(",") if p])
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return NetEndpoint(host, [p if p == "*" else int(p) for p in ports.split(",") if p])
 
 
 def build_policy(*, runtime: str, entry: Path, function: str, extension_dir: Path,

@@ -105,7 +105,8 @@ def requirements_of(permissions: Mapping[str, Any], *, roots: TemplateRoots,
             if kind in ("read", "write"):
                 value = expand_path(str(entry["path"]), roots=roots, extension_dir=extension_dir, env=env)
             elif kind == "net":
-                ports = ",".join(str(p) for p in entry.get("ports") or [])
+                ports = entry.get("ports") or []
+                ports = "*" if ports == "*" else ",".join(str(p) for p in ports)
                 value = f"{entry['host']}:{ports}" if ports else str(entry["host"])
             elif kind == "run":
                 value = str(entry["binary"])

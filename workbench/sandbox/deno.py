@@ -138,8 +138,9 @@ def configure(policy: Policy, *, binary: str, deno_dir: str, tool: str = "") -> 
         if any(e.host == "*" for e in policy.net):
             flags.append("--allow-net")
         else:
-            targets = [f"{e.host}:{p}" for e in policy.net for p in e.ports]
-            flags.append(f"--allow-net={','.join(targets)}")
+            targets = [_deno_host(e.host) if "*" in e.ports else f"{_deno_host(e.host)}:{p}"
+                       for e in policy.net for p in e.ports]
+            flags.append(f"--allow-net={','.join(dict.fromkeys(targets))}")
     if policy.env:
         flags.append(f"--allow-env={','.join(sorted(policy.env))}")
     if policy.execute:
@@ -164,3 +165,8 @@ def configure(policy: Policy, *, binary: str, deno_dir: str, tool: str = "") -> 
     policy.runtime_execute = [*policy.runtime_execute, binary]
     policy.runtime_read = [*policy.runtime_read, str(SHIM.parent), str(deps)]
     policy.runtime_write = [*policy.runtime_write, str(scratch)]
+
+
+def _deno_host(host: str) -> str:
+    """A host as ``--allow-net`` takes it: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host else host

@@ -44,10 +44,11 @@ class Limits:
 
 @dataclass
 class NetEndpoint:
-    """A host and its ports the proxy lets a tool reach; ``*`` means any host."""
+    """A host and its ports the proxy lets a tool reach; ``*`` means any host (a port
+    ``"*"`` any port). An IPv6 address is written without brackets."""
 
     host: str
-    ports: list[int]
+    ports: list[int | str]
 
 
 @dataclass

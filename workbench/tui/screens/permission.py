@@ -57,10 +57,11 @@ def describe(entry: dict[str, Any]) -> tuple[str, str, str]:
         return VERBS[kind], shown_path(value), ""
     if kind == "net":
         host, _, ports = value.partition(":")
+        on = "any port" if ports == "*" else f"port {ports}"
         if host == "*":
-            where = "any host" + (f", port {ports}" if ports else "")
+            where = "any host" + (f", {on}" if ports else "")
             return VERBS[kind], where, "any host on the internet"
-        return VERBS[kind], f"{host} port {ports}" if ports else host, ""
+        return VERBS[kind], f"{host} {on}" if ports else host, "any port of the host" if ports == "*" else ""
     return VERBS.get(kind, kind), value, ""
 
 
