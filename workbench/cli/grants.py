@@ -58,6 +58,8 @@ def explain(
     for row in rows:
         grant = row["grant"]
         how = f"by grant {grant['id']} ({grant['scope']}, {_when(grant['created_at'])})" if grant else ""
+        if row["state"] == "not applicable":
+            how = "(not on this system: skipped)"
         optional = " (optional)" if row["optional"] else ""
         value = net_text(row["value"]) if row["kind"] == "net" else row["value"]
         typer.echo(f"{row['state']:<12} {row['kind']} {value}{optional} {how}".rstrip())

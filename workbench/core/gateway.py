@@ -25,7 +25,8 @@ from workbench.hooks import dispatch
 from workbench.hooks.dispatch import CONTEXT_LABEL, join_contexts
 from workbench.hooks.registry import HookRegistry
 from workbench.permissions.broker import Broker, Refusal
-from workbench.permissions.requirements import OS_KINDS, Requirement, TemplateRoots, requirements_of
+from workbench.permissions.requirements import (OS_KINDS, Requirement, TemplateRoots, on_this_system,
+                                                requirements_of)
 from workbench.tools.context import ChatContext, ToolContext
 from workbench.tools.registry import Tool, ToolRegistry
 
@@ -256,7 +257,7 @@ class ToolGateway:
         through ``ToolContext.authorize``.
         """
         try:
-            reqs = [r for r in self.requirements(tool) if r.kind in OS_KINDS]
+            reqs = [r for r in self.requirements(tool) if r.kind in OS_KINDS and on_this_system(r)]
         except ValueError as exc:
             raise ToolError("permission", str(exc)) from exc
         key = tool.qualified_name

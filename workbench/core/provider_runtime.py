@@ -40,7 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider, search_scopes
 from workbench.errors import ToolError, WorkbenchError
 from workbench.permissions.broker import Broker, Refusal
-from workbench.permissions.requirements import OS_KINDS, Requirement, TemplateRoots, requirements_of
+from workbench.permissions.requirements import (OS_KINDS, Requirement, TemplateRoots, on_this_system,
+                                                requirements_of)
 from workbench.tools.context import ChatContext, NoStream, ReplyStream, ToolContext
 from workbench.tools.registry import Tool
 
@@ -218,7 +219,7 @@ class ProviderRuntime:
 
     async def _authorize(self, provider: RegisteredProvider, session_id: str | None) -> list[Requirement]:
         """Settle the OS-level permissions before the worker starts; return what is granted."""
-        reqs = [r for r in self.requirements(provider) if r.kind in OS_KINDS]
+        reqs = [r for r in self.requirements(provider) if r.kind in OS_KINDS and on_this_system(r)]
         once = await self._settle(provider, reqs, session_id)
         return self.broker.granted(provider.key, reqs, session_id, once)
 

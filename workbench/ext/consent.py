@@ -8,7 +8,8 @@ added and removed, and permissions added, removed, widened (a path that covers m
 a host that became ``"*"``, more ports, write where read was, required where optional
 was) or narrowed, each with its reason.
 
-This module imports nothing of ours but the manifest models.
+This module imports nothing of ours but the manifest models, and the sandbox's lookup
+of a ``run`` binary (an entry for another system is shown as not applicable here).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from workbench.manifest.models import Manifest, net_text
+from workbench.sandbox.policy import resolve_binary
 
 CONSENT_FORMAT = 1
 """The version of the consent JSON's layout."""
@@ -103,6 +105,8 @@ class PermissionItem:
     def describe(self) -> str:
         value = net_text(self.value) if self.kind == "net" else self.value
         text = f"{self.kind} {value}".strip()
+        if self.kind == "run" and resolve_binary(self.value) is None:
+            return text + " (not on this system: skipped)"
         return text + (" (optional)" if self.optional else "")
 
     def to_json(self) -> dict[str, Any]:

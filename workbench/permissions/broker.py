@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from workbench.events import PermissionRequest, RequestDenied
-from workbench.permissions.requirements import Requirement
+from workbench.permissions.requirements import Requirement, on_this_system
 
 SCOPES = ("once", "session", "always", "deny")
 
@@ -253,7 +253,8 @@ class Broker:
 
     def explain(self, tool: str, reqs: Iterable[Requirement],
                 session_id: str | None = None) -> list[dict[str, Any]]:
-        """Each requirement's state for ``grants explain``: ``granted``, ``denied``,
+        """Each requirement's state for ``grants explain``: ``not applicable`` (a ``run``
+        entry whose binary is not on this system), ``granted``, ``denied``,
         ``not granted`` (required, never granted), ``undecided`` (optional, never
         asked or asked only once) or ``declined`` (optional, left out in the chat, or in any chat without one),
         with the grant behind it."""
@@ -261,6 +262,10 @@ class Broker:
         declines = self.store.list_declines(tool)
         rows = []
         for req in reqs:
+            if not on_this_system(req):
+                rows.append({**req.to_json(), "key": req.key, "state": "not applicable",
+                             "grant": None})
+                continue
             matches = [g for g in grants if g["kind"] == req.kind and g["value"] == req.value]
             lasting = [g for g in matches if g["scope"] in ("always", "deny")]
             sessions = [g for g in matches if g["scope"] == "session"

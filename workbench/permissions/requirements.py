@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.sandbox.policy import resolve_binary
+
 OS_KINDS = ("net", "read", "write", "run", "env", "ffi", "sys")
 CAPABILITY_KINDS = ("memories", "llm", "tts", "stt")
 
@@ -84,6 +86,13 @@ def expand_path(path: str, *, roots: TemplateRoots, extension_dir: Path,
         base = str(extension_dir if name == "extension" else getattr(roots, name))
     rest = path[match.end():].lstrip("/")
     return os.path.normpath(os.path.join(base, rest)) if rest else os.path.normpath(base)
+
+
+def on_this_system(req: Requirement, env_path: str | None = None) -> bool:
+    """False for a ``run`` entry whose binary is not on this system (on ``env_path``, the
+    host's ``PATH`` by default): an alternative for another system (``open`` on macOS,
+    ``rundll32`` on Windows), not applicable here — never asked for, never required."""
+    return req.kind != "run" or resolve_binary(req.value, env_path) is not None
 
 
 def _entries(value: Any) -> list[dict[str, Any]]:
