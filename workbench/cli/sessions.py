@@ -48,14 +48,18 @@ def show_session(
     session_id: str = typer.Argument(..., metavar="ID", help="A session id or a unique prefix."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """One session with its messages."""
+    """One session with its messages, and under each tool call the lines its tool logged."""
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
         session = host.session(session_id)
         messages = host.messages(session["id"])
+        logs = {call["id"]: host.call_log(call["id"]) for message in messages
+                for call in message.get("tool_calls") or [] if call.get("id")}
+    logs = {call_id: lines for call_id, lines in logs.items() if lines}
     if as_json:
-        typer.echo(json.dumps({"session": session, "messages": messages}, indent=2, default=str))
+        typer.echo(json.dumps({"session": session, "messages": messages, "call_logs": logs},
+                              indent=2, default=str))
         return
     typer.echo(f"session {session['id']}  started {_when(session.get('created_at'))}")
     typer.echo(f"model   {session.get('model') or '-'}")
@@ -66,6 +70,8 @@ def show_session(
             typer.echo(f"\n[{role}] {message['content']}")
         for call in message.get("tool_calls") or []:
             typer.echo(f"\n[{role}] → {call['name']} {json.dumps(call.get('arguments') or {})}")
+            for line in logs.get(call.get("id"), []):
+                typer.echo(f"    {line['level']:<5} {line['message']}")
 
 
 @sessions_app.command("set-model")

@@ -18,6 +18,7 @@ from typing import Any
 
 
 from workbench.core.argument_check import Check, quick_check
+from workbench.core.call_log import CallLog
 from workbench.errors import ToolError
 from workbench.events import (AskUserRequest, DisplayBubble, PermissionRequest, RequestDenied,
                               ToolCallEnded, ToolCallLog, ToolCallProgress, ToolCallStarted)
@@ -178,6 +179,11 @@ class ToolGateway:
         """Calls whose tool is running: the task awaiting it and its context."""
         self._stopping: set[str] = set()
         """Calls ``cancel_call`` stopped, until their runner has returned."""
+        self.call_log: CallLog | None = None
+        """Where ``ctx.log`` lines go besides the event stream (the log file, the call's
+        record); the host sets it."""
+        self.locale: str | None = None
+        """The person's locale, which ``ctx.getChatContext()`` tells tools; the host sets it."""
 
     def requirements(self, tool: Tool) -> list[Requirement]:
         """The tool's declared permissions, templates expanded."""
@@ -391,6 +397,8 @@ class ToolGateway:
                 self.publish(ToolCallProgress(call_id=call_id, **data))
             elif kind == "log":
                 self.publish(ToolCallLog(call_id=call_id, **data))
+                if self.call_log is not None:
+                    self.call_log.write(call_id, tool.qualified_name, data["level"], data["message"])
             elif kind == "display":
                 self.publish(DisplayBubble(call_id=call_id, **data))
 
@@ -422,7 +430,7 @@ class ToolGateway:
 
         return ToolContext(sink=sink, asker=ask,
                            chat=ChatContext(user_message=options.user_message,
-                                            session_id=options.session_id),
+                                            session_id=options.session_id, locale=self.locale),
                            granted=granted, authorize=authorize, requester=request)
 
     def _refused(self, call_id: str, name: str, arguments: Any, options: CallOptions,
@@ -437,6 +445,8 @@ class ToolGateway:
     def _finish(self, call_id: str, key: str, options: CallOptions, status: str,
                 result: Any = None, error: dict[str, Any] | None = None,
                 context: str | None = None, details: dict[str, Any] | None = None) -> ToolOutcome:
+        if self.call_log is not None:
+            self.call_log.finish(call_id, key)
         self.store.finish_tool_call(call_id, status, result=result, error=error, audit=True,
                                     defer=True)
         outcome = ToolOutcome(call_id, key, status == "ok", result=result, error=error,
