@@ -109,3 +109,23 @@ async def test_a_chats_call_shows_its_log_in_sessions_show(tmp_path, posix_local
                              capture_output=True, text=True, env=dict(os.environ), timeout=60)
     [lines] = json.loads(as_json.stdout)["call_logs"].values()
     assert [(line["level"], line["message"]) for line in lines] == LINES
+
+
+async def test_a_provider_is_told_the_locale_too(tmp_path, posix_locale):
+    folder = tmp_path / "speaks"
+    folder.mkdir()
+    (folder / "loca.json").write_text(json.dumps({
+        "name": "speaks", "displayName": "Speaks", "description": "A model.", "entry": "main.py",
+        "providers": [{"type": "model", "name": "polyglot", "function": "polyglot"}]}))
+    (folder / "main.py").write_text(
+        "def polyglot(request, ctx):\n"
+        "    return {'text': ctx.get_chat_context()['locale']}\n")
+    done = subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(folder), "--yes"],
+                          capture_output=True, text=True, env=dict(os.environ), timeout=180)
+    assert done.returncode == 0, done.stderr
+    with Host.open(cwd=tmp_path / "work") as host:
+        host.ensure_extensions()
+        provider = host.providers.get("model", "speaks", "polyglot")
+        answer = await host.provider_runtime.call(
+            provider, {"messages": [{"role": "user", "content": "hi"}]})
+    assert answer["text"] == "pt-BR"

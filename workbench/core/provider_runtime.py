@@ -144,6 +144,8 @@ class ProviderRuntime:
         self.registry = registry
         self.runner = runner
         self.broker = broker
+        self.locale: str | None = None
+        """The person's locale, told to providers as to tools (``getChatContext``)."""
         self.store = store
         self.roots = roots
         self.responder = responder
@@ -173,7 +175,8 @@ class ProviderRuntime:
         granted = await self._authorize(provider, session_id)
         streams = stream is not None and provider.type == "model"
         ctx = ToolContext(sink=self._sink(provider), asker=_no_forms,
-                          chat=ChatContext(session_id=session_id), granted=granted,
+                          chat=ChatContext(session_id=session_id, locale=self.locale),
+                          granted=granted,
                           authorize=self._capabilities(provider, session_id),
                           stream=_Bounded(stream, self.max_output_bytes) if streams
                           else NoStream(f"the {provider.type} provider {provider.qualified_name}",
