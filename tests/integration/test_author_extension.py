@@ -27,6 +27,13 @@ MANIFEST = {
                           {"access": "write", "reason": "Keep the new note."}],
              "net": [{"host": "ferns.example", "ports": "*", "reason": "Sync the notes.",
                       "optional": True}]}},
+        {"name": "list_notes",
+         "description": "List the fern notes. Use when the user asks what was noted.",
+         "parameters": {"type": "object"},
+         "function": "listNotes",
+         "permissions": {
+             "memories": [{"access": "write", "reason": "Tidy the notes.", "optional": True},
+                          {"access": "read", "reason": "Read the notes."}]}},
         {"name": "open_guide",
          "description": "Open the fern care guide. Use when the user wants to read it.",
          "parameters": {"type": "object"},
@@ -43,6 +50,10 @@ export async function saveNote(args: { text: string }, ctx: any) {
   const kept = await ctx.memories.get("fern notes");
   ctx.setProgress(1);
   return { kept: kept.content };
+}
+
+export async function listNotes(args: unknown, ctx: any) {
+  return { titles: (await ctx.memories.list()).map((m: { title: string }) => m.title) };
 }
 
 export async function openGuide() {
@@ -83,6 +94,12 @@ def test_validates_installs_and_runs(tmp_path: Path, monkeypatch) -> None:
                       "--grant", "memories", "--json")
     assert saved.returncode == 0, saved.stdout + saved.stderr
     assert json.loads(saved.stdout) == {"ok": True, "result": {"kept": "The maidenhair is thirsty."}}
+
+    listed = workbench("call", "list_notes", "--grant", "memories:read", "--json")
+    assert listed.returncode == 0, listed.stdout + listed.stderr  # the read entry, not the write one
+    assert "fern notes" in json.loads(listed.stdout)["result"]["titles"]
+    explained = workbench("grants", "explain", "save_note")
+    assert "net ferns.example, any port (optional)" in explained.stdout
 
     opened = workbench("call", "open_guide", "--grant", "run:xdg-open", "--json")
     assert opened.returncode == 0, opened.stdout + opened.stderr

@@ -422,6 +422,7 @@ class ToolGateway:
             declared = [r for r in self.requirements(tool) if r.kind == kind]
             if kind == "memories":
                 declared = [r for r in declared if r.value == "write" or access == "read"]
+                declared.sort(key=lambda r: r.value != access)  # a read asks for the read entry
             if not declared:
                 raise ToolError("permission", f"{tool.qualified_name} did not declare the "
                                 f"{kind}{' ' + access if access else ''} permission in its manifest")

@@ -250,6 +250,7 @@ class ProviderRuntime:
             declared = [r for r in self.requirements(provider) if r.kind == kind]
             if kind == "memories":
                 declared = [r for r in declared if r.value == "write" or access == "read"]
+                declared.sort(key=lambda r: r.value != access)  # a read asks for the read entry
             if not declared:
                 raise ToolError("permission", f"the provider {provider.qualified_name} did not "
                                 f"declare the {kind}{' ' + access if access else ''} permission "

@@ -24,6 +24,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Static
 
 from workbench.events import PermissionAnswer, PermissionRequest
+from workbench.manifest.models import net_text
 from workbench.tui.paths import shown_path
 
 DECISIONS = ("once", "session", "always", "deny")
@@ -57,11 +58,11 @@ def describe(entry: dict[str, Any]) -> tuple[str, str, str]:
         return VERBS[kind], shown_path(value), ""
     if kind == "net":
         host, _, ports = value.partition(":")
-        on = "any port" if ports == "*" else f"port {ports}"
         if host == "*":
-            where = "any host" + (f", {on}" if ports else "")
-            return VERBS[kind], where, "any host on the internet"
-        return VERBS[kind], f"{host} {on}" if ports else host, "any port of the host" if ports == "*" else ""
+            return VERBS[kind], net_text(value), "any host on the internet"
+        if ports == "*":
+            return VERBS[kind], net_text(value), "any port of the host"
+        return VERBS[kind], f"{host} port {ports}" if ports else host, ""
     return VERBS.get(kind, kind), value, ""
 
 
