@@ -198,7 +198,8 @@ class Permissions(BaseModel):
     sys: list[SysPermission] = []
     """System APIs to reach."""
     memories: Annotated[list[MemoriesPermission], BeforeValidator(_as_list)] = []
-    """The person's memories, with read or write access."""
+    """The person's memories, with read or write access: one entry, or a list (a read
+    entry and a write entry, each with its reason)."""
     llm: Annotated[list[CapabilityPermission], BeforeValidator(_as_list)] = []
     """One completion at a time from the person's model."""
     tts: Annotated[list[CapabilityPermission], BeforeValidator(_as_list)] = []
