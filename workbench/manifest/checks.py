@@ -35,7 +35,7 @@ from workbench.manifest.models import (
     Provider,
     Tool,
 )
-from workbench.manifest.paths import check_relative_path, entry_candidates, runtime_for
+from workbench.manifest.paths import ENTRY_CANDIDATES, check_relative_path, entry_candidates, runtime_for
 from workbench.manifest.problems import Collector
 
 SNAKE_CASE = re.compile(r"[a-z][a-z0-9_]*")
@@ -227,7 +227,7 @@ def check_entry(data: dict[str, Any], tools: list[Any], folder: Path, found: Col
     if not entry.is_file():
         found.error(pointer, f"the entry module {present[0]} is not a file", locate_it=locate_it)
         return
-    if len(present) > 1:
+    if len(present) > 1 and present[0] in ENTRY_CANDIDATES:  # else deno.json or package.json chose
         found.warning(pointer, f"{' and '.join(present)} all exist; {present[0]} is the entry "
                       "module", locate_it=False)
     if not exports:

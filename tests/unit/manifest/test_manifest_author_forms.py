@@ -184,6 +184,17 @@ def test_deno_json_wins_over_package_json_and_both_over_the_default_names(tmp_pa
     assert find_entry(folder, "mod.ts").path == (folder / "mod.ts").resolve()  # entry wins
 
 
+def test_a_declared_export_beside_the_default_names_is_no_ambiguity(tmp_path: Path) -> None:
+    folder = write(tmp_path / "ext", {"loca.json": SAMPLE_MEMORY, "index.ts": MOD, "src/mod.ts": MOD,
+                                      "deno.json": {"exports": "./src/mod.ts"}})
+    report = validate_extension(folder)
+    assert report.valid and report.warnings == []
+    (folder / "deno.json").unlink()
+    (folder / "mod.ts").write_text(MOD)
+    [warning] = validate_extension(folder).warnings
+    assert warning.message == "index.ts and mod.ts all exist; index.ts is the entry module"
+
+
 def test_an_export_that_leaves_the_folder_or_runs_nowhere_is_passed_over(tmp_path: Path) -> None:
     outside = write(tmp_path / "outside", {"evil.ts": MOD})
     folder = write(tmp_path / "ext", {"loca.json": SAMPLE_MEMORY, "index.ts": MOD,
