@@ -48,6 +48,7 @@ def explain(
     optional one undecided or declined (this session); by which grant, when, in which scope;
     then the latest network requests the sandbox's proxy refused it, and why."""
     from workbench.core.host import Host
+    from workbench.manifest.models import net_text
 
     with reported(), Host.open() as host:
         rows = host.explain_grants(tool)
@@ -63,8 +64,11 @@ def explain(
             continue
         grant = row["grant"]
         how = f"by grant {grant['id']} ({grant['scope']}, {_when(grant['created_at'])})" if grant else ""
+        if row["state"] == "not applicable":
+            how = "(not on this system: skipped)"
         optional = " (optional)" if row["optional"] else ""
-        say(f"{row['state']:<12} {row['kind']} {row['value']}{optional} {how}".rstrip())
+        value = net_text(row["value"]) if row["kind"] == "net" else row["value"]
+        say(f"{row['state']:<12} {row['kind']} {value}{optional} {how}".rstrip())
         say(f"             why: {row['reason']}")
 
 

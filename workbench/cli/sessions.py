@@ -49,14 +49,18 @@ def show_session(
     session_id: str = typer.Argument(..., metavar="ID", help="A session id or a unique prefix."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """One session with its messages."""
+    """One session with its messages, and under each tool call the lines its tool logged."""
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
         session = host.session(session_id)
         messages = host.messages(session["id"])
+        logs = {call["id"]: host.call_log(call["id"]) for message in messages
+                for call in message.get("tool_calls") or [] if call.get("id")}
+    logs = {call_id: lines for call_id, lines in logs.items() if lines}
     if as_json:
-        say(json.dumps({"session": session, "messages": messages}, indent=2, default=str))
+        say(json.dumps({"session": session, "messages": messages, "call_logs": logs},
+                              indent=2, default=str))
         return
     say(f"session {session['id']}  started {_when(session.get('created_at'))}")
     say(f"model   {session.get('model') or '-'}")
@@ -68,6 +72,8 @@ def show_session(
         for call in message.get("tool_calls") or []:
             ours = f"  ({call['call_id']})" if call.get("call_id") else ""
             say(f"\n[{role}] → {call['name']} {json.dumps(call.get('arguments') or {})}{ours}")
+            for line in logs.get(call.get("call_id") or call.get("id"), []):
+                say(f"    {line['level']:<5} {line['message']}")
 
 
 @sessions_app.command("set-model")

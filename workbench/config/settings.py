@@ -108,6 +108,12 @@ def _non_empty(value: str) -> str | None:
     return "must not be empty" if not value.strip() else None
 
 
+def _locale_name(value: str) -> str | None:
+    from workbench.config.locale import to_tag
+
+    return None if not value.strip() or to_tag(value) else "must be a locale such as en-US or de_DE.UTF-8"
+
+
 def _no_empty_items(value: list[str]) -> str | None:
     return "must not contain empty names" if any(not item.strip() for item in value) else None
 
@@ -120,6 +126,9 @@ SETTINGS: dict[str, Setting] = {
                 "local:FILE.gguf, echo, scripted:FILE, or an extension's model provider as "
                 "ext:EXTENSION/NAME.", _non_empty),
         Setting("theme", str, "workbench-dark", "The TUI theme.", _non_empty),
+        Setting("locale", str, "",
+                "The locale tools are told (getChatContext().locale), e.g. en-US; empty takes "
+                "it from LC_ALL, LC_MESSAGES or LANG.", _locale_name),
         Setting("tools.timeout_ms", int, 300_000,
                 "How long one tool call may run, in milliseconds.", _between(0, DAY_S * 1000, above=True, unit="ms")),
         Setting("tools.max_output_bytes", int, 1_048_576,

@@ -20,6 +20,7 @@ from typing import Any
 from workbench.agent.messages import new_call_id
 from workbench import jsontext
 from workbench.core.argument_check import Check, quick_check
+from workbench.core.call_log import CallLog
 from workbench.errors import ToolError
 from workbench.events import (AskUserRequest, DisplayBubble, PermissionRequest, RequestDenied,
                               ToolCallEnded, ToolCallLog, ToolCallProgress, ToolCallStarted)
@@ -28,7 +29,8 @@ from workbench.hooks.dispatch import CONTEXT_LABEL, join_contexts
 from workbench.hooks.registry import (REWRITE_KIND, REWRITE_VALUE, Hook, HookRegistry,
                                       rewrite_key)
 from workbench.permissions.broker import Broker, Refusal
-from workbench.permissions.requirements import OS_KINDS, Requirement, TemplateRoots, requirements_of
+from workbench.permissions.requirements import (OS_KINDS, Requirement, TemplateRoots, on_this_system,
+                                                requirements_of)
 from workbench.tools.context import ChatContext, ToolContext
 from workbench.tools.registry import Tool, ToolRegistry
 
@@ -187,6 +189,11 @@ class ToolGateway:
         """Calls whose tool is running: the task awaiting it and its context."""
         self._stopping: set[str] = set()
         """Calls ``cancel_call`` stopped, until their runner has returned."""
+        self.call_log: CallLog | None = None
+        """Where ``ctx.log`` lines go besides the event stream (the log file, the call's
+        record); the host sets it."""
+        self.locale: str | None = None
+        """The person's locale, which ``ctx.getChatContext()`` tells tools; the host sets it."""
 
     def requirements(self, tool: Tool) -> list[Requirement]:
         """The tool's declared permissions, templates expanded."""
@@ -319,7 +326,7 @@ class ToolGateway:
         through ``ToolContext.authorize``.
         """
         try:
-            reqs = [r for r in self.requirements(tool) if r.kind in OS_KINDS]
+            reqs = [r for r in self.requirements(tool) if r.kind in OS_KINDS and on_this_system(r)]
         except ValueError as exc:
             raise ToolError("permission", str(exc)) from exc
         key = tool.grant_key
@@ -463,6 +470,8 @@ class ToolGateway:
                 self.publish(ToolCallProgress(call_id=call_id, **data))
             elif kind == "log":
                 self.publish(ToolCallLog(call_id=call_id, **data))
+                if self.call_log is not None:
+                    self.call_log.write(call_id, tool.qualified_name, data["level"], data["message"])
             elif kind == "display":
                 self.publish(DisplayBubble(call_id=call_id, **data))
 
@@ -486,6 +495,7 @@ class ToolGateway:
             declared = [r for r in self.requirements(tool) if r.kind == kind]
             if kind == "memories":
                 declared = [r for r in declared if r.value == "write" or access == "read"]
+                declared.sort(key=lambda r: r.value != access)  # a read asks for the read entry
             if not declared:
                 raise ToolError("permission", f"{tool.qualified_name} did not declare the "
                                 f"{kind}{' ' + access if access else ''} permission in its manifest")
@@ -494,7 +504,7 @@ class ToolGateway:
 
         return ToolContext(sink=sink, asker=ask,
                            chat=ChatContext(user_message=options.user_message,
-                                            session_id=options.session_id),
+                                            session_id=options.session_id, locale=self.locale),
                            granted=granted, authorize=authorize, requester=request)
 
     def _refused(self, call_id: str, name: str, arguments: Any, options: CallOptions,
@@ -514,6 +524,8 @@ class ToolGateway:
         if error is not None and isinstance(error.get("message"), str):
             # A tool's own words may hold a lone surrogate, which no record or terminal takes.
             error = {**error, "message": jsontext.printable(error["message"])}
+        if self.call_log is not None:
+            self.call_log.finish(call_id, key)
         self.store.finish_tool_call(call_id, status, result=result, error=error, audit=True,
                                     defer=True)
         outcome = ToolOutcome(call_id, key, status == "ok", result=result, error=error,

@@ -37,6 +37,8 @@ from workbench.errors import SessionBusyError, StoreError, ToolError, WorkbenchE
 from workbench.events import ExtensionStatusChanged, Notice, SessionStarted
 from workbench.permissions.broker import Broker
 from workbench.permissions.requirements import Requirement, TemplateRoots
+from workbench.config.locale import user_locale
+from workbench.core.call_log import CallLog
 from workbench.store import Store
 from workbench.capabilities.database import ExtensionDatabases
 from workbench.capabilities.memories import Memories
@@ -123,6 +125,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.sandbox.files = ExtensionFiles(
             store=store, installed=lambda name: home.extensions_dir / name,
             reason=self._held_reason, on_held=lambda name: self.reload_extensions())
+        self.gateway.call_log = CallLog(store, home.logs_dir)
+        self.gateway.locale = user_locale(str(config.get("locale")), os.environ)
         self.manager = None
         self._loading = threading.RLock()
         self._extensions_loaded = False
@@ -149,6 +153,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.hook_runtime.budget_ms = int(config.get("hooks.budget_ms"))
         self.gateway.default_timeout_ms = int(config.get("tools.timeout_ms"))
         self.gateway.max_output_bytes = int(config.get("tools.max_output_bytes"))
+        self.gateway.locale = user_locale(str(config.get("locale")), os.environ)
         self._providers_follow_config()
         self._mcp_follow_config()
 
@@ -334,6 +339,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.sandbox.close()
         self.databases.close()
         self.store.close()
+        if self.gateway.call_log is not None:
+            self.gateway.call_log.close()
 
     def _unsandboxed_tools(self) -> set[str]:
         """Tools the person allowed to run without a sandbox — from their own (global)
@@ -463,6 +470,10 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
 
     def sessions(self, limit: int | None = None) -> list[dict[str, Any]]:
         return self.store.list_sessions(limit=limit)
+
+    def call_log(self, call_id: str) -> list[dict[str, Any]]:
+        """The lines a call's tool logged (``ctx.log``), in order: ``{at, level, message}``."""
+        return self.store.tool_call_log(call_id)
 
     def messages(self, session_id: str) -> list[dict[str, Any]]:
         return self.store.list_messages(self.session(session_id)["id"])

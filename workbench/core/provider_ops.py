@@ -100,14 +100,16 @@ class ProviderOps:
                 store=self.store, roots=self.gateway.roots, responder=lambda: self.responder,
                 default_timeout_ms=int(self.config.get("tools.timeout_ms")),
                 max_output_bytes=int(self.config.get("tools.max_output_bytes")))
+            runtime.locale = self.gateway.locale
         return runtime
 
     def _providers_follow_config(self: Host) -> None:
-        """Provider calls from now on get ``self.config``'s time limit and output cap."""
+        """Provider calls from now on get ``self.config``'s time limit, output cap and locale."""
         runtime = self.__dict__.get(_RUNTIME)
         if runtime is not None:
             runtime.default_timeout_ms = int(self.config.get("tools.timeout_ms"))
             runtime.max_output_bytes = int(self.config.get("tools.max_output_bytes"))
+            runtime.locale = self.gateway.locale
 
     def provider_tools(self: Host) -> list[Tool]:
         """The host tools providers bring: ``web_search`` while a search provider is

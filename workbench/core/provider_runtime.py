@@ -40,7 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider, search_scopes
 from workbench.errors import ToolError, WorkbenchError
 from workbench.permissions.broker import Broker, Refusal
-from workbench.permissions.requirements import OS_KINDS, Requirement, TemplateRoots, requirements_of
+from workbench.permissions.requirements import (OS_KINDS, Requirement, TemplateRoots, on_this_system,
+                                                requirements_of)
 from workbench.tools.context import ChatContext, NoStream, ReplyStream, ToolContext
 from workbench.tools.registry import Tool
 
@@ -143,6 +144,8 @@ class ProviderRuntime:
         self.registry = registry
         self.runner = runner
         self.broker = broker
+        self.locale: str | None = None
+        """The person's locale, told to providers as to tools (``getChatContext``)."""
         self.store = store
         self.roots = roots
         self.responder = responder
@@ -172,7 +175,8 @@ class ProviderRuntime:
         granted = await self._authorize(provider, session_id)
         streams = stream is not None and provider.type == "model"
         ctx = ToolContext(sink=self._sink(provider), asker=_no_forms,
-                          chat=ChatContext(session_id=session_id), granted=granted,
+                          chat=ChatContext(session_id=session_id, locale=self.locale),
+                          granted=granted,
                           authorize=self._capabilities(provider, session_id),
                           stream=_Bounded(stream, self.max_output_bytes) if streams
                           else NoStream(f"the {provider.type} provider {provider.qualified_name}",
@@ -218,7 +222,7 @@ class ProviderRuntime:
 
     async def _authorize(self, provider: RegisteredProvider, session_id: str | None) -> list[Requirement]:
         """Settle the OS-level permissions before the worker starts; return what is granted."""
-        reqs = [r for r in self.requirements(provider) if r.kind in OS_KINDS]
+        reqs = [r for r in self.requirements(provider) if r.kind in OS_KINDS and on_this_system(r)]
         once = await self._settle(provider, reqs, session_id)
         return self.broker.granted(provider.key, reqs, session_id, once)
 
@@ -246,6 +250,7 @@ class ProviderRuntime:
             declared = [r for r in self.requirements(provider) if r.kind == kind]
             if kind == "memories":
                 declared = [r for r in declared if r.value == "write" or access == "read"]
+                declared.sort(key=lambda r: r.value != access)  # a read asks for the read entry
             if not declared:
                 raise ToolError("permission", f"the provider {provider.qualified_name} did not "
                                 f"declare the {kind}{' ' + access if access else ''} permission "

@@ -11,7 +11,9 @@ was) or narrowed, each with its reason.
 :func:`changed_since_approved` tells, cheaply enough to run at every worker start,
 which files of an extension differ from the approved ones.
 
-This module imports nothing of ours but the manifest models and the fingerprint.
+This module imports nothing of ours but the manifest models, the fingerprint, and the
+sandbox's lookup of a ``run`` binary (an entry for another system is shown as not
+applicable here).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workbench.ext.fingerprint import RUNTIME_DIRS, RUNTIME_FILES, file_digest
-from workbench.manifest.models import Manifest
+from workbench.manifest.models import Manifest, net_text
+from workbench.sandbox.policy import resolve_binary
 
 CONSENT_FORMAT = 1
 """The version of the consent JSON's layout."""
@@ -109,7 +112,8 @@ def _entries(permissions: Mapping[str, Any], kind: str) -> list[dict[str, Any]]:
 def describe_entry(kind: str, entry: Mapping[str, Any]) -> str:
     """What one permission entry names: a path, ``host:443,80``, a binary, an access."""
     if kind == "net":
-        ports = ",".join(str(port) for port in entry.get("ports") or [])
+        ports = entry.get("ports") or []
+        ports = "*" if ports == "*" else ",".join(str(port) for port in ports)
         return f"{entry.get('host', '')}:{ports}" if ports else str(entry.get("host", ""))
     if kind in _KEY_FIELD:
         return str(entry.get(_KEY_FIELD[kind], ""))
@@ -135,7 +139,10 @@ class PermissionItem:
     optional: bool = False
 
     def describe(self) -> str:
-        text = f"{self.kind} {self.value}".strip()
+        value = net_text(self.value) if self.kind == "net" else self.value
+        text = f"{self.kind} {value}".strip()
+        if self.kind == "run" and resolve_binary(self.value) is None:
+            return text + " (not on this system: skipped)"
         return text + (" (optional)" if self.optional else "")
 
     def to_json(self) -> dict[str, Any]:
@@ -247,8 +254,15 @@ def _path_covers(outer: str, inner: str) -> bool:
     return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
 
 
-def _ports(entry: Mapping[str, Any]) -> set[int]:
-    return {port for port in entry.get("ports") or [] if isinstance(port, int)}
+def _ports_cover(outer: Mapping[str, Any], inner: Mapping[str, Any]) -> bool:
+    """Whether ``outer``'s ports include ``inner``'s (``"*"`` is every port)."""
+    if outer.get("ports") == "*":
+        return True
+    if inner.get("ports") == "*":
+        return False
+    def ports(entry: Mapping[str, Any]) -> set[int]:
+        return {port for port in entry.get("ports") or [] if isinstance(port, int)}
+    return ports(inner) <= ports(outer)
 
 
 def _covers(kind: str, outer: Mapping[str, Any], inner: Mapping[str, Any]) -> bool:
@@ -257,16 +271,18 @@ def _covers(kind: str, outer: Mapping[str, Any], inner: Mapping[str, Any]) -> bo
         return _path_covers(str(outer.get("path", "")), str(inner.get("path", "")))
     if kind == "net":
         host_ok = outer.get("host") == "*" or outer.get("host") == inner.get("host")
-        return host_ok and _ports(inner) <= _ports(outer)
+        return host_ok and _ports_cover(outer, inner)
     if kind == "memories":
         return outer.get("access") == "write" or inner.get("access") == "read"
     return describe_entry(kind, outer) == describe_entry(kind, inner)
 
 
 def _same_key(kind: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    if kind == "memories":  # a read entry and a write entry may both be listed
+        return a.get("access", "read") == b.get("access", "read")
     field_name = _KEY_FIELD.get(kind)
     if field_name is None:
-        return True  # ffi, memories, llm, tts, stt: one entry of each at most matters
+        return True  # ffi, llm, tts, stt: all-or-nothing
     return str(a.get(field_name, "")).rstrip("/") == str(b.get(field_name, "")).rstrip("/")
 
 
@@ -274,6 +290,8 @@ def _diff_kind(tool: str, kind: str, old: list[dict[str, Any]],
                new: list[dict[str, Any]]) -> list[PermissionChange]:
     changes: list[PermissionChange] = []
     matched: set[int] = set()
+    # An old entry the new list keeps as it was is not also what another new entry widens.
+    kept = {i for i, o in enumerate(old) for entry in new if _same_key(kind, o, entry)}
     for entry in new:
         value, reason = describe_entry(kind, entry), str(entry.get("reason", ""))
         required = not entry.get("optional", False)
@@ -293,13 +311,13 @@ def _diff_kind(tool: str, kind: str, old: list[dict[str, Any]],
             elif narrower:
                 changes.append(PermissionChange(tool, "narrowed", kind, value, reason, previous))
             continue
-        inside = [i for i, o in enumerate(old) if _covers(kind, entry, o)]
+        inside = [i for i, o in enumerate(old) if i not in kept and _covers(kind, entry, o)]
         if inside:
             matched.update(inside)
             previous = ", ".join(describe_entry(kind, old[i]) for i in inside)
             changes.append(PermissionChange(tool, "widened", kind, value, reason, previous))
             continue
-        around = [i for i, o in enumerate(old) if _covers(kind, o, entry)]
+        around = [i for i, o in enumerate(old) if i not in kept and _covers(kind, o, entry)]
         if around:
             matched.update(around)
             previous = ", ".join(describe_entry(kind, old[i]) for i in around)

@@ -36,7 +36,7 @@ from workbench.manifest.models import (
     Provider,
     Tool,
 )
-from workbench.manifest.paths import ENTRY_CANDIDATES, check_relative_path, runtime_for
+from workbench.manifest.paths import ENTRY_CANDIDATES, check_relative_path, entry_candidates, runtime_for
 from workbench.manifest.problems import Collector
 
 SNAKE_CASE = re.compile(r"[a-z][a-z0-9_]*")
@@ -278,7 +278,7 @@ def check_entry(data: dict[str, Any], tools: list[Any], folder: Path, found: Col
     if declared is not None and not (_is_relative_path(declared) and runtime_for(declared)):
         return  # refused by the models
     pointer = "/entry" if declared is not None else ""
-    names = (declared,) if declared is not None else ENTRY_CANDIDATES
+    names = (declared,) if declared is not None else entry_candidates(folder)
     present = [name for name in names if (folder / name).exists() or (folder / name).is_symlink()]
     if not present:
         if declared is not None:
@@ -287,7 +287,7 @@ def check_entry(data: dict[str, Any], tools: list[Any], folder: Path, found: Col
             has = " and ".join(kind for kind, present in (("tools", tools), ("hooks", hooks),
                                                           ("providers", providers)) if present)
             found.error(pointer, f"the extension has {has} but no entry module: looked for "
-                        f"{', '.join(ENTRY_CANDIDATES)}", locate_it=False)
+                        f"{', '.join(names)}", locate_it=False)
         return
     entry = folder / present[0]
     locate_it = bool(pointer)
@@ -298,7 +298,7 @@ def check_entry(data: dict[str, Any], tools: list[Any], folder: Path, found: Col
     if not entry.is_file():
         found.error(pointer, f"the entry module {present[0]} is not a file", locate_it=locate_it)
         return
-    if len(present) > 1:
+    if len(present) > 1 and present[0] in ENTRY_CANDIDATES:  # else deno.json or package.json chose
         found.warning(pointer, f"{' and '.join(present)} all exist; {present[0]} is the entry "
                       "module", locate_it=False)
     if not exports:

@@ -14,11 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Discriminator, Field,
+                      StringConstraints, Tag)
 
 from workbench.errors import ManifestError
 from workbench.manifest.paths import (
-    ENTRY_CANDIDATES,
     ENTRY_PATH_PATTERN,
     PERMISSION_PATH_PATTERN,
     RELATIVE_PATH_PATTERN,
@@ -27,6 +27,7 @@ from workbench.manifest.paths import (
     Runtime,
     check_permission_path,
     check_relative_path,
+    entry_candidates,
     find_entry,
     runtime_for,
 )
@@ -56,6 +57,13 @@ Platform = Literal["darwin", "windows", "linux", "linux_x11", "linux_wayland"]
 
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1, pattern=r"\S")]
 Port = Annotated[int, Field(ge=1, le=65535)]
+Ports = Annotated[
+    Annotated[list[Port], Field(min_length=1), Tag("list")] | Annotated[Literal["*"], Tag("any")],
+    Discriminator(lambda value: "any" if isinstance(value, str) else "list"),
+]
+"""A `net` entry's ports: a list of port numbers, or `"*"` for any port."""
+ENV_KEY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+"""What an `env` permission's key must match: an environment variable's name."""
 RelativePath = Annotated[
     str,
     AfterValidator(check_relative_path),
@@ -103,8 +111,8 @@ class NetPermission(PermissionEntry):
 
     host: NonEmptyStr
     """The host name, or `"*"` for any host."""
-    ports: list[Port] = Field(min_length=1)
-    """The ports the tool may connect to."""
+    ports: Ports
+    """The ports the tool may connect to, or `"*"` for any port."""
 
 
 class PathPermission(PermissionEntry):
@@ -125,8 +133,8 @@ class RunPermission(PermissionEntry):
 class EnvPermission(PermissionEntry):
     """Read an environment variable."""
 
-    key: NonEmptyStr
-    """The variable's name."""
+    key: str = Field(pattern=ENV_KEY_PATTERN)
+    """The variable's name: letters, digits and '_', not starting with a digit."""
 
 
 class FfiPermission(PermissionEntry):
@@ -151,26 +159,23 @@ class CapabilityPermission(PermissionEntry):
     """Use an all-or-nothing capability the host brokers (`llm`, `tts`, `stt`)."""
 
 
-def _one_entry(value: Any) -> Any:
-    """Accept a capability permission as an object or as a one-element list of it."""
-    if isinstance(value, list):
-        if len(value) != 1:
-            raise ValueError(f"expected one permission object (or a list of exactly one), "
-                             f"got a list of {len(value)}")
-        return value[0]
-    return value
+def _as_list(value: Any) -> Any:
+    """Accept a capability permission as one object or as a list of them (as the OS
+    kinds are): ``memories`` may list a read entry and a write entry, each with its reason."""
+    return [value] if isinstance(value, dict) else value
 
 
 _CAPABILITIES = ("memories", "llm", "tts", "stt")
 
 
 def _capability_schema(schema: dict[str, Any]) -> None:
-    """Publish the capability permissions as an object or a one-element list of it."""
+    """Publish the capability permissions as an object or a list of them."""
     for key in _CAPABILITIES:
         prop = schema["properties"][key]
-        ref = next(item for item in prop.pop("anyOf") if "$ref" in item)
+        items = prop.pop("items")
+        prop.pop("type", None)
         prop.pop("default", None)
-        prop["anyOf"] = [ref, {"type": "array", "items": ref, "minItems": 1, "maxItems": 1}]
+        prop["anyOf"] = [items, {"type": "array", "items": items}]
 
 
 class Permissions(BaseModel):
@@ -198,13 +203,14 @@ class Permissions(BaseModel):
     """Native libraries to load."""
     sys: list[SysPermission] = []
     """System APIs to reach."""
-    memories: Annotated[MemoriesPermission | None, BeforeValidator(_one_entry)] = None
-    """The person's memories, with read or write access."""
-    llm: Annotated[CapabilityPermission | None, BeforeValidator(_one_entry)] = None
+    memories: Annotated[list[MemoriesPermission], BeforeValidator(_as_list)] = []
+    """The person's memories, with read or write access: one entry, or a list (a read
+    entry and a write entry, each with its reason)."""
+    llm: Annotated[list[CapabilityPermission], BeforeValidator(_as_list)] = []
     """One completion at a time from the person's model."""
-    tts: Annotated[CapabilityPermission | None, BeforeValidator(_one_entry)] = None
+    tts: Annotated[list[CapabilityPermission], BeforeValidator(_as_list)] = []
     """Speech synthesis (also needs Text-to-Speech on)."""
-    stt: Annotated[CapabilityPermission | None, BeforeValidator(_one_entry)] = None
+    stt: Annotated[list[CapabilityPermission], BeforeValidator(_as_list)] = []
     """Transcription (also needs Speech-to-Text on)."""
 
     def is_empty(self) -> bool:
@@ -219,6 +225,20 @@ PERMISSION_ENTRY_MODELS: dict[str, type[PermissionEntry]] = {
     "tts": CapabilityPermission, "stt": CapabilityPermission,
 }
 """The entry model of each permission kind."""
+
+
+def net_text(value: str) -> str:
+    """A `net` permission's value (`host:443,80`, `host:*`, `*:443`) as a person reads it:
+    `"*"` is spelled out, as `any host` and `any port`."""
+    host, colon, ports = value.rpartition(":")
+    if not colon:
+        host, ports = value, ""
+    where = "any host" if host == "*" else host
+    if ports == "*":
+        return f"{where}, any port"
+    if not ports:
+        return where
+    return f"any host, port {ports}" if host == "*" else value
 
 
 class Tool(BaseModel):
@@ -376,7 +396,9 @@ class Manifest(BaseModel):
     wins, and the others are reported as conflicts."""
     entry: EntryPath | None = None
     """The entry module's path relative to the folder (a workbench extension of the
-    format). When absent the host looks for index.ts, index.js, mod.ts, then main.py. The
+    format). When absent the host takes the module deno.json exports, then the one
+    package.json names (exports, then main), then looks for index.ts, index.js, mod.ts and
+    main.py. The
     runtime follows from the suffix: .ts, .js, .mts, .mjs, .tsx and .jsx run under Deno,
     .py in Python."""
 
@@ -399,7 +421,7 @@ class Manifest(BaseModel):
         """
         found = find_entry(folder, self.entry)
         if found is None:
-            looked = self.entry if self.entry is not None else ", ".join(ENTRY_CANDIDATES)
+            looked = self.entry if self.entry is not None else ", ".join(entry_candidates(folder))
             raise ManifestError(f"no entry module found (looked for {looked})",
                                 where=str(folder))
         return found

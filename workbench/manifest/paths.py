@@ -9,9 +9,10 @@ Schema share them. This module imports nothing of workbench.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 Runtime = Literal["deno", "python"]
 """How an entry module runs: under Deno (TypeScript/JavaScript) or in Python."""
@@ -20,7 +21,12 @@ PATH_TEMPLATES: tuple[str, ...] = ("$home", "$downloads", "$models", "$sessions"
 """The fixed templates a permission path may start with; ``$env.VAR`` is the sixth."""
 
 ENTRY_CANDIDATES: tuple[str, ...] = ("index.ts", "index.js", "mod.ts", "main.py")
-"""Where the host looks for the entry module, in order, when the manifest names none."""
+"""Where the host looks for the entry module, in order, when the manifest names none and
+neither ``deno.json`` nor ``package.json`` names one (see :func:`entry_candidates`)."""
+
+EXPORT_CONDITIONS: tuple[str, ...] = ("deno", "import", "default")
+"""The conditions of a conditional ``exports`` the host follows, in order (as Deno does;
+``require`` and ``types`` name nothing it runs)."""
 
 RUNTIME_BY_SUFFIX: dict[str, Runtime] = {
     ".ts": "deno", ".js": "deno", ".mts": "deno", ".mjs": "deno", ".tsx": "deno", ".jsx": "deno",
@@ -135,24 +141,96 @@ class Entry(NamedTuple):
     """How it runs."""
 
 
+def _read_json(path: Path) -> dict[str, Any] | None:
+    """The object in a JSON file, or ``None`` when it is missing or not a JSON object
+    (the file is the author's; the host never refuses an extension for it)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _export_target(value: Any) -> str | None:
+    """The module an ``exports`` value names for ``.``: a string, a map of subpaths
+    (``{".": …}``), or conditions (``{"import": …, "default": …}``), nested."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return next((found for item in value if (found := _export_target(item))), None)
+    if not isinstance(value, dict):
+        return None
+    if any(key.startswith(".") for key in value):
+        return _export_target(value.get("."))
+    for condition in EXPORT_CONDITIONS:
+        if condition in value and (found := _export_target(value[condition])):
+            return found
+    return None
+
+
+def _module_name(value: str) -> str:
+    """``./mod.ts`` as a path relative to the folder: ``mod.ts``."""
+    while value.startswith("./"):
+        value = value[2:]
+    return value
+
+
+def entry_candidates(folder: Path) -> tuple[str, ...]:
+    """Where the entry module may be, in the order a Deno or Node author expects.
+
+    First the module ``deno.json`` exports (``"exports": "./mod.ts"`` or its ``"."``),
+    then the one ``package.json`` names (``exports`` as a string, a ``"."`` map or
+    conditions ``deno``/``import``/``default``, then ``main``, which may omit ``.js``),
+    then :data:`ENTRY_CANDIDATES`. Names are relative to ``folder``; one that would leave
+    it or has a suffix no runtime runs is left out.
+
+    Args:
+        folder: The extension folder.
+    """
+    names: list[str] = []
+    deno = _read_json(folder / "deno.json")
+    if deno is not None and (target := _export_target(deno.get("exports"))):
+        names.append(_module_name(target))
+    package = _read_json(folder / "package.json")
+    if package is not None:
+        if target := _export_target(package.get("exports")):
+            names.append(_module_name(target))
+        main = package.get("main")
+        if isinstance(main, str) and main.strip():
+            main = _module_name(main.strip()).rstrip("/")
+            names += [main] if runtime_for(main) else [f"{main}.js", f"{main}/index.js"]
+    names += ENTRY_CANDIDATES
+    return tuple(dict.fromkeys(name for name in names if _inside(name) and runtime_for(name)))
+
+
+def _inside(name: str) -> bool:
+    try:
+        check_relative_path(name)
+    except ValueError:
+        return False
+    return True
+
+
 def find_entry(folder: Path, entry: str | None) -> Entry | None:
     """Find an extension's entry module.
 
     Args:
         folder: The extension folder.
         entry: The manifest's ``entry`` field; when ``None`` the first existing file of
-            :data:`ENTRY_CANDIDATES` is used.
+            :func:`entry_candidates` is used.
 
     Returns:
         The entry module, or ``None`` when it does not exist, has an unknown suffix, or
         resolves (through a symlink) outside ``folder``.
     """
     root = folder.resolve()
-    names = (entry,) if entry is not None else ENTRY_CANDIDATES
+    names = (entry,) if entry is not None else entry_candidates(folder)
     for name in names:
         runtime = runtime_for(name)
+        if runtime is None or "\x00" in name:
+            continue
         candidate = (folder / name).resolve()
-        if runtime is None or not candidate.is_relative_to(root) or not candidate.is_file():
+        if not candidate.is_relative_to(root) or not candidate.is_file():
             continue
         return Entry(path=candidate, runtime=runtime)
     return None

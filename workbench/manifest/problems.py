@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from workbench.manifest.locate import Locations, join_pointer
-from workbench.manifest.models import (EXPORT_NAME_PATTERN, EXTENSION_NAME_PATTERN, PROVIDER_NAME_PATTERN, TOOL_NAME_PATTERN,
+from workbench.manifest.models import (ENV_KEY_PATTERN, EXPORT_NAME_PATTERN, EXTENSION_NAME_PATTERN, PROVIDER_NAME_PATTERN, TOOL_NAME_PATTERN,
                                        Manifest)
 
 
@@ -105,6 +105,8 @@ def _message(error: dict[str, Any]) -> str:
         return f"unknown field '{error['loc'][-1]}'"
     if kind in _TYPE_NAMES:
         return f"expected {_TYPE_NAMES[kind]}, got {_shown(value)}"
+    if kind == "literal_error" and ctx.get("expected") == "'*'":
+        return f"expected a list of port numbers or \"*\", got {_shown(value)}"
     if kind == "literal_error":
         return f"expected {ctx.get('expected')}, got {_shown(value)}"
     if kind == "string_pattern_mismatch":
@@ -122,6 +124,9 @@ def _message(error: dict[str, Any]) -> str:
         if ctx.get("pattern") == PROVIDER_NAME_PATTERN:
             return (f"{_shown(value)} is not a valid provider name: use 1 to 64 lowercase "
                     "letters, digits, '_' or '-', starting with a letter or digit")
+        if ctx.get("pattern") == ENV_KEY_PATTERN:
+            return (f"{_shown(value)} is not an environment variable name: use letters, "
+                    "digits and '_', not starting with a digit")
         if ctx.get("pattern") == EXPORT_NAME_PATTERN:
             return f"{_shown(value)} is not a valid export name"
         return f"{_shown(value)} does not match the pattern {ctx.get('pattern')}"
@@ -138,8 +143,9 @@ def _message(error: dict[str, Any]) -> str:
 def pointer_for(loc: tuple[Any, ...], data: Any) -> str:
     """Return the JSON pointer of a pydantic error location, guided by the raw data.
 
-    A capability permission given as a one-element list gets its `/0` back, which
-    pydantic drops when it unwraps the list.
+    Tokens the document has no place for are dropped: the `0` of a capability
+    permission written as one object (the model reads it as a list of one), and the tag
+    of a union member (a `net` entry's `ports` is a list or `"*"`).
 
     Args:
         loc: The error's `loc` (aliases and list indexes).
@@ -147,8 +153,10 @@ def pointer_for(loc: tuple[Any, ...], data: Any) -> str:
     """
     pointer, node = "", data
     for token in loc:
-        if isinstance(token, str) and isinstance(node, list) and len(node) == 1:
-            pointer, node = join_pointer(pointer, 0), node[0]
+        if isinstance(token, int) and isinstance(node, dict):
+            continue  # one object read as a list of one
+        if isinstance(token, str) and isinstance(node, list | str | int | float | bool):
+            continue  # a union member's tag
         pointer = join_pointer(pointer, token)
         if isinstance(node, dict) and isinstance(token, str):
             node = node.get(token)

@@ -8,7 +8,8 @@ to read their installation folders (``/usr`` for ``/usr/bin/node``, a virtualenv
 its script). Anything else — the server's own code folder, data, hosts — must be
 granted: ``read:PATH``, ``write:PATH``, ``run:BINARY``, ``env:KEY``, ``net:HOST:PORT``.
 
-World-readable system files programs read at start (``PROGRAM_READ``) are readable too.
+World-readable system files programs read at start (``sandbox.policy.PROGRAM_READ``) are
+readable too.
 The environment holds ``PATH``, ``LANG``, ``HOME`` (the server's folder), the entry's
 own ``env`` and the granted keys of the host's environment. Network access goes
 through the host's allowlisting proxy (``workbench.sandbox.proxy``); without a
@@ -26,15 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.mcp.config import ServerConfig, parse_grant
-from workbench.sandbox.policy import Limits, NetEndpoint, Policy, resolve_binary
+from workbench.sandbox.policy import (PROGRAM_READ, Limits, NetEndpoint, Policy, resolve_binary,
+                                      script_interpreters)
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
-
-PROGRAM_READ = ("/etc/ssl", "/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/passwd",
-                "/etc/group")
-"""World-readable system files programs read at start (OpenSSL's configuration, who the
-user is, how names resolve), beside the sandbox's own ``SYSTEM_READ``."""
-
 
 class SandboxSetupError(RuntimeError):
     """The server cannot be sandboxed as configured (e.g. its command is not found)."""
@@ -61,27 +57,6 @@ class Launch:
         self._close_after_start.clear()
 
 
-def _interpreter(path: str, env_path: str) -> list[str]:
-    """The interpreter(s) a script's ``#!`` line names, resolved."""
-    try:
-        with open(path, "rb") as handle:
-            first = handle.readline(256)
-    except OSError:
-        return []
-    if not first.startswith(b"#!"):
-        return []
-    parts = first[2:].decode("utf-8", "replace").split()
-    if not parts:
-        return []
-    found = [parts[0]]
-    if os.path.basename(parts[0]) == "env" and len(parts) > 1:
-        name = next((p for p in parts[1:] if not p.startswith("-")), None)
-        resolved = resolve_binary(name, env_path) if name else None
-        if resolved:
-            found.append(resolved)
-    return found
-
-
 def _prefix(path: str) -> str:
     """The installation folder of an executable: the parent of its ``bin``."""
     folder = os.path.dirname(path)
@@ -98,7 +73,7 @@ def build_policy(server: ServerConfig, *, cwd: Path, env: Mapping[str, str],
     command = resolve_binary(server.command or "", SYSTEM_PATH + ":" + env.get("PATH", ""))
     if command is None:
         raise SandboxSetupError(f"the command {server.command!r} was not found")
-    executables = [command, *_interpreter(command, env.get("PATH", SYSTEM_PATH))]
+    executables = [command, *script_interpreters(command, env.get("PATH", SYSTEM_PATH))]
     folder = server.cwd or str(cwd)
     policy = Policy(runtime="mcp", entry=command, function="", extension_dir=_prefix(command),
                     cwd=folder, limits=limits)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from workbench.events import PermissionRequest, RequestDenied
-from workbench.permissions.requirements import PATH_KINDS, Requirement
+from workbench.permissions.requirements import PATH_KINDS, Requirement, on_this_system
 from workbench.sandbox.paths import PathChanged, Pin, pin_path
 from workbench.sandbox.policy import resolve_binary
 
@@ -340,7 +340,8 @@ class Broker:
 
     def explain(self, tool: str, reqs: Iterable[Requirement],
                 session_id: str | None = None) -> list[dict[str, Any]]:
-        """Each requirement's state for ``grants explain``: ``granted``, ``denied``,
+        """Each requirement's state for ``grants explain``: ``not applicable`` (a ``run``
+        entry whose binary is not on this system), ``granted``, ``denied``,
         ``not granted`` (required, never granted), ``undecided`` (optional, never
         asked or asked only once) or ``declined`` (optional, left out in the chat, or in any chat without one),
         with the grant behind it."""
@@ -348,6 +349,10 @@ class Broker:
         declines = self.store.list_declines(tool)
         rows = []
         for req in reqs:
+            if not on_this_system(req):
+                rows.append({**req.to_json(), "key": req.key, "state": "not applicable",
+                             "grant": None})
+                continue
             matches = [g for g in grants if g["kind"] == req.kind and g["value"] == req.value]
             lasting = [g for g in matches if g["scope"] in ("always", "deny")]
             sessions = [g for g in matches if g["scope"] == "session"

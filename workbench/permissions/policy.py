@@ -8,6 +8,15 @@ with the device and inode found there (its pin): checked here, on the host, for 
 refusal that names the path, and again by the worker on the descriptor its
 Landlock rule is made from. Deno's ``--allow-read``/``--allow-write`` name the same
 resolved paths, so neither layer goes through a link.
+
+A ``run`` grant is resolved on the host's ``PATH``. One whose binary is not on this
+system is left out: a tool lists the alternatives of several systems (``open``,
+``xdg-open``, ``rundll32``) and runs the one that is here. A granted binary that is a
+script (``#!``) may also execute its interpreter — the kernel needs that to start it —
+but the interpreter is not a ``run`` grant: Deno's ``--allow-run`` still names the
+granted binaries alone. The worker's ``PATH`` is the granted binaries' folders (and
+their interpreters', for ``#!/usr/bin/env NAME``), so a tool calls one by its name, and
+the world-readable files programs read at start (``PROGRAM_READ``) are readable.
 """
 
 from __future__ import annotations
@@ -19,12 +28,12 @@ from pathlib import Path
 from workbench.permissions.requirements import Requirement
 from workbench.sandbox import deno
 from workbench.sandbox.paths import PathChanged, check_pinned, pin_path
-from workbench.sandbox.policy import (PYTHON_SITE, Limits, NetEndpoint, Policy, python_runtime_paths,
-                                      resolve_binary)
+from workbench.sandbox.policy import (PROGRAM_READ, PYTHON_SITE, Limits, NetEndpoint, Policy,
+                                      python_runtime_paths, resolve_binary, script_interpreters)
 
 
 class PolicyError(ValueError):
-    """A grant cannot be turned into a policy (e.g. a ``run`` binary that does not exist)."""
+    """A grant cannot be turned into a policy (e.g. Deno is not installed)."""
 
 
 class GrantChanged(PolicyError):
@@ -86,11 +95,13 @@ def build_policy(*, runtime: str, entry: Path, function: str, extension_dir: Pat
 
     Raises:
         GrantChanged: A granted path is not what was granted (see the module docstring).
-        PolicyError: A granted binary cannot be found.
+        PolicyError: The runtime cannot run here.
     """
     env = os.environ if env is None else env
     policy = Policy(runtime=runtime, entry=str(entry), function=function,
                     extension_dir=str(extension_dir), cwd=str(cwd), limits=limits)
+    interpreters: list[str] = []
+    looked_up: list[str] = []  # the interpreters of `#!/usr/bin/env NAME`, found on PATH
     for req in granted:
         if req.kind == "read":
             policy.read.append(_granted_path(req, policy))
@@ -98,21 +109,23 @@ def build_policy(*, runtime: str, entry: Path, function: str, extension_dir: Pat
             policy.write.append(_granted_path(req, policy))
         elif req.kind == "run":
             binary = resolve_binary(req.value, env.get("PATH"))
-            if binary is None:
-                raise PolicyError(f"the granted binary {req.value!r} was not found")
-            policy.execute.append(binary)
-            # Deno's --allow-run names the binary as found; its Landlock rule is made
-            # on the file it resolves to now, opened with no link and checked. It must
-            # resolve to the file it resolved to when granted (a package upgrade that
-            # replaces that file keeps it granted; a link pointed elsewhere does not).
-            try:
-                pin = pin_path(binary)
-                if req.pin is not None and pin.path != req.pin.path:
-                    raise PathChanged(binary, f"now leads to {pin.path}, not to {req.pin.path} "
-                                      "as when it was granted")
-            except PathChanged as exc:
-                raise GrantChanged(req, exc) from None
-            policy.pins[binary] = [pin.device, pin.inode, pin.path]
+            if binary is not None:  # else an alternative for another system
+                policy.execute.append(binary)
+                found = script_interpreters(binary, env.get("PATH"))
+                interpreters += found
+                looked_up += found[1:]
+                # Deno's --allow-run names the binary as found; its Landlock rule is made
+                # on the file it resolves to now, opened with no link and checked. It must
+                # resolve to the file it resolved to when granted (a package upgrade that
+                # replaces that file keeps it granted; a link pointed elsewhere does not).
+                try:
+                    pin = pin_path(binary)
+                    if req.pin is not None and pin.path != req.pin.path:
+                        raise PathChanged(binary, f"now leads to {pin.path}, not to {req.pin.path} "
+                                          "as when it was granted")
+                except PathChanged as exc:
+                    raise GrantChanged(req, exc) from None
+                policy.pins[binary] = [pin.device, pin.inode, pin.path]
         elif req.kind == "env":
             if req.value in env:
                 policy.env[req.value] = env[req.value]
@@ -136,4 +149,21 @@ def build_policy(*, runtime: str, entry: Path, function: str, extension_dir: Pat
         deno.configure(policy, binary=binary, deno_dir=str(deno_dir), tool=tool)
     else:
         raise PolicyError(f"unknown runtime {runtime!r}")
+    _run_paths(policy, interpreters, looked_up)
     return policy
+
+
+def _run_paths(policy: Policy, interpreters: list[str], looked_up: list[str]) -> None:
+    """Let the granted scripts' interpreters execute, the granted programs read the
+    system files they read at start, and give the worker a ``PATH`` of the granted
+    binaries' folders, and those of interpreters ``env`` finds by name (unless the host's
+    ``PATH`` itself was granted)."""
+    for interpreter in dict.fromkeys(interpreters):
+        if interpreter not in policy.execute:
+            policy.runtime_execute.append(interpreter)
+    if not policy.execute:
+        return
+    policy.runtime_read.extend(PROGRAM_READ)
+    if "PATH" not in policy.env:
+        folders = [os.path.dirname(path) for path in [*policy.execute, *looked_up]]
+        policy.env["PATH"] = os.pathsep.join(dict.fromkeys(folders))

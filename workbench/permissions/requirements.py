@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.sandbox.paths import Pin
+from workbench.sandbox.policy import resolve_binary
 
 OS_KINDS = ("net", "read", "write", "run", "env", "ffi", "sys")
 PATH_KINDS = ("read", "write")
@@ -95,6 +96,13 @@ def expand_path(path: str, *, roots: TemplateRoots, extension_dir: Path,
     return os.path.normpath(os.path.join(base, rest)) if rest else os.path.normpath(base)
 
 
+def on_this_system(req: Requirement, env_path: str | None = None) -> bool:
+    """False for a ``run`` entry whose binary is not on this system (on ``env_path``, the
+    host's ``PATH`` by default): an alternative for another system (``open`` on macOS,
+    ``rundll32`` on Windows), not applicable here — never asked for, never required."""
+    return req.kind != "run" or resolve_binary(req.value, env_path) is not None
+
+
 def _entries(value: Any) -> list[dict[str, Any]]:
     if value is None:
         return []
@@ -114,7 +122,8 @@ def requirements_of(permissions: Mapping[str, Any], *, roots: TemplateRoots,
             if kind in ("read", "write"):
                 value = expand_path(str(entry["path"]), roots=roots, extension_dir=extension_dir, env=env)
             elif kind == "net":
-                ports = ",".join(str(p) for p in entry.get("ports") or [])
+                ports = entry.get("ports") or []
+                ports = "*" if ports == "*" else ",".join(str(p) for p in ports)
                 value = f"{entry['host']}:{ports}" if ports else str(entry["host"])
             elif kind == "run":
                 value = str(entry["binary"])

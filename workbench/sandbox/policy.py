@@ -24,6 +24,12 @@ SYSTEM_READ = ("/usr/lib", "/lib", "/lib64", "/usr/lib64", "/etc/ld.so.cache", "
                "/dev/random")
 """Read-only system files every runtime needs: shared libraries, time zones, CA certificates."""
 
+PROGRAM_READ = ("/etc/ssl", "/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/passwd",
+                "/etc/group", "/etc/gitconfig")
+"""World-readable system files the programs a sandbox runs (a granted binary, a
+sandboxed server) read at start: OpenSSL's configuration, who the user is, how names
+resolve, git's system configuration (git stops when it exists and cannot be read)."""
+
 PYTHON_SITE = "site"
 """The folder, inside an extension's Python dependency folder, its requirements were
 installed into (``pip install --target``): put first on the worker's import path."""
@@ -116,6 +122,29 @@ def python_runtime_paths() -> list[str]:
              str(Path(workbench.__file__).resolve().parent)}
     paths.update(p for p in sys.path if p and os.path.isdir(p))
     return sorted(paths)
+
+
+def script_interpreters(path: str, env_path: str | None = None) -> list[str]:
+    """The interpreter(s) a script's ``#!`` line names, resolved: ``["/bin/sh"]``, or
+    ``["/usr/bin/env", "/usr/bin/python3"]`` for ``#!/usr/bin/env python3`` (the name
+    looked up in ``env_path``); empty for a program that is no script."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return []
+    if not first.startswith(b"#!"):
+        return []
+    parts = first[2:].decode("utf-8", "replace").split()
+    if not parts:
+        return []
+    found = [parts[0]]
+    if os.path.basename(parts[0]) == "env" and len(parts) > 1:
+        name = next((p for p in parts[1:] if not p.startswith("-")), None)
+        resolved = resolve_binary(name, env_path) if name else None
+        if resolved:
+            found.append(resolved)
+    return found
 
 
 def resolve_binary(binary: str, env_path: str | None = None) -> str | None:

@@ -106,6 +106,16 @@ def _write_finish(conn: sqlite3.Connection, call_id: str, status: str, result: s
         insert_audit(conn, clock(), caller, f"tool.{status}", tool, {"call_id": call_id})
 
 
+CALL_LOG = "tool.log"
+"""The audit action of one line a call's tool logged (``ctx.log``): the call's log."""
+
+
+def _write_log(conn: sqlite3.Connection, call_id: str, tool: str, level: str, message: str,
+               clock: Clock) -> None:
+    insert_audit(conn, clock(), "tool", CALL_LOG, tool,
+                 {"call_id": call_id, "level": level, "message": message})
+
+
 class ToolCallsMixin(AuditMixin):
     """Queries on ``tool_calls`` (and the audit entries of their start and end)."""
 
@@ -172,6 +182,44 @@ class ToolCallsMixin(AuditMixin):
             return
         with self.transaction():
             write(self._db.conn, clock=self.clock)
+
+    def log_tool_call(self, call_id: str, tool: str, level: str, message: str, *,
+                      defer: bool = False) -> None:
+        """Keep a line the call's tool logged, in the call's log (``tool_call_log``).
+
+        Args:
+            call_id: The call's id.
+            tool: The tool's full name.
+            level: ``debug``, ``info``, ``warn`` or ``error``.
+            message: The line.
+            defer: Queue the write behind the call's start (see ``start_tool_call``).
+        """
+        write = partial(_write_log, call_id=call_id, tool=tool, level=level, message=message)
+        if defer:
+            self._defer(f"log of tool call {call_id!r}", write, 1, needs=call_id)
+            return
+        with self.transaction():
+            write(self._db.conn, clock=self.clock)
+
+    def tool_call_log(self, call_id: str) -> list[dict[str, Any]]:
+        """The lines a call's tool logged, in order: ``{at, level, message}`` each.
+
+        The lines are audit entries of the call's time span, found through the audit
+        log's time index.
+        """
+        call = self._one("SELECT started_at, ended_at FROM tool_calls WHERE id = ?", (call_id,))
+        if call is None:
+            return []
+        rows = self._all(
+            "SELECT at, detail FROM audit_log WHERE at >= ? AND (? IS NULL OR at <= ?) "
+            "AND action = ? AND json_extract(detail, '$.call_id') = ? ORDER BY at, id",
+            (call["started_at"], call["ended_at"], call["ended_at"], CALL_LOG, call_id))
+        lines = []
+        for row in rows:
+            detail = load_json(row["detail"]) or {}
+            lines.append({"at": row["at"], "level": detail.get("level"),
+                          "message": detail.get("message")})
+        return lines
 
     def _defer(self, label: str, write: Callable[..., None], ticks: int,
                key: str | None = None, needs: str | None = None) -> None:

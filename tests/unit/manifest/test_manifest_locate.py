@@ -57,9 +57,16 @@ def test_pointer_escaping() -> None:
     assert join_pointer("/x", "a/b", "c~d", 3) == "/x/a~1b/c~0d/3"
 
 
-def test_pointer_for_unwrapped_capability_list() -> None:
-    data = {"tools": [{"permissions": {"llm": [{"reason": ""}], "net": [{"host": "a"}]}}]}
-    assert pointer_for(("tools", 0, "permissions", "llm", "reason"), data) == \
-        "/tools/0/permissions/llm/0/reason"
-    assert pointer_for(("tools", 0, "permissions", "net", 0, "ports"), data) == \
-        "/tools/0/permissions/net/0/ports"
+def test_pointer_for_a_capability_written_as_one_object_or_a_list() -> None:
+    one = {"tools": [{"permissions": {"llm": {"reason": ""}}}]}
+    listed = {"tools": [{"permissions": {"llm": [{"reason": "a"}, {"reason": ""}]}}]}
+    assert pointer_for(("tools", 0, "permissions", "llm", 0, "reason"), one) == \
+        "/tools/0/permissions/llm/reason"
+    assert pointer_for(("tools", 0, "permissions", "llm", 1, "reason"), listed) == \
+        "/tools/0/permissions/llm/1/reason"
+
+
+def test_pointer_for_drops_the_tag_of_a_union_member() -> None:
+    data = {"net": [{"host": "a", "ports": [443, 0]}], "other": [{"host": "b", "ports": "any"}]}
+    assert pointer_for(("net", 0, "ports", "list", 1), data) == "/net/0/ports/1"
+    assert pointer_for(("other", 0, "ports", "any"), data) == "/other/0/ports"

@@ -175,25 +175,30 @@ def test_every_permission_kind_parses() -> None:
     assert perms.read[1].path == "$home" and perms.write[0].path == "$downloads"
     assert perms.run[0].binary == "git" and perms.env[0].key == "HOME"
     assert perms.ffi[0].reason == "Load the codec." and perms.sys[0].flag == "hostname"
-    assert perms.memories.access == "write"
-    assert perms.llm.reason == "Summarize."
-    assert perms.tts.reason == "Read aloud."  # a one-element list is unwrapped
-    assert perms.stt.optional is True
+    assert [entry.access for entry in perms.memories] == ["write"]  # one object: a list of one
+    assert perms.llm[0].reason == "Summarize."
+    assert perms.tts[0].reason == "Read aloud."
+    assert perms.stt[0].optional is True
     assert not perms.is_empty()
 
 
-def test_capability_given_as_a_list_of_two_is_refused() -> None:
-    data = {"llm": [{"reason": "a"}, {"reason": "b"}]}
-    with pytest.raises(ValidationError) as caught:
-        Permissions.model_validate(data)
-    assert [error["loc"] for error in caught.value.errors()] == [("llm",)]
-    assert "list of 2" in caught.value.errors()[0]["msg"]
+def test_a_capability_may_list_several_entries() -> None:
+    perms = Permissions.model_validate({
+        "memories": [{"access": "read", "reason": "Look up the notes."},
+                     {"access": "write", "reason": "Save a new note.", "optional": True}],
+        "llm": [{"reason": "a"}, {"reason": "b"}]})
+    assert [(entry.access, entry.optional) for entry in perms.memories] == [
+        ("read", False), ("write", True)]
+    assert [entry.reason for entry in perms.llm] == ["a", "b"]
 
 
 @pytest.mark.parametrize(("kind", "entry", "loc"), [
-    ("net", [{"host": "a", "ports": [0], "reason": "r"}], ("net", 0, "ports", 0)),
-    ("net", [{"host": "a", "ports": [65536], "reason": "r"}], ("net", 0, "ports", 0)),
-    ("net", [{"host": "a", "ports": [], "reason": "r"}], ("net", 0, "ports")),
+    ("net", [{"host": "a", "ports": [0], "reason": "r"}], ("net", 0, "ports", "list", 0)),
+    ("net", [{"host": "a", "ports": [65536], "reason": "r"}], ("net", 0, "ports", "list", 0)),
+    ("net", [{"host": "a", "ports": [], "reason": "r"}], ("net", 0, "ports", "list")),
+    ("net", [{"host": "a", "ports": "any", "reason": "r"}], ("net", 0, "ports", "any")),
+    ("env", [{"key": "MY-KEY", "reason": "r"}], ("env", 0, "key")),
+    ("env", [{"key": "1KEY", "reason": "r"}], ("env", 0, "key")),
     ("net", [{"host": "a", "reason": "r"}], ("net", 0, "ports")),
     ("read", [{"path": "/x"}], ("read", 0, "reason")),
     ("write", [{"path": "/x", "reason": ""}], ("write", 0, "reason")),
@@ -201,9 +206,9 @@ def test_capability_given_as_a_list_of_two_is_refused() -> None:
     ("env", [{"reason": "r"}], ("env", 0, "key")),
     ("sys", [{"reason": "r"}], ("sys", 0, "flag")),
     ("ffi", [{}], ("ffi", 0, "reason")),
-    ("memories", {"access": "admin", "reason": "r"}, ("memories", "access")),
-    ("memories", {"reason": "r"}, ("memories", "access")),
-    ("llm", {}, ("llm", "reason")),
+    ("memories", {"access": "admin", "reason": "r"}, ("memories", 0, "access")),
+    ("memories", [{"access": "read", "reason": "r"}, {"reason": "r"}], ("memories", 1, "access")),
+    ("llm", {}, ("llm", 0, "reason")),
     ("stt", "yes", ("stt",)),
 ])
 def test_bad_permission_entries(kind: str, entry, loc: tuple) -> None:

@@ -597,13 +597,13 @@ def test_values_of_the_wrong_type_are_reported_where_they_are(tmp_path: Path) ->
     odd = manifest(entry=5, tools=[
         "x", None,
         {"name": "t", "description": "d", "parameters": "str", "function": 7, "permissions": []},
-        tool("u", "f", permissions={"net": "x", "read": [None], "memories": 5, "llm": []}),
+        tool("u", "f", permissions={"net": "x", "read": [None], "memories": 5, "llm": [7]}),
     ], memories={"kind": "skill"})
     report = validate_extension(write_ext(tmp_path, odd))
     assert pointers(report.errors) == [
         "/entry", "/tools/0", "/tools/1", "/tools/2/parameters", "/tools/2/function",
         "/tools/2/permissions", "/tools/3/permissions/net", "/tools/3/permissions/read/0",
-        "/tools/3/permissions/memories", "/tools/3/permissions/llm", "/memories",
+        "/tools/3/permissions/memories", "/tools/3/permissions/llm/0", "/memories",
     ]
     assert all(problem.line is not None for problem in report.errors)
 

@@ -24,6 +24,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Static
 
 from workbench.events import PermissionAnswer, PermissionRequest
+from workbench.manifest.models import net_text
 from workbench.tui.paths import shown_path
 
 DECISIONS = ("once", "session", "always", "deny")
@@ -63,8 +64,9 @@ def describe(entry: dict[str, Any]) -> tuple[str, str, str]:
     if kind == "net":
         host, _, ports = value.partition(":")
         if host == "*":
-            where = "any host" + (f", port {ports}" if ports else "")
-            return VERBS[kind], where, "any host on the internet"
+            return VERBS[kind], net_text(value), "any host on the internet"
+        if ports == "*":
+            return VERBS[kind], net_text(value), "any port of the host"
         return VERBS[kind], f"{host} port {ports}" if ports else host, ""
     return VERBS.get(kind, kind), value, ""
 
