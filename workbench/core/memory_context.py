@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.capabilities.memories import Memories, ShippedMemory, front_matter
+from workbench.capabilities.memories import Memories, ShippedMemory, front_matter, read_text
 from workbench.tools.ranking import Bm25, Field, terms
 
 KNOWLEDGE_NOTE = (
@@ -76,6 +76,7 @@ class MemoryItem:
         content: The knowledge text, or the skill's ``SKILL.md``.
         updated: When it last changed (unix ms for the person's, ns mtime for a file).
         shipped: The shipped memory it comes from; None for the person's own.
+        folder: The folder of the person's own skill with reference files; None else.
     """
 
     title: str
@@ -85,6 +86,14 @@ class MemoryItem:
     content: str
     updated: int
     shipped: ShippedMemory | None = None
+    folder: Path | None = None
+
+    @property
+    def files_root(self) -> Path | None:
+        """The folder whose files the skill bundles: a shipped one's, or the person's."""
+        if self.kind != "skill":
+            return None
+        return self.shipped.path if self.shipped is not None else self.folder
 
     @property
     def description(self) -> str:
@@ -240,9 +249,10 @@ class MemoryShelf:
         for row in store.list_memories():
             # Read every time: two changes within one millisecond share a timestamp.
             content = (store.get_memory(row["title"]) or {}).get("content") or ""
+            folder = self.memories.skill_folder(row["title"]) if row["kind"] == "skill" else None
             found.append(MemoryItem(title=row["title"], kind=row["kind"], source="user",
                                     summary=row["summary"], content=content,
-                                    updated=int(row["updated_at"] or 0)))
+                                    updated=int(row["updated_at"] or 0), folder=folder))
         mine = {item.title for item in found}
         shipped = sorted((m for m in self.memories.shipped.values()
                           if m.title not in mine and m.extension not in off),
@@ -255,7 +265,7 @@ class MemoryShelf:
             key = (f"extension:{memory.extension}", str(memory.main_file), stamp)
             content = self._contents.get(key)
             if content is None:
-                content = memory.main_file.read_text(encoding="utf-8", errors="replace")
+                content = read_text(memory.main_file)
             contents[key] = content
             found.append(MemoryItem(title=memory.title, kind=memory.kind, source=key[0],
                                     summary=memory.summary, content=content, updated=stamp,
@@ -289,11 +299,11 @@ class MemoryShelf:
 
 
 def skill_files(item: MemoryItem, limit: int = 200) -> list[str]:
-    """The files a shipped skill bundles beside its ``SKILL.md`` (relative paths, hidden
-    ones left out), at most ``limit``; a skill of the person's own bundles none."""
-    if item.shipped is None or item.kind != "skill":
+    """The files a skill bundles beside its ``SKILL.md`` (relative paths, hidden ones left
+    out), at most ``limit``: a shipped one's, or those of the person's own skill folder."""
+    root = item.files_root
+    if root is None:
         return []
-    root = item.shipped.path
     found = []
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)

@@ -159,7 +159,8 @@ async def test_skill_load_and_skill_file_work_and_refuse_paths_outside_the_skill
         assert loaded.result["files"] == ["examples/one.md", "link.md", "template.md"]
         found = await host.call_tool("skill_file", {"name": "release-notes", "file": "examples/one.md"})
         assert found.result == {"name": "release-notes", "file": "examples/one.md",
-                                "content": "## Added\n- dark mode\n"}
+                                "content": "## Added\n- dark mode\n", "encoding": "text",
+                                "mimeType": "text/markdown", "size": 21}
         for path, kind in (("../secret.txt", "invalid_arguments"), ("/etc/passwd", "invalid_arguments"),
                            ("link.md", "not_found"), ("missing.md", "not_found")):
             refused = await host.call_tool("skill_file", {"name": "release-notes", "file": path})
