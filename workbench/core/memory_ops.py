@@ -281,7 +281,8 @@ class MemoryOps:
                          {"kind": kind})
         self.memory_saved(title, "person", None)
         return {"title": title, "kind": kind, "summary": description,
-                "replaced": existing is not None, "files": [name for _, name in files]}
+                "replaced": existing is not None,
+                "files": [name for _, name in files if name != "SKILL.md"]}
 
     def _stage_skill_folder(self, title: str, files: list[tuple[Path, str]]) -> Path:
         """Copy a skill folder's files into a new folder beside where it will live."""

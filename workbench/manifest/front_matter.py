@@ -78,7 +78,7 @@ def parse_front_matter(text: str) -> FrontMatter:
     end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip() in _CLOSERS), None)
     if end is None:
         raise FrontMatterError("the front matter opened on line 1 has no closing '---' line")
-    block = "\n".join(lines[1:end])
+    block = "".join(line + "\n" for line in lines[1:end])
     if len(block) > MAX_FRONT_MATTER:
         raise FrontMatterError(f"the front matter is longer than {MAX_FRONT_MATTER} characters")
     try:
