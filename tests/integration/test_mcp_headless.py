@@ -114,3 +114,66 @@ async def test_mcp_serve_offers_the_builtin_tools_unless_told_not_to(home: Home,
     bare, refused = await names("--no-builtin")
     assert not {"calculate", "read_file"} & bare
     assert refused.is_error and "no tool named 'calculate'" in refused.content[0].text
+
+
+ELICIT = "mcp__everything__trigger-elicitation-request"
+
+
+def scripted(folder: Path, tool: str, arguments: dict) -> str:
+    path = folder / "model.json"
+    path.write_text(json.dumps([{"text": "", "tool_calls": [{"name": tool, "arguments": arguments}]},
+                                {"text": "done"}]))
+    return f"scripted:{path}"
+
+
+def requests(run: subprocess.CompletedProcess) -> list[dict]:
+    return [json.loads(line) for line in run.stdout.splitlines()
+            if line.strip() and json.loads(line).get("type") == "request"]
+
+
+def ended_call(run: subprocess.CompletedProcess) -> dict:
+    return next(json.loads(line) for line in run.stdout.splitlines()
+                if line.strip() and json.loads(line).get("type") == "tool_call_ended")
+
+
+@pytest.mark.usefixtures("everything")
+def test_an_elicitation_is_answered_headlessly_with_optional_fields_left_empty(tmp_path: Path):
+    model = scripted(tmp_path, ELICIT, {})
+    probe = workbench("run", "--model", model, "--jsonl", "go")
+    questions = requests(probe)[0]["request"]["questions"]
+    hero = next(i for i, q in enumerate(questions) if "hero" in q["question"])
+    answers = ["Grace"] + [None] * (len(questions) - 1)
+    answers[hero] = "hero-2"
+    (tmp_path / "answers.json").write_text(json.dumps([answers]))
+    run = workbench("run", "--model", model, "--jsonl", "--answers", str(tmp_path / "answers.json"), "go")
+    assert run.returncode == 0, run.stderr
+    text = json.dumps(ended_call(run))
+    assert '\\"action\\": \\"accept\\"' in text and "Grace" in text and "hero-2" in text
+
+    answers[hero] = "Green Lantern"  # the label, not the value
+    (tmp_path / "answers.json").write_text(json.dumps([answers]))
+    refused = workbench("run", "--model", model, "--jsonl", "--answers", str(tmp_path / "answers.json"), "go")
+    denied = requests(refused)[0]["denied"]
+    assert f"question {hero + 1} (" in denied
+    assert '"Green Lantern" is the label of an option; answer with its value, "hero-2"' in denied
+    (tmp_path / "answers.json").write_text(json.dumps([[None] * len(questions)]))
+    empty = workbench("run", "--model", model, "--jsonl", "--answers", str(tmp_path / "answers.json"), "go")
+    assert "question 1 (" in requests(empty)[0]["denied"] and "needs an answer" in requests(empty)[0]["denied"]
+
+
+def test_a_tools_schedule_proposal_is_answered_by_the_answers_file(home: Home, tmp_path: Path):
+    home.config_file.write_text("[extensions]\nsamples = true\n")
+    model = scripted(tmp_path, "sample_schedule", {"title": "Standup", "instruction": "What is on today?"})
+    (tmp_path / "answers.json").write_text(json.dumps([{"accepted": True, "draft": {"title": "Daily standup"}}]))
+    run = workbench("run", "--model", model, "--jsonl", "--answers", str(tmp_path / "answers.json"), "plan")
+    assert run.returncode == 0, run.stderr
+    asked = requests(run)
+    assert asked[0]["request"]["type"] == "schedule_proposal" and "denied" not in asked[0]
+    listed = workbench("schedule", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [row["title"] for row in json.loads(listed.stdout)] == ["Daily standup"]
+
+    (tmp_path / "answers.json").write_text(json.dumps([{"accepted": True, "draft": {"colour": "red"}}]))
+    refused = workbench("run", "--model", model, "--jsonl", "--answers", str(tmp_path / "answers.json"), "plan")
+    assert "has no field 'colour'" in requests(refused)[0]["denied"]
+    assert len(json.loads(workbench("schedule", "list", "--json").stdout)) == 1  # nothing more saved
