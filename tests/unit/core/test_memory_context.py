@@ -162,7 +162,9 @@ async def test_skill_load_and_skill_file_work_and_refuse_paths_outside_the_skill
                                 "content": "## Added\n- dark mode\n", "encoding": "text",
                                 "mimeType": "text/markdown", "size": 21}
         for path, kind in (("../secret.txt", "invalid_arguments"), ("/etc/passwd", "invalid_arguments"),
-                           ("link.md", "not_found"), ("missing.md", "not_found")):
+                           ("link.md", "not_found"), ("missing.md", "not_found"),
+                           ("LINK.md", "not_found"), ("Link.MD", "not_found"),
+                           ("EXAMPLES/../../secret.txt", "invalid_arguments")):
             refused = await host.call_tool("skill_file", {"name": "release-notes", "file": path})
             assert (refused.ok, refused.error["kind"]) == (False, kind), path
             assert "outside" not in json.dumps(refused.to_json()).replace("outside the", "")
