@@ -97,13 +97,14 @@ class MemoryItem:
 
     @property
     def description(self) -> str:
-        """What a skill listing says: its summary, its front matter's description, or
-        the first line of its text."""
-        if self.summary:
-            return self.summary
-        meta = front_matter(self.content).get("description")
+        """What a skill listing says: a skill's front matter's description (read from its
+        text each time, so one saved before the YAML reader is shown right too), its
+        summary, or the first line of its text."""
+        meta = front_matter(self.content).get("description") if self.kind == "skill" else None
         if meta:
             return meta
+        if self.summary:
+            return self.summary
         body = self.content.split("\n---", 2)[-1] if self.content.startswith("---") else self.content
         return next((line.strip("# ").strip() for line in body.splitlines() if line.strip()), "")
 
