@@ -11,6 +11,7 @@ memory to the memory providers).
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import mimetypes
 import os
@@ -20,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import ToolError
-from workbench.manifest.front_matter import FrontMatter, FrontMatterError, parse_front_matter
+from workbench.manifest.front_matter import (MAX_FRONT_MATTER, FrontMatter, FrontMatterError,
+                                             parse_front_matter)
 
 MAX_CONTENT = 1 << 20
 _TYPES = mimetypes.MimeTypes()
@@ -34,11 +36,18 @@ MAX_FILE = 8 << 20
 def front_matter(text: str) -> dict[str, str]:
     """The text values of a Markdown file's YAML front matter (see
     :mod:`workbench.manifest.front_matter`); empty when it has none or it is not valid."""
+    # Only the head can hold the front matter (CRLF line ends counted twice).
+    return dict(_text_values(text[:2 * MAX_FRONT_MATTER + 4096]))
+
+
+@functools.lru_cache(maxsize=256)
+def _text_values(text: str) -> tuple[tuple[str, str], ...]:
+    """Read once per head: every turn lists the skills by their descriptions."""
     try:
         found = parse_front_matter(text)
     except FrontMatterError:
-        return {}
-    return {key: value for key in found.data if (value := found.text(key)) is not None}
+        return ()
+    return tuple((key, value) for key in found.data if (value := found.text(key)) is not None)
 
 
 def read_bytes(path: Path) -> bytes:
