@@ -11,10 +11,10 @@ memory to the memory providers).
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import mimetypes
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,19 +35,30 @@ MAX_FILE = 8 << 20
 
 def front_matter(text: str) -> dict[str, str]:
     """The text values of a Markdown file's YAML front matter (see
-    :mod:`workbench.manifest.front_matter`); empty when it has none or it is not valid."""
-    # Only the head can hold the front matter (CRLF line ends counted twice).
-    return dict(_text_values(text[:2 * MAX_FRONT_MATTER + 4096]))
+    :mod:`workbench.manifest.front_matter`); empty when it has none or it is not valid.
+
+    Each head is read once (every turn lists the skills by their descriptions): the
+    answers are kept by the digest of the text's head, the most of it that can hold
+    front matter (CRLF line ends counted twice)."""
+    head = text[:2 * MAX_FRONT_MATTER + 4096]
+    key = hashlib.blake2b(head.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    found = _READ.get(key)
+    if found is None:
+        try:
+            matter = parse_front_matter(head)
+            found = tuple((k, v) for k in matter.data if (v := matter.text(k)) is not None)
+        except FrontMatterError:
+            found = ()
+        with _READ_LOCK:
+            if len(_READ) >= _READ_MAX:
+                _READ.pop(next(iter(_READ)))
+            _READ[key] = found
+    return dict(found)
 
 
-@functools.lru_cache(maxsize=256)
-def _text_values(text: str) -> tuple[tuple[str, str], ...]:
-    """Read once per head: every turn lists the skills by their descriptions."""
-    try:
-        found = parse_front_matter(text)
-    except FrontMatterError:
-        return ()
-    return tuple((key, value) for key in found.data if (value := found.text(key)) is not None)
+_READ: dict[bytes, tuple[tuple[str, str], ...]] = {}
+_READ_LOCK = threading.Lock()
+_READ_MAX = 8192
 
 
 def read_bytes(path: Path) -> bytes:
