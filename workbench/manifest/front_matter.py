@@ -88,6 +88,8 @@ def parse_front_matter(text: str) -> FrontMatter:
         where = f"line {mark.line + 2}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise FrontMatterError(f"the front matter is not valid YAML: {where}{problem}") from None
+    except RecursionError:
+        raise FrontMatterError("the front matter is nested too deeply to read") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
