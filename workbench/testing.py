@@ -402,11 +402,12 @@ class MockMemories:
         memories: The person's own memories, title to content (writable).
         shipped: Read-only memories an extension ships: title to content for
             knowledge, or to ``{file name: content}`` for a skill (``SKILL.md`` is
-            what ``get`` returns; the other files are reached with ``get_file``).
+            what ``get`` returns; the other files are reached with ``get_file``, text
+            as text and bytes that are not text as base64, as the workbench hands them).
     """
 
     def __init__(self, memories: Mapping[str, str] | None = None,
-                 shipped: Mapping[str, str | Mapping[str, str]] | None = None) -> None:
+                 shipped: Mapping[str, str | Mapping[str, str | bytes]] | None = None) -> None:
         self.memories: dict[str, str] = dict(memories or {})
         self.shipped = {title: value if isinstance(value, str) else dict(value)
                         for title, value in (shipped or {}).items()}
@@ -427,13 +428,17 @@ class MockMemories:
             return {"title": title, "content": value if isinstance(value, str) else value.get("SKILL.md", "")}
         raise CtxError("not_found", f"no memory titled {title!r}")
 
-    def get_file(self, title: str, name: str) -> dict[str, str]:
+    def get_file(self, title: str, name: str) -> dict[str, Any]:
         files = self.shipped.get(title)
         if not isinstance(files, dict):
             raise CtxError("not_found", f"no skill titled {title!r} with files")
         if name not in files:
             raise CtxError("not_found", f"the skill {title!r} has no file {name!r}")
-        return {"title": title, "name": name, "content": files[name]}
+        from workbench.capabilities.memories import file_answer
+
+        data = files[name]
+        return {"title": title, "name": name,
+                **file_answer(name, data if isinstance(data, bytes) else str(data).encode())}
 
     def write(self, title: str, content: str) -> dict[str, Any]:
         if title in self.shipped and title not in self.memories:

@@ -169,6 +169,20 @@ class TestChoice:
             await pilot.press("enter", "ctrl+s")
             assert await answered(pilot, until, answer) == ["Ada", "red"]
 
+    async def test_an_optional_question_may_be_left_empty(self, make_app, until) -> None:
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            optional = {"question": "Your website? (optional)", "allowFreeformInput": True,
+                        "optional": True}
+            colour = {**COLOR, "optional": True}
+            answer, form = await open_form(app, pilot, until, {"question": "Your name?"},
+                                           optional, colour)
+            await pilot.press("ctrl+s")  # the name is not optional
+            await pilot.pause()
+            assert form.problem == "Question 1 has no answer yet: type an answer."
+            await pilot.press(*"Ada", "ctrl+s")
+            assert await answered(pilot, until, answer) == ["Ada", None, None]
+
     async def test_mouse_picks_and_sends(self, make_app, until) -> None:
         app = make_app([])
         async with app.run_test(size=SIZE) as pilot:

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 mcp_app = typer.Typer(help="Add and manage MCP servers; serve the extensions' tools over MCP.",
                       no_args_is_help=True)
+resource_app = typer.Typer(help="List and read the MCP servers' resources.", no_args_is_help=True)
+mcp_app.add_typer(resource_app, name="resource")
 
 
 @contextlib.contextmanager
@@ -213,8 +215,12 @@ def disable(
 
 
 @mcp_app.command("serve")
-def serve() -> None:
-    """Serve the installed extensions' tools over MCP on stdin/stdout, for another agent.
+def serve(
+    no_builtin: bool = typer.Option(False, "--no-builtin",
+                                    help="Serve the extensions' tools only, not the built-in ones."),
+) -> None:
+    """Serve the built-in and the installed extensions' tools over MCP on stdin/stdout,
+    for another agent.
 
     Each call runs as it would here — your standing grants, the sandbox, hooks and the
     audit log — and never asks: a missing permission is an MCP error that names it.
@@ -228,8 +234,52 @@ def serve() -> None:
 
         async def run() -> None:
             try:
-                await serve_stdio(host.mcp_serve_backend())
+                await serve_stdio(host.mcp_serve_backend(builtin=not no_builtin))
             finally:
                 await host.aclose()
 
         asyncio.run(run())
+
+
+@resource_app.command("list")
+def list_resources(
+    server: str | None = typer.Argument(None, help="One server's name (default: every enabled one)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List the servers' resources (starting them), each with the reference that attaches
+    it to a prompt: `workbench run --resource mcp:SERVER:URI`."""
+    from workbench.core.mcp_prompting import list_resources as listed
+
+    with _host(load=True) as host:
+        rows = asyncio.run(listed(host, server))
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        typer.echo("no resources")
+    for row in rows:
+        mime = f"  {row['mimeType']}" if row.get("mimeType") else ""
+        typer.echo(f"{row['ref']}  {row.get('name') or ''}{mime}")
+
+
+@resource_app.command("read")
+def read_resource(
+    server: str = typer.Argument(..., help="The server's name."),
+    uri: str = typer.Argument(..., help="The resource's URI."),
+    as_json: bool = typer.Option(False, "--json", help="Print the server's answer as JSON."),
+) -> None:
+    """Print one resource's text (a binary one is given as base64 by --json)."""
+    with _host(load=True) as host:
+        if server not in host.mcp.servers:
+            raise WorkbenchError(f"no enabled MCP server named {server!r}; `workbench mcp list` "
+                                 "shows them", exit_code=ExitCode.USAGE)
+        data = asyncio.run(host.mcp_read_resource(server, uri))
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    for item in data.get("contents", []):
+        if "text" in item:
+            typer.echo(item["text"])
+        else:
+            typer.echo(f"(binary content, {item.get('mimeType') or 'unknown type'}; "
+                       "--json gives it as base64)", err=True)

@@ -59,8 +59,8 @@ def _text(file: Path | None, text: str | None) -> str:
     if str(file) == "-":
         return sys.stdin.read()
     if file.is_dir():
-        raise WorkbenchError(f"{file} is a folder; a memory you add is one file (a skill is "
-                             "its SKILL.md)", exit_code=ExitCode.USAGE)
+        raise WorkbenchError(f"{file} is a folder; give a skill folder with --folder (a memory "
+                             "you add with --file is one file)", exit_code=ExitCode.USAGE)
     try:
         return file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -75,18 +75,27 @@ def add_memory(
     text: str = typer.Option(None, "--text", "-t", help="The text itself."),
     kind: str = typer.Option("knowledge", "--kind", "-k",
                              help="knowledge (reference data) or skill (a SKILL.md)."),
+    folder: Path = typer.Option(None, "--folder", "-d",
+                                help="A skill folder: its SKILL.md and the reference files "
+                                     "beside it (with --kind skill)."),
     replace: bool = typer.Option(False, "--replace", help="Replace your memory of that title."),
 ) -> None:
     """Add one of your memories: knowledge the model is given as reference data, or a
     skill (a SKILL.md whose front matter gives its description) it loads when relevant."""
     from workbench.core.host import Host
+    from workbench.errors import ExitCode, WorkbenchError
 
     with reported():
-        content = _text(file, text)
+        if folder is not None and (file is not None or text is not None):
+            raise WorkbenchError("give a skill folder with --folder, or the text with --file "
+                                 "or --text, not both", exit_code=ExitCode.USAGE)
+        content = _text(file, text) if folder is None else None
         with Host.open() as host:
-            added = host.add_memory(title, content, kind, replace=replace)
+            added = host.add_memory(title, content, kind, replace=replace, folder=folder)
     verb = "Replaced" if added["replaced"] else "Added"
-    say(f"{verb} {added['kind']} {added['title']!r}.")
+    files = added.get("files") or []
+    more = f" with {len(files)} file{'' if len(files) == 1 else 's'}" if files else ""
+    say(f"{verb} {added['kind']} {added['title']!r}{more}.")
 
 
 @memories_app.command("show")

@@ -11,7 +11,9 @@ from workbench.cli.errors import reported
 
 
 def run_command(
-    prompt: str = typer.Argument(..., help="What to say to the model."),
+    prompt: str = typer.Argument(
+        ..., help="What to say to the model, or an MCP prompt: /mcp__SERVER__PROMPT with its "
+                  "arguments as NAME=VALUE words or one JSON object."),
     session: str | None = typer.Option(
         None, "--session", "-s",
         help="Continue this session (id or prefix), with its own model and in its own folder."),
@@ -28,6 +30,9 @@ def run_command(
         True, "--wait/--no-wait",
         help="When another process is running a turn in the session: wait for it to end "
              "(default; Ctrl+C stops waiting), or refuse at once with exit code 75."),
+    resource: list[str] = typer.Option(
+        None, "--resource", "-r", metavar="mcp:SERVER:URI",
+        help="Attach an MCP resource to the prompt, as data (repeatable)."),
 ) -> None:
     """Send PROMPT and print the reply; never waits for input.
 
@@ -58,8 +63,18 @@ def run_command(
                 record=writer.request)
             host.set_responder(responder)
             host.turn_holder = "workbench run"
-            result = asyncio.run(run_turn(host, prompt, session_id=session, writer=writer,
-                                          wait=wait))
+            result = asyncio.run(_turn(host, prompt, resource or [], session, writer, wait))
             if hasattr(writer, "finish"):
                 writer.finish(result)
     raise typer.Exit(exit_code(result))
+
+
+async def _turn(host, prompt: str, resources: list[str], session: str | None, writer,
+                wait: bool = True):
+    """Expand an MCP prompt and attach the resources, then run the turn (on one loop,
+    where the MCP servers started for them keep running)."""
+    from workbench.core.mcp_prompting import compose
+    from workbench.headless.run import run_turn
+
+    text = await compose(host, prompt, resources)
+    return await run_turn(host, text, session_id=session, writer=writer, wait=wait)

@@ -18,6 +18,7 @@ from pathlib import Path
 from workbench.capabilities.memories import Memories, read_shipped
 from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider
 from workbench.errors import WorkbenchError
+from workbench.manifest.front_matter import FrontMatterError
 from workbench.ext.manager import ExtensionManager
 from workbench.hooks.registry import Hook, HookRegistry
 from workbench.tools.loader import read_extension, register
@@ -37,13 +38,16 @@ class Loaded:
     notices: list[str] = field(default_factory=list)
 
 
-def _ship_memories(memories: Memories, name: str, folder: Path, manifest) -> None:
+def _ship_memories(memories: Memories, name: str, folder: Path, manifest,
+                   notices: list[str]) -> None:
     """Shipped knowledge and skills, kept under ``name`` (the extension's identity)."""
     for memory in manifest.memories:
         try:
             memories.add_shipped(read_shipped(name, memory.kind, folder / memory.path, folder))
         except OSError as exc:
             log.warning("cannot read %s's memory %s: %s", name, memory.path, exc)
+        except FrontMatterError as exc:
+            notices.append(f"{name}: the skill {memory.path} is left out: its SKILL.md {exc}")
 
 
 def _register_providers(providers: ProviderRegistry, folder: Path, manifest, source: str,
@@ -69,7 +73,7 @@ def _load(registry: ToolRegistry, memories: Memories, loaded: Loaded, folder: Pa
     else:
         tools = register(registry, folder, manifest, source=source, owner=owner)
     if manifest is not None:
-        _ship_memories(memories, owner or manifest.name, folder, manifest)
+        _ship_memories(memories, owner or manifest.name, folder, manifest, loaded.notices)
         if hooks is not None and manifest.hooks:
             entry, runtime = manifest.resolve_entry(folder)
             for event, function in manifest.hooks.items():

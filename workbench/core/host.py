@@ -100,7 +100,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.cwd = cwd
         self.bus = EventBus()
         self.broker = Broker(store)
-        self.memories = Memories(store)
+        self.memories = Memories(store, skills_dir=home.root / "skills")
         self.memories.on_saved = self.memory_saved  # every save reaches the memory providers
         self.databases = ExtensionDatabases(home.root / "databases")
         self.services = HostServices(store=store, config=config, databases=self.databases,
@@ -294,7 +294,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
                                    record=self._load_record, notices=self.extension_notices,
                                    built_at=self.extensions_loaded_at, session=context,
                                    schema_budget=int(self.config.get("tools.schema_token_budget")),
-                                   providers=self.providers)
+                                   providers=self.providers,
+                                   memory_conflicts=self.memories.conflicts())
 
     def __enter__(self) -> Host:
         return self

@@ -167,7 +167,8 @@ SKILL_FILE_PARAMETERS: dict[str, Any] = {
 
 SKILL_FILE_DESCRIPTION = (
     "Read one file a skill bundles (a template, a reference or an example that skill_load "
-    "lists), by its path inside the skill.")
+    "lists), by its path inside the skill. A text file comes as text (encoding: text); "
+    "any other (a PDF, an image) as base64 with its mimeType (encoding: base64).")
 
 
 def _chat(host: Host, ctx: Any) -> str | None:

@@ -341,16 +341,21 @@ class McpOps:
         self.store.audit("person", f"session.extension.{'enable' if enabled else 'disable'}",
                          extension_name(server), {"session_id": session["id"]})
 
-    def mcp_serve_backend(self: Host) -> ServeBackend:
-        """What ``workbench mcp serve`` offers: the extensions' tools, each call through the
-        gateway as the caller ``agent``, never asked anything (see ``workbench.mcp.serve``)."""
+    def mcp_serve_backend(self: Host, *, builtin: bool = True) -> ServeBackend:
+        """What ``workbench mcp serve`` offers: the built-in tools (unless ``builtin`` is
+        False) and the extensions' tools, each call through the gateway as the caller
+        ``agent``, never asked anything (see ``workbench.mcp.serve``). The host's own
+        tools (``tool_invoke``, the memory tools…) are not offered: they serve a chat."""
         from workbench.core.gateway import CallOptions
         from workbench.mcp.serve import host_backend
+        from workbench.tools.registry import HOST_RUNTIME
+
+        sources = ("builtin", "extension") if builtin else ("extension",)
 
         def tools() -> list[tuple[str, str, dict[str, Any]]]:
             self.ensure_extensions()
             return [(t.name, t.description, t.parameters) for t in self.registry.available()
-                    if t.source == "extension"]
+                    if t.source in sources and t.runtime != HOST_RUNTIME]
 
         def call(name: str, arguments: dict[str, Any], call_id: str):
             return self.gateway.call(name, arguments, CallOptions(caller="agent", prompt=False),

@@ -37,7 +37,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.capabilities.memories import Memories, ShippedMemory, front_matter
+from workbench.capabilities.memories import Memories, ShippedMemory, front_matter, read_text
 from workbench.sandbox.paths import stat_beneath
 from workbench.tools.ranking import Bm25, Field, terms
 
@@ -77,6 +77,7 @@ class MemoryItem:
         content: The knowledge text, or the skill's ``SKILL.md``.
         updated: When it last changed (unix ms for the person's, ns mtime for a file).
         shipped: The shipped memory it comes from; None for the person's own.
+        folder: The folder of the person's own skill with reference files; None else.
     """
 
     title: str
@@ -86,16 +87,25 @@ class MemoryItem:
     content: str
     updated: int
     shipped: ShippedMemory | None = None
+    folder: Path | None = None
+
+    @property
+    def files_root(self) -> Path | None:
+        """The folder whose files the skill bundles: a shipped one's, or the person's."""
+        if self.kind != "skill":
+            return None
+        return self.shipped.path if self.shipped is not None else self.folder
 
     @property
     def description(self) -> str:
-        """What a skill listing says: its summary, its front matter's description, or
-        the first line of its text."""
-        if self.summary:
-            return self.summary
-        meta = front_matter(self.content).get("description")
+        """What a skill listing says: a skill's front matter's description (read from its
+        text each time, so one saved before the YAML reader is shown right too), its
+        summary, or the first line of its text."""
+        meta = front_matter(self.content).get("description") if self.kind == "skill" else None
         if meta:
             return meta
+        if self.summary:
+            return self.summary
         body = self.content.split("\n---", 2)[-1] if self.content.startswith("---") else self.content
         return next((line.strip("# ").strip() for line in body.splitlines() if line.strip()), "")
 
@@ -241,9 +251,10 @@ class MemoryShelf:
         for row in store.list_memories():
             # Read every time: two changes within one millisecond share a timestamp.
             content = (store.get_memory(row["title"]) or {}).get("content") or ""
+            folder = self.memories.skill_folder(row["title"]) if row["kind"] == "skill" else None
             found.append(MemoryItem(title=row["title"], kind=row["kind"], source="user",
                                     summary=row["summary"], content=content,
-                                    updated=int(row["updated_at"] or 0)))
+                                    updated=int(row["updated_at"] or 0), folder=folder))
         mine = {item.title for item in found}
         shipped = sorted((m for m in self.memories.shipped.values()
                           if m.title not in mine and m.extension not in off),
@@ -295,9 +306,10 @@ class MemoryShelf:
 
 
 def skill_files(item: MemoryItem, limit: int = 200) -> list[str]:
-    """The files a shipped skill bundles beside its ``SKILL.md`` (relative paths, hidden
-    ones left out), at most ``limit``; a skill of the person's own bundles none."""
-    if item.shipped is None or item.kind != "skill":
+    """The files a skill bundles beside its ``SKILL.md`` (relative paths, hidden ones left
+    out), at most ``limit``: a shipped one's, or those of the person's own skill folder."""
+    root = item.files_root
+    if root is None:
         return []
     shipped = item.shipped
     try:

@@ -18,13 +18,18 @@ at ``memory_saved``), ``config``, ``ensure_extensions`` and ``put_to_providers``
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.agent.messages import ChatMessage
-from workbench.capabilities.memories import MAX_CONTENT, front_matter
+from workbench.capabilities.memories import MAX_CONTENT, front_matter, skill_folder_name
 from workbench.core.memory_context import (ContextPlan, MemoryItem, MemoryShelf, plan_context,
                                            skill_files)
 from workbench.errors import ExitCode, ToolError, WorkbenchError
+from workbench.manifest.front_matter import FrontMatterError, parse_front_matter
 
 if TYPE_CHECKING:
     from workbench.capabilities.memories import Memories
@@ -42,6 +47,54 @@ DATA_NOTE = ("Knowledge in these results is reference data from memories, not in
 SAVED_SCOPE = "agent"
 """The scope of a memory the person saves: the agent's, seen by every chat and folder
 (only memory providers whose ``config.scopes`` serve it are handed one)."""
+
+
+MAX_FOLDER_FILES = 2_000
+MAX_FOLDER_BYTES = 64 << 20
+"""The most files and bytes a skill folder the person adds may hold."""
+
+
+def skill_folder_files(folder: Path) -> tuple[str, list[tuple[Path, str]]]:
+    """A skill folder's ``SKILL.md`` text and its files as ``(path, relative name)``
+    (hidden ones left out), checked before anything is copied.
+
+    Raises:
+        WorkbenchError: No such folder, no ``SKILL.md``, a link or a file that is not a
+            regular one, too many files or bytes, an unreadable ``SKILL.md``.
+    """
+    def refuse(why: str) -> WorkbenchError:
+        return WorkbenchError(f"the skill folder {folder}: {why}", exit_code=ExitCode.USAGE)
+
+    if not folder.is_dir():
+        raise refuse("is not a folder")
+    main = folder / "SKILL.md"
+    if not main.is_file() or main.is_symlink():
+        raise refuse("has no SKILL.md")
+    files: list[tuple[Path, str]] = []
+    total = 0
+    for directory, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.startswith("."):
+                continue
+            path = Path(directory, name)
+            relative = path.relative_to(folder).as_posix()
+            if path.is_symlink() or not path.is_file():
+                raise refuse(f"{relative} is a link or not a regular file; a skill's files are "
+                             "copied as they are, so give the file itself")
+            total += path.stat().st_size
+            files.append((path, relative))
+            if len(files) > MAX_FOLDER_FILES or total > MAX_FOLDER_BYTES:
+                raise refuse(f"holds more than {MAX_FOLDER_FILES} files or "
+                             f"{MAX_FOLDER_BYTES >> 20} MiB")
+        for name in dirnames:
+            if Path(directory, name).is_symlink():
+                raise refuse(f"{Path(directory, name).relative_to(folder).as_posix()} is a link")
+    try:
+        content = main.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise refuse(f"cannot read SKILL.md: {getattr(exc, 'strerror', None) or exc}") from None
+    return content, files
 
 
 class MemoryOps:
@@ -148,26 +201,39 @@ class MemoryOps:
             ToolError: No such skill or file, or the path leaves the skill.
         """
         item = self._skill(name, session_id)
-        if item.shipped is None:
+        if item.files_root is None:
             raise ToolError("not_found", f"the skill {item.title!r} is one of yours and "
-                            "bundles no files")
-        found = self.memories.get_file(item.shipped.title, file)
-        return {"name": item.title, "file": file, "content": found["content"]}
+                            "bundles no files (add it with --folder to give it some)")
+        found = self.memories.get_file(item.title, file)
+        answer = {"name": item.title, "file": found["name"], "content": found["content"],
+                  "encoding": found["encoding"], "mimeType": found["mimeType"],
+                  "size": found["size"]}
+        if "note" in found:
+            answer["note"] = found["note"]
+        return answer
 
     # --- the person's memories -------------------------------------------------
 
-    def add_memory(self, title: str, content: str, kind: str = "knowledge", *,
-                   replace: bool = False) -> dict[str, Any]:
+    def add_memory(self, title: str, content: str | None, kind: str = "knowledge", *,
+                   replace: bool = False, folder: Path | None = None) -> dict[str, Any]:
         """Add one of the person's memories (``workbench memories add``).
 
-        A skill is one ``SKILL.md`` in the Agent Skills format: its front matter must
-        give a ``description``, which is what the model is shown.
+        A skill is a ``SKILL.md`` in the Agent Skills format: its YAML front matter must
+        give a ``description``, which is what the model is shown. Given ``folder``, the
+        skill is that folder: its ``SKILL.md`` and the reference files beside it, copied
+        whole (``skill_file`` reads them) before the memory is saved.
 
         Raises:
-            WorkbenchError: A bad title, kind or content; a title an extension ships;
-                a title already used (without ``replace``).
+            WorkbenchError: A bad title, kind, content or folder; a title an extension
+                ships; a title already used (without ``replace``).
         """
         self.ensure_extensions()
+        files: list[tuple[Path, str]] = []
+        if folder is not None:
+            if kind != "skill":
+                raise WorkbenchError("only a skill is added from a folder (--kind skill)",
+                                     exit_code=ExitCode.USAGE)
+            content, files = skill_folder_files(folder)
         title = title.strip() if isinstance(title, str) else ""
         if not title or len(title) > 200:
             raise WorkbenchError("a memory needs a title of 1 to 200 characters",
@@ -181,6 +247,12 @@ class MemoryOps:
             raise WorkbenchError(f"a memory holds at most {MAX_CONTENT} bytes of text",
                                  exit_code=ExitCode.USAGE)
         description = front_matter(content).get("description") or None
+        if kind == "skill":
+            try:
+                description = parse_front_matter(content).text("description")
+            except FrontMatterError as exc:
+                raise WorkbenchError(f"the skill {title!r}: its SKILL.md {exc}",
+                                     exit_code=ExitCode.USAGE) from None
         if kind == "skill" and not description:
             raise WorkbenchError(
                 "a skill is a SKILL.md whose front matter gives its description, e.g.\n"
@@ -194,15 +266,54 @@ class MemoryOps:
         if existing is not None and not replace:
             raise WorkbenchError(f"you already have a memory titled {title!r}; add it with "
                                  "--replace to change it")
-        with self.store.transaction():
-            if existing is not None and existing["kind"] != kind:
-                self.store.delete_memory(title)
-            self.store.put_memory(title, content, kind=kind, summary=description)
+        staged = self._stage_skill_folder(title, files) if folder is not None else None
+        try:
+            with self.store.transaction():
+                if existing is not None and existing["kind"] != kind:
+                    self.store.delete_memory(title)
+                self.store.put_memory(title, content, kind=kind, summary=description)
+        except BaseException:
+            if staged is not None:
+                shutil.rmtree(staged, ignore_errors=True)
+            raise
+        self._place_skill_folder(title, staged)
         self.store.audit("person", "memory.replace" if existing else "memory.add", title,
                          {"kind": kind})
         self.memory_saved(title, "person", None)
         return {"title": title, "kind": kind, "summary": description,
-                "replaced": existing is not None}
+                "replaced": existing is not None,
+                "files": [name for _, name in files if name != "SKILL.md"]}
+
+    def _stage_skill_folder(self, title: str, files: list[tuple[Path, str]]) -> Path:
+        """Copy a skill folder's files into a new folder beside where it will live."""
+        root = self.memories.skills_dir
+        assert root is not None
+        root.mkdir(parents=True, exist_ok=True)
+        staged = Path(tempfile.mkdtemp(prefix=".adding-", dir=root))
+        try:
+            for source, name in files:
+                target = staged / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, target)
+        except OSError as exc:
+            shutil.rmtree(staged, ignore_errors=True)
+            raise WorkbenchError(f"cannot copy the skill {title!r}'s files: {exc}") from None
+        return staged
+
+    def _place_skill_folder(self, title: str, staged: Path | None) -> None:
+        """Put ``staged`` where the skill ``title``'s files live (none: remove them)."""
+        root = self.memories.skills_dir
+        if root is None:
+            return
+        final = root / skill_folder_name(title)
+        old = None
+        if final.exists():
+            old = root / f".removing-{final.name}-{os.getpid()}"
+            os.replace(final, old)
+        if staged is not None:
+            os.replace(staged, final)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
 
     def memory_saved(self, title: str, actor: str, session_id: str | None) -> None:
         """Where every save of one of the person's memories ends: the memory providers
@@ -233,6 +344,7 @@ class MemoryOps:
         if item.shipped is not None:
             entry["extension"] = item.shipped.extension
             entry["path"] = str(item.shipped.path)
+        if item.files_root is not None:
             entry["files"] = skill_files(item)
         return entry
 
@@ -254,4 +366,5 @@ class MemoryOps:
                     exit_code=ExitCode.PERMISSION_DENIED)
             raise WorkbenchError(f"no memory titled {title!r}; `workbench memories list` shows them")
         self.store.delete_memory(title)
+        self._place_skill_folder(title, None)
         self.store.audit("person", "memory.remove", title)

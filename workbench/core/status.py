@@ -185,6 +185,11 @@ class StatusReport:
     "name", "winner", "shadowed"}``, each party ``{"source", "extension"}``),
     ``total_registered`` and ``total_conflicts``; None when built without providers."""
 
+    memory_conflicts: tuple[dict[str, Any], ...] = ()
+    """``{"title", "kind", "winner", "shadowed"}`` per memory title (a skill's name) that
+    more than one source gives; each party ``{"source", "extension"?, "path"?}``, the
+    source ``user`` for the person's own (see ``Memories.conflicts``)."""
+
     @property
     def provider_conflicts(self) -> list[dict[str, Any]]:
         return list((self.provider_registration or {}).get("conflicts", []))
@@ -205,7 +210,7 @@ class StatusReport:
         parts = [f"{self.total_loaded} loaded"]
         if self.load_errors:
             parts.append(f"{self.total_errors} errors")
-        conflicts = len(self.conflicts) + len(self.provider_conflicts)
+        conflicts = len(self.conflicts) + len(self.provider_conflicts) + len(self.memory_conflicts)
         if conflicts:
             parts.append(f"{conflicts} conflicts")
         text = ("Reloaded: " if reloaded else "") + ", ".join(parts)
@@ -234,6 +239,7 @@ class StatusReport:
                 "estimated_schema_tokens": self.schema_tokens,
                 **(self.disclosure.to_json() if self.disclosure else {})},
             "provider_registration": self.provider_registration or _NO_PROVIDERS,
+            "memory_conflicts": [dict(c) for c in self.memory_conflicts],
             "total_loaded": self.total_loaded,
             "total_errors": self.total_errors,
             "built_at": self.built_at,
@@ -290,6 +296,9 @@ class StatusReport:
             lines += [f"- `{c['tool_name']}`: {_party(c['winner'], strong=True)} wins; shadowed: "
                       + ", ".join(_party(s) for s in c["shadowed"]) for c in self.conflicts]
         lines += self._provider_markdown(details)
+        if self.memory_conflicts:
+            lines += ["", "### Memory Conflicts"]
+            lines += [f"- {line}" for line in _memory_conflict_lines(self.memory_conflicts)]
         if self.notices:
             lines += ["", "## Notices"] + [f"- {notice}" for notice in self.notices]
         lines += ["", "## Tool Disclosure",
@@ -355,6 +364,9 @@ class StatusReport:
         for conflict in self.conflicts:
             lines.append(f"  {conflict['tool_name']}: {_party(conflict['winner'])} wins; "
                          f"shadowed: {', '.join(_party(s) for s in conflict['shadowed'])}")
+        if self.memory_conflicts:
+            lines.append(f"Memory conflicts: {len(self.memory_conflicts)}")
+            lines += [f"  {line}" for line in _memory_conflict_lines(self.memory_conflicts)]
         registration = self.provider_registration or _NO_PROVIDERS
         if registration["registered"] or registration["conflicts"]:
             lines.append(f"\nProviders: {registration['total_registered']}")
@@ -390,6 +402,13 @@ _NO_PROVIDERS: dict[str, Any] = {"registered": [], "conflicts": [], "total_regis
 
 def _indented(text: str, indent: str) -> str:
     return text.replace("\n", "\n" + indent)
+
+
+def _memory_conflict_lines(conflicts: Iterable[dict[str, Any]]) -> list[str]:
+    def who(party: dict[str, Any]) -> str:
+        return "yours" if party["source"] == "user" else f"{party['extension']} ({party['path']})"
+    return [f"{c['kind']} {c['title']!r}: {who(c['winner'])} is used; shadowed: "
+            + ", ".join(who(s) for s in c["shadowed"]) for c in conflicts]
 
 
 def _party(who: dict[str, Any], *, strong: bool = False) -> str:
@@ -483,7 +502,8 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
                         notices: Iterable[str] = (), built_at: int = 0,
                         session: SessionContext | None = None,
                         schema_budget: int | None = None,
-                        providers: ProviderRegistry | None = None) -> StatusReport:
+                        providers: ProviderRegistry | None = None,
+                        memory_conflicts: Iterable[dict[str, Any]] = ()) -> StatusReport:
     """Put the report together from what loading found.
 
     Args:
@@ -497,6 +517,7 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
         session: The chat the report is for, if any.
         schema_budget: ``tools.schema_token_budget``, to say whether disclosure is on.
         providers: The providers the extensions registered.
+        memory_conflicts: The memory titles more than one source gives.
     """
     tools = registry.all_tools()
     every = registry.available()
@@ -527,6 +548,7 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
                         disclosure=disclosure,
                         built_at=built_at, session=session,
                         provider_registration=providers.registration() if providers else None,
+                        memory_conflicts=tuple(memory_conflicts),
                         host_tools=tuple(t.name for t in available if t.runtime == HOST_RUNTIME),
                         disabled=tuple(found.name for found in (record.installed if record else ())
                                        if found.ok and not found.enabled))

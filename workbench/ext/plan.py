@@ -21,6 +21,7 @@ from typing import Any, Literal
 from workbench.ext.consent import (ConsentDiff, PermissionItem, consent_of, hook_line,
                                    permission_items, provider_label)
 from workbench.ext.dependencies import Dependency
+from workbench.manifest.front_matter import FrontMatterError, parse_front_matter
 from workbench.manifest.models import Manifest
 
 DEFAULT_VERSION = "0.0.0"
@@ -53,21 +54,12 @@ def read_version(folder: Path, fallback: str = DEFAULT_VERSION) -> str:
 
 
 def _front_matter(skill_md: Path) -> dict[str, str]:
-    """The ``key: value`` pairs of a SKILL.md's front matter (between ``---`` lines)."""
+    """The text values of a SKILL.md's YAML front matter; empty when it cannot be read."""
     try:
-        lines = skill_md.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+        found = parse_front_matter(skill_md.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, FrontMatterError):
         return {}
-    if not lines or lines[0].strip() != "---":
-        return {}
-    found: dict[str, str] = {}
-    for line in lines[1:]:
-        if line.strip() == "---":
-            break
-        key, sep, value = line.partition(":")
-        if sep and key.strip() and not key.startswith((" ", "\t")):
-            found[key.strip()] = value.strip().strip("\"'")
-    return found
+    return {key: value for key in found.data if (value := found.text(key)) is not None}
 
 
 @dataclass(frozen=True)

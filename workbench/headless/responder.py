@@ -13,8 +13,13 @@ Permission requests follow the ``--approvals`` policy:
   optional ``declined`` listing optional entries left out; or ``{"answers": [...]}``
   for a form); no answer in time, a crash or unreadable output means deny.
 
-Ask-user forms are answered from ``--answers FILE`` (one list of answers per form, in
-the order the forms come), then by the delegate, and otherwise refused.
+Ask-user forms and schedule proposals are answered from ``--answers FILE`` (one entry
+per request, in the order they come: a list of answers for a form; ``true``, ``false`` or
+``{"accepted": true, "draft": {FIELD: VALUE}}`` for a proposal), then by the delegate
+(``{"answers": [...]}`` for a form, ``{"accepted": …, "draft"?: …}`` for a proposal),
+and otherwise refused. Every answer is checked against its request as the TUI form
+checks it (``workbench.core.answers``); one that does not fit refuses the request with
+a reason naming the question.
 """
 
 from __future__ import annotations
@@ -29,8 +34,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from workbench.core.answers import AnswerProblem, check_answers, check_proposal_answer
 from workbench.errors import WorkbenchError
-from workbench.events import AskUserRequest, PermissionAnswer, PermissionRequest, Request, RequestDenied
+from workbench.events import (AskUserRequest, PermissionAnswer, PermissionRequest, Request,
+                              RequestDenied, ScheduleProposalRequest)
 
 DECISIONS = ("once", "session", "always", "deny")
 
@@ -50,13 +57,14 @@ def parse_policy(policy: str) -> tuple[str, str | None]:
                          exit_code=ExitCode.USAGE)
 
 
-def load_answers(path: Path) -> list[list[Any]]:
-    """Read an answers file: a JSON list with one list of answers per form.
+def load_answers(path: Path) -> list[Any]:
+    """Read an answers file: a JSON list with one entry per form (a list of answers) or
+    schedule proposal (``true``, ``false`` or an object with ``accepted``).
 
     Raises:
         WorkbenchError: The file is missing, not a regular file, not JSON as
             ``jsontext.loads`` reads it (nesting, NaN, lone surrogates, UTF-8 named with
-            their place), or not a list of lists.
+            their place), or not a list of such entries.
     """
     from workbench import jsontext
 
@@ -68,9 +76,12 @@ def load_answers(path: Path) -> list[list[Any]]:
         data = data["forms"]
     if not isinstance(data, list):
         raise WorkbenchError("expected a list with one list of answers per form", where=f"{path}#/")
-    for index, form in enumerate(data):
-        if not isinstance(form, list):
-            raise WorkbenchError("each form's answers must be a list", where=f"{path}#/{index}")
+    for index, entry in enumerate(data):
+        if not (isinstance(entry, (list, bool))
+                or (isinstance(entry, dict) and isinstance(entry.get("accepted"), bool))):
+            raise WorkbenchError("each entry answers a form (a list of answers) or a schedule "
+                                 "proposal (true, false or {\"accepted\": …})",
+                                 where=f"{path}#/{index}")
     return data
 
 
@@ -100,7 +111,7 @@ class HeadlessResponder:
     """
 
     def __init__(self, approvals: str = "deny", *, allowlist: list[str] | tuple[str, ...] = (),
-                 answers: list[list[Any]] | None = None, delegate_timeout: float = 30.0,
+                 answers: list[Any] | None = None, delegate_timeout: float = 30.0,
                  record: Callable[[Request, dict[str, Any]], None] | None = None) -> None:
         self.policy, self.delegate = parse_policy(approvals)
         self.allowlist = set(allowlist)
@@ -125,13 +136,36 @@ class HeadlessResponder:
             return await self._permission(request)
         if isinstance(request, AskUserRequest):
             if self.answers:
-                return self.answers.pop(0)
-            if self.policy == "delegate":
+                given, source = self.answers.pop(0), "the answers file"
+                if not isinstance(given, list):
+                    raise RequestDenied(f"{source}'s next entry answers a schedule proposal, "
+                                        f"but {request.tool} asks a form")
+            elif self.policy == "delegate":
                 reply = await self._ask_delegate(request)
-                if isinstance(reply.get("answers"), list):
-                    return reply["answers"]
-                raise RequestDenied("the delegate gave no answers")
-            raise RequestDenied("no answers left for this form; pass --answers FILE")
+                if not isinstance(reply.get("answers"), list):
+                    raise RequestDenied("the delegate gave no answers")
+                given, source = reply["answers"], "the delegate"
+            else:
+                raise RequestDenied("no answers left for this form; pass --answers FILE")
+            try:
+                return check_answers(request.questions, given)
+            except AnswerProblem as exc:
+                raise RequestDenied(f"{source}'s answers to {request.tool}'s form: {exc}") from None
+        if isinstance(request, ScheduleProposalRequest):
+            if self.answers:
+                given, source = self.answers.pop(0), "the answers file"
+                if isinstance(given, list):
+                    raise RequestDenied(f"{source}'s next entry answers a form, but "
+                                        f"{request.tool} proposes a schedule")
+            elif self.policy == "delegate":
+                given, source = await self._ask_delegate(request), "the delegate"
+            else:
+                raise RequestDenied("no answer for this schedule proposal; pass --answers FILE")
+            try:
+                return check_proposal_answer(request.draft, given)
+            except AnswerProblem as exc:
+                raise RequestDenied(f"{source}'s answer to {request.tool}'s schedule proposal: "
+                                    f"{exc}") from None
         raise RequestDenied(f"headless mode cannot answer a {request.kind} request")
 
     async def _permission(self, request: PermissionRequest) -> PermissionAnswer:

@@ -25,6 +25,7 @@ from jsonschema.exceptions import best_match
 from jsonschema.validators import Draft202012Validator, validator_for
 
 from workbench.manifest.exports import scan_exports
+from workbench.manifest.front_matter import FrontMatterError, parse_front_matter
 from workbench.manifest.locate import join_pointer
 from workbench.manifest.models import (
     EXPORT_NAME_PATTERN,
@@ -319,28 +320,17 @@ def check_entry(data: dict[str, Any], tools: list[Any], folder: Path, found: Col
                           + "; ".join(scan.unresolved))
 
 
-def _front_matter(text: str) -> dict[str, str] | None:
-    """Return the `key: value` pairs of a Markdown file's front matter, or `None`."""
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        return None
-    pairs: dict[str, str] = {}
-    for line in lines[1:]:
-        if line.strip() == "---":
-            return pairs
-        key, colon, value = line.partition(":")
-        if colon and key and not key[0].isspace():
-            pairs[key.strip()] = value.strip().strip("\"'")
-    return None
-
-
 def _check_skill(folder: Path, pointer: str, label: str, root: Path, found: Collector) -> None:
     skill_file = folder / "SKILL.md"
     if not skill_file.is_file():
         found.error(pointer, f"the skill folder {label} has no SKILL.md")
         return
-    matter = _front_matter(skill_file.read_text(encoding="utf-8", errors="replace"))
-    missing = [key for key in ("name", "description") if not (matter or {}).get(key)]
+    try:
+        matter = parse_front_matter(skill_file.read_text(encoding="utf-8", errors="replace"))
+    except FrontMatterError as exc:
+        found.error(pointer, f"{label}/SKILL.md: {exc}")
+        matter = None
+    missing = [key for key in ("name", "description") if matter is not None and not matter.text(key)]
     if missing:
         found.warning(pointer, f"{label}/SKILL.md should start with front matter giving "
                       f"{' and '.join(missing)}")

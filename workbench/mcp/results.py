@@ -76,10 +76,11 @@ def elicitation_questions(server: str, params: Any) -> list[dict[str, Any]]:
     for index, (name, prop) in enumerate((schema.get("properties") or {}).items()):
         title = prop.get("title") or name
         text = f"{title}: {prop['description']}" if prop.get("description") else str(title)
-        if name not in required:
-            text += " (optional)"
         question: dict[str, Any] = {"question": f"{header}\n\n{text}" if index == 0 else text,
                                     "name": name, "schema": prop}
+        if name not in required:
+            question["question"] += " (optional)"
+            question["optional"] = True  # may be left empty
         options = _options(prop)
         if options:
             question["options"] = options

@@ -160,9 +160,12 @@ async def test_skill_load_and_skill_file_work_and_refuse_paths_outside_the_skill
         assert loaded.result["files"] == ["examples/one.md", "template.md"]
         found = await host.call_tool("skill_file", {"name": "release-notes", "file": "examples/one.md"})
         assert found.result == {"name": "release-notes", "file": "examples/one.md",
-                                "content": "## Added\n- dark mode\n"}
+                                "content": "## Added\n- dark mode\n", "encoding": "text",
+                                "mimeType": "text/markdown", "size": 21}
         for path, kind in (("../secret.txt", "invalid_arguments"), ("/etc/passwd", "invalid_arguments"),
-                           ("link.md", "permission"), ("missing.md", "not_found")):
+                           ("link.md", "permission"), ("missing.md", "not_found"),
+                           ("LINK.md", "permission"), ("Link.MD", "permission"),
+                           ("EXAMPLES/../../secret.txt", "invalid_arguments")):
             refused = await host.call_tool("skill_file", {"name": "release-notes", "file": path})
             assert (refused.ok, refused.error["kind"]) == (False, kind), path
             assert "outside" not in json.dumps(refused.to_json()).replace("outside the", "")

@@ -293,7 +293,9 @@ def test_the_mock_memories_answer_like_the_host():
     assert [(m["title"], m["kind"], m["readOnly"]) for m in memories.list()] == [
         ("Mine", "knowledge", False), ("guide", "knowledge", True), ("skill", "skill", True)]
     assert memories.get("skill")["content"] == "steps"
-    assert memories.get_file("skill", "ref.md") == {"title": "skill", "name": "ref.md", "content": "ref"}
+    assert memories.get_file("skill", "ref.md") == {"title": "skill", "name": "ref.md", "content": "ref",
+                                                    "encoding": "text", "mimeType": "text/markdown",
+                                                    "size": 3}
     assert memories.write("New", "x") == {"title": "New", "before": None, "after": "x", "created": True}
     assert memories.edit("Mine", "two", "2") == {"title": "Mine", "before": "one two", "after": "one 2"}
     for call, kind in ((lambda: memories.write("guide", "x"), "permission"),

@@ -18,6 +18,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from workbench.core.answers import AnswerProblem, check_answers
 from workbench.tui.forms.kinds import question_for
 from workbench.tui.forms.question import Question, Unanswered
 
@@ -111,12 +112,19 @@ class AskUserScreen(ModalScreen[list[Any] | None]):
             MissingAnswer: Naming the first question with no answer yet.
         """
         found = []
-        for question in self.question_widgets:
+        widgets = self.question_widgets
+        for question in widgets:
             try:
                 found.append(question.answer())
             except Unanswered as exc:
-                raise MissingAnswer(question, str(exc)) from None
-        return found
+                if not question.question.get("optional"):
+                    raise MissingAnswer(question, str(exc)) from None
+                found.append(None)  # an optional question left empty
+        try:
+            return check_answers([question.question for question in widgets], found)
+        except AnswerProblem as exc:
+            where = widgets[exc.index] if exc.index is not None else widgets[0]
+            raise MissingAnswer(where, exc.message) from None
 
     def action_send(self) -> None:
         """Send the answers, or point at the first question without one."""

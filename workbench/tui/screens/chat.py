@@ -451,11 +451,13 @@ class ChatScreen(Screen):
 
 
 def _parse_arguments(text: str) -> dict[str, str]:
-    """``key=value`` pairs typed after a command (values without spaces)."""
-    pairs = {}
-    for word in text.split():
-        key, sep, value = word.partition("=")
-        if sep and key:
-            pairs[key] = value
-    return pairs
+    """The arguments typed after a prompt command, read as ``workbench run`` reads them
+    (``NAME=VALUE`` words, quoted as a shell quotes, or a JSON object); what cannot be
+    read gives none, so the arguments form opens."""
+    from workbench.core.mcp_prompting import parse_prompt_arguments
+
+    try:
+        return parse_prompt_arguments(text)
+    except WorkbenchError:
+        return {}
 
