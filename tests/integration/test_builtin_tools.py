@@ -66,7 +66,7 @@ async def test_fetch_url_never_reaches_this_machine_through_its_wildcard_grant(h
         def do_GET(self):
             self.send_response(200)
             self.end_headers()
-            self.wfile.write(b"internal")
+            self.wfile.write(b"page-of-this-machine")
 
         def log_message(self, *args):
             pass
@@ -77,7 +77,8 @@ async def test_fetch_url_never_reaches_this_machine_through_its_wildcard_grant(h
         port = server.server_address[1]
         for url in (f"http://127.0.0.1:{port}/", "http://localhost/"):
             outcome = await call(host, "fetch_url", {"url": url})
-            assert not outcome.ok and "internal" not in str(outcome.error)
+            assert not outcome.ok and "page-of-this-machine" not in str(outcome.error)
+            assert "workbench proxy" in outcome.error["message"], outcome.error  # refused, saying why
         scheme = await call(host, "fetch_url", {"url": "file:///etc/passwd"})
         assert "only http and https" in scheme.error["message"]
     finally:

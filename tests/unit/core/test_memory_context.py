@@ -164,7 +164,7 @@ async def test_skill_load_and_skill_file_work_and_refuse_paths_outside_the_skill
                                 "mimeType": "text/markdown", "size": 21}
         for path, kind in (("../secret.txt", "invalid_arguments"), ("/etc/passwd", "invalid_arguments"),
                            ("link.md", "permission"), ("missing.md", "not_found"),
-                           ("LINK.md", "permission"), ("Link.MD", "permission"),
+                           ("LINK.md", "not_found"), ("Link.MD", "not_found"),
                            ("EXAMPLES/../../secret.txt", "invalid_arguments")):
             refused = await host.call_tool("skill_file", {"name": "release-notes", "file": path})
             assert (refused.ok, refused.error["kind"]) == (False, kind), path
