@@ -253,13 +253,13 @@ def list_resources(
     with _host(load=True) as host:
         rows = asyncio.run(listed(host, server))
     if as_json:
-        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        say(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     if not rows:
-        typer.echo("no resources")
+        say("no resources")
     for row in rows:
         mime = f"  {row['mimeType']}" if row.get("mimeType") else ""
-        typer.echo(f"{row['ref']}  {row.get('name') or ''}{mime}")
+        say(f"{row['ref']}  {row.get('name') or ''}{mime}")
 
 
 @resource_app.command("read")
@@ -275,11 +275,11 @@ def read_resource(
                                  "shows them", exit_code=ExitCode.USAGE)
         data = asyncio.run(host.mcp_read_resource(server, uri))
     if as_json:
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        say(json.dumps(data, indent=2, ensure_ascii=False))
         return
     for item in data.get("contents", []):
         if "text" in item:
-            typer.echo(item["text"])
+            say(item["text"])
         else:
-            typer.echo(f"(binary content, {item.get('mimeType') or 'unknown type'}; "
+            say(f"(binary content, {item.get('mimeType') or 'unknown type'}; "
                        "--json gives it as base64)", err=True)

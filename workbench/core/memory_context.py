@@ -312,12 +312,13 @@ def skill_files(item: MemoryItem, limit: int = 200) -> list[str]:
     if root is None:
         return []
     shipped = item.shipped
-    try:
-        if not stat.S_ISDIR(stat_beneath(shipped.base, shipped.relative(".")).st_mode):
+    if shipped is not None:  # beneath the extension's folder, the skill's own not a link
+        try:
+            if not stat.S_ISDIR(stat_beneath(shipped.base, shipped.relative(".")).st_mode):
+                return []
+        except OSError:  # the skill's folder is a link now, or gone: it bundles nothing
             return []
-    except OSError:  # the skill's folder is a link now, or gone: it bundles nothing
-        return []
-    root = str(shipped.path)
+    root = str(root)
     found = []
     for directory, dirnames, filenames in os.walk(root):  # links to folders not entered
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))

@@ -60,6 +60,9 @@ def _granted_path(req: Requirement, policy: Policy) -> str:
     except PathChanged as exc:
         raise GrantChanged(req, exc) from None
     policy.pins[pin.path] = [pin.device, pin.inode]
+    granted = os.path.abspath(req.value)
+    if granted != pin.path:
+        policy.aliases[granted] = pin.path
     return pin.path
 
 

@@ -25,6 +25,7 @@ not exist. Landlock, applied afterwards, still decides every access by path.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -38,8 +39,18 @@ MNT_DETACH = 2
 ST_RDONLY, ST_NOSUID, ST_NODEV, ST_NOEXEC = 1, 2, 4, 8
 ST_NOATIME, ST_NODIRATIME, ST_RELATIME = 1024, 2048, 4096
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
-STAGE = "/tmp"
-"""Where the new root is assembled before it becomes ``/`` (any existing folder)."""
+STAGES = ("/mnt", "/media", "/srv", "/tmp", "/var/tmp", "/opt")
+"""Where the new root may be assembled before it becomes ``/``: the first existing
+folder of these that no bind is in or holds (a tmpfs mounted over a granted folder
+would stand between the grant and its bind)."""
+
+
+def _stage(reals: list[str]) -> str:
+    for candidate in STAGES:
+        if (os.path.isdir(candidate) and not os.path.islink(candidate)
+                and not any(_under(real, [candidate]) or _under(candidate, [real]) for real in reals)):
+            return candidate
+    raise OSError(errno.EBUSY, "no folder outside the grants to assemble the worker's root in")
 
 libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
 libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
@@ -153,9 +164,10 @@ class Root:
             os.close(fd)
 
 
-def prepare(binds: list[Bind]) -> Root:
-    """Resolve and open every bind's source, in the worker's new mount namespace."""
-    links: dict[str, str] = {}
+def prepare(binds: list[Bind], aliases: dict[str, str] | None = None) -> Root:
+    """Resolve and open every bind's source, in the worker's new mount namespace;
+    ``aliases`` (a granted path as granted → the path it resolved to) become links."""
+    links: dict[str, str] = dict(aliases or {})
     plan = []
     for bind, real in _plan(binds, links):
         try:
@@ -177,7 +189,7 @@ def enter_private_root(root: Root, cwd: str) -> str:
     Raises:
         OSError: A mount failed (the caller fails closed).
     """
-    stage = STAGE
+    stage = _stage([real for _bind, real, _fd in root.plan])
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
     bound: list[str] = []

@@ -86,6 +86,11 @@ class Policy:
     ``sandbox/paths.py``; ``[device, inode, resolved]`` for a granted binary, pinned
     as the policy is built): the worker opens it with no link followed and refuses to
     start when it is something else."""
+    aliases: dict[str, str] = field(default_factory=dict)
+    """A granted path as the person granted it, by the path it resolved to when the
+    policy was built (it held a link): made a link to that path in the worker's root,
+    so the tool reaches it by the name it was granted under. Nothing is bound through
+    it: the bind and the Landlock rule are the resolved, pinned path's."""
 
     @property
     def allow_processes(self) -> bool:
@@ -120,7 +125,12 @@ def python_runtime_paths() -> list[str]:
 
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
              str(Path(workbench.__file__).resolve().parent)}
-    paths.update(p for p in sys.path if p and os.path.isdir(p))
+    # The interpreter's own folders only: an entry of the host's sys.path outside them
+    # (its working folder with ``python -m``, a PYTHONPATH folder) is the person's, and
+    # never readable by every tool.
+    prefixes = tuple(sorted(paths))
+    paths.update(p for p in sys.path if p and os.path.isdir(p) and any(
+        p == prefix or p.startswith(prefix.rstrip("/") + "/") for prefix in prefixes))
     return sorted(paths)
 
 

@@ -97,7 +97,7 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int, sync: so
                 os.close(int(fd))
             except OSError:
                 pass
-    mounts.enter_private_root(mounts.prepare(process.binds(policy)), policy.cwd)
+    mounts.enter_private_root(mounts.prepare(process.binds(policy), policy.aliases), policy.cwd)
     # Entering the user namespace made this process undumpable, which would keep the
     # supervisor (of the same uid, on a host that is not root) from reading the calls
     # it answers; ptrace stays refused to the tool by its filter.
