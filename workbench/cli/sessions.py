@@ -55,8 +55,11 @@ def show_session(
     with reported(), Host.open() as host:
         session = host.session(session_id)
         messages = host.messages(session["id"])
-        logs = {call["id"]: host.call_log(call["id"]) for message in messages
-                for call in message.get("tool_calls") or [] if call.get("id")}
+        # A call's log is kept under our id of it (``call_id``; a call stored before
+        # ours were given has the model's id as ours too).
+        logs = {ours: host.call_log(ours) for message in messages
+                for call in message.get("tool_calls") or []
+                if (ours := call.get("call_id") or call.get("id"))}
     logs = {call_id: lines for call_id, lines in logs.items() if lines}
     if as_json:
         say(json.dumps({"session": session, "messages": messages, "call_logs": logs},
