@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from workbench.supervisor.proctree import descendants
+
 from processes import alive
 from workbench.errors import ExitCode
 
@@ -128,8 +130,8 @@ def test_call_stopped_by_ctrl_c_prints_its_json_answer(napping):
                 with sqlite3.connect(db) as conn:
                     try:
                         if conn.execute("SELECT count(*) FROM tool_calls WHERE status = 'running'"
-                                        ).fetchone()[0]:
-                            break
+                                        ).fetchone()[0] and len(descendants(process.pid)) >= 3:
+                            break  # recorded, and its worker runs (zygote, supervisor, worker)
                     except sqlite3.OperationalError:
                         pass
             assert process.poll() is None, process.communicate()
