@@ -39,7 +39,8 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def visible(text: str, *, one_line: bool = False) -> str:
-    """``text`` with every unsafe code point written as its ``\\uXXXX`` escape.
+    """``text`` with every unsafe code point written as its JSON-style escape (ESC as
+    ``\\u001b``).
 
     A carriage return is dropped (``\\r\\n`` is a newline; a lone one would draw over
     the line). Tabs and newlines are kept unless ``one_line``.

@@ -30,16 +30,6 @@ FOO = "loca-extension-foo"
 SKILL = "---\nname: summing\ndescription: Add numbers up, step by step.\n---\n# Summing\n"
 
 
-async def until_typing_goes_to_the_search(pilot, screen, timeout: float = 20.0) -> None:
-    """Wait until the marketplace's search box has the focus (what a person types goes there)."""
-    import time as _time
-
-    deadline = _time.monotonic() + timeout
-    while getattr(screen.focused, "id", None) != "market-search":
-        assert _time.monotonic() < deadline, f"the search box never had the focus ({screen.focused})"
-        await pilot.pause(0.02)
-
-
 def yes(_plan: object) -> bool:
     return True
 
@@ -205,7 +195,7 @@ class TestMarketplaceTab:
         async def run_before(pilot) -> None:
             screen = await open_extensions(pilot)
             await pilot.press("2")
-            await until_typing_goes_to_the_search(pilot, screen)
+            await wait_until(pilot, lambda: getattr(screen.focused, "id", None) == "market-search")
             await pilot.press(*"weather", "enter")
             note = screen.query_one("#market-message")
             await wait_until(pilot, lambda: "-error" in note.classes)

@@ -32,16 +32,6 @@ NOTES = "loca-extension-notes"
 FOO = "loca-extension-foo"
 
 
-async def until_typing_goes_to_the_search(pilot, screen, timeout: float = 20.0) -> None:
-    """Wait until the marketplace's search box has the focus (what a person types goes there)."""
-    import time as _time
-
-    deadline = _time.monotonic() + timeout
-    while getattr(screen.focused, "id", None) != "market-search":
-        assert _time.monotonic() < deadline, f"the search box never had the focus ({screen.focused})"
-        await pilot.pause(0.02)
-
-
 def yes(_plan: object) -> bool:
     return True
 
@@ -376,7 +366,7 @@ class TestMarketplace:
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_screen(pilot, until)
             await pilot.press("2")
-            await until_typing_goes_to_the_search(pilot, screen)
+            await until(pilot, lambda: getattr(screen.focused, "id", None) == "market-search")
             await pilot.press(*"weather", "enter")
             results = screen.query_one(PackageList)
             await until(pilot, lambda: len(results.results) == 1)
@@ -384,7 +374,7 @@ class TestMarketplace:
             await pilot.press("escape", "ctrl+e")
             await until(pilot, lambda: app.screen is screen)
             screen.set_focus(screen.query_one("#market-search"))
-            await until_typing_goes_to_the_search(pilot, screen)
+            await until(pilot, lambda: getattr(screen.focused, "id", None) == "market-search")
             await pilot.press(*"nothing", "enter")
             await until(pilot, lambda: "No extensions found." in
                         str(screen.query_one("#market-message").content))
@@ -395,7 +385,7 @@ class TestMarketplace:
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_screen(pilot, until)
             await pilot.press("2")
-            await until_typing_goes_to_the_search(pilot, screen)
+            await until(pilot, lambda: getattr(screen.focused, "id", None) == "market-search")
             await pilot.press(*"weather", "enter")
             note = screen.query_one("#market-message", Static)
             await until(pilot, lambda: "-error" in note.classes)

@@ -9,6 +9,7 @@ reply.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 from typing import Any, TextIO
@@ -90,20 +91,17 @@ async def run_turn(host, text: str, *, session_id: str | None, writer,
     """
     unsubscribe = host.bus.subscribe(writer.event)
     loop = asyncio.get_running_loop()
+    # Where the loop cannot take signals (not the main thread), the turn runs without them.
     for signum in STOP_SIGNALS:
-        try:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signum, host.cancel)
-        except (NotImplementedError, RuntimeError):
-            pass
     try:
         host.announce()
         return await host.send_prompt(text, session_id=session_id, wait=wait)
     finally:
         for signum in STOP_SIGNALS:
-            try:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signum)
-            except (NotImplementedError, RuntimeError):
-                pass
         unsubscribe()
 
 
