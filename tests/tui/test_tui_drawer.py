@@ -86,3 +86,28 @@ async def test_an_empty_drawer_says_what_it_is_for(make_app, until) -> None:
         await until(pilot, lambda: "Nothing yet" in text_of(drawer.query_one("#drawer-summary")))
         await until(pilot, lambda: "a" not in footer_keys(drawer))
         assert footer_keys(drawer) == {"esc": "Close"}
+
+
+async def test_events_before_the_first_screen_and_after_the_last_are_followed_quietly(
+        make_app, until) -> None:
+    """The scheduler and the bus publish on their own time: an event may reach the app
+    while it has no screen yet or none any more (it is closing); it is counted, never an
+    error, and the keys that open screens are off until there is one."""
+    from workbench.events import NotificationPosted
+    from workbench.supervisor.events import ProcessStateChanged
+    from workbench.tui.app import ShellEvent
+
+    app = make_app([])
+    started = ProcessStateChanged(name="scheduler", old="starting", new="running", pid=1,
+                                  reason="holding the scheduler lock")
+    assert app.screen_stack == []
+    app.on_shell_event(ShellEvent(started))
+    assert app.check_action("open", ("tools",)) is False
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.screen is app.chat)
+        assert app.check_action("open", ("tools",)) is True
+    assert app.screen_stack == []
+    app.on_shell_event(ShellEvent(started))
+    app.on_shell_event(ShellEvent(NotificationPosted(id=1, level="info", title="Done", body="",
+                                                     source="scheduler")))
+    assert app.check_action("open", ("tools",)) is False

@@ -185,6 +185,8 @@ class WorkbenchApp(App):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "open":
+            if not self.screen_stack:
+                return False  # starting or closing: no screen to open over
             top = self.screen
             if isinstance(top, CommandPalette) and len(self.screen_stack) > 1:
                 top = self.screen_stack[-2]  # the palette lists what runs once it closes
@@ -314,8 +316,9 @@ class WorkbenchApp(App):
         event = message.event
         if isinstance(event, NotificationPosted):
             self.count_unread()
-        if self._shell_name(self.screen) is not None:
-            self.screen.post_message(CoreEvent(event))
+        stack = self.screen_stack  # empty before the first screen and after the last
+        if stack and self._shell_name(stack[-1]) is not None:
+            stack[-1].post_message(CoreEvent(event))
 
     # --- the scheduler -----------------------------------------------------------
 
