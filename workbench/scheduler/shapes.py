@@ -12,9 +12,17 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from workbench.capabilities.schedules import KINDS
 from workbench.errors import ExitCode, WorkbenchError
 from workbench.scheduler.cron import CronSpec
+
+# The shapes a tool may propose, each field with its bounds (cron is for people alone).
+KINDS = {
+    "once": {"atMs": (0, 2**53)},
+    "interval": {"everyMinutes": (1, 525_600)},
+    "weekly": {"hour": (0, 23), "minute": (0, 59)},
+    "monthly": {"day": (1, 31), "hour": (0, 23), "minute": (0, 59)},
+    "yearly": {"month": (1, 12), "day": (1, 31), "hour": (0, 23), "minute": (0, 59)},
+}
 
 DAY_NAMES = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
 ALL_KINDS = (*KINDS, "cron")
