@@ -95,9 +95,9 @@ async def test_a_bomb_in_a_bubble_is_not_shown_and_says_why(make_app, until):
             before = len(app.chat.query(DisplayView))
             app.host.bus.publish(DisplayBubble(call_id="call_1", display="image", payload={
                 "dataB64": base64.b64encode(data).decode(), "mime": "image/png", "alt": "A bomb"}))
-            await until(pilot, lambda: len(app.chat.query(DisplayView)) > before)
+            await until(pilot, lambda before=before: len(app.chat.query(DisplayView)) > before)
             view = app.chat.query(DisplayView).last().query_one(ImageView)
-            await until(pilot, lambda: bool(view.problem))
+            await until(pilot, lambda view=view: bool(view.problem))
             assert words in view.problem
             assert view.render_line(0).text.startswith("(image not shown: ")
         # The app goes on: a good image after the bombs is drawn.

@@ -98,7 +98,7 @@ def known_extensions(registry: ToolRegistry, loaded: Iterable[dict],
     return ({tool.extension for tool in registry.all_tools()}
             | {entry["name"] for entry in loaded}
             | {error.extension for error in registry.load_errors}
-            | {str(getattr(found, "name")) for found in installed})
+            | {str(found.name) for found in installed})
 
 
 class SwitchOps:
