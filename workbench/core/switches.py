@@ -12,7 +12,7 @@ saying why. The hooks of a switched-off extension do not run in that chat.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -83,12 +83,6 @@ class ChatSwitches:
             return name, ToolError("not_found", f"{name!r} belongs to the extension "
                                    f"{winner.extension}, which is switched off in this chat")
         return (name if chosen is winner else chosen.qualified_name), None
-
-
-def route_in_chat(registry: ToolRegistry, name: str,
-                  off: Collection[str]) -> tuple[str, ToolError | None]:
-    """``ChatSwitches.route`` for a chat that switched the extensions ``off`` off."""
-    return ChatSwitches({extension: False for extension in off}).route(registry, name)
 
 
 def known_extensions(registry: ToolRegistry, loaded: Iterable[dict],
