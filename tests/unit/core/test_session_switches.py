@@ -148,10 +148,10 @@ class Recording:
 
 
 async def test_a_turn_is_offered_the_chat_tools_and_refused_switched_off_ones(installed, workdir):
-    with Host.open(cwd=workdir, model="echo") as host:
+    model = Recording([("c1", "only_a"), ("c2", "ext-a.shared_tool")])
+    with Host.open(cwd=workdir, model="echo", provider=model) as host:
         session = host.new_session()["id"]
         host.set_extension_enabled(session, "ext-a", False)
-        model = host._provider = Recording([("c1", "only_a"), ("c2", "ext-a.shared_tool")])
         seen = []
         host.bus.subscribe(seen.append)
         result = await host.send_prompt("go", session_id=session)
@@ -174,10 +174,10 @@ async def test_a_turn_is_offered_the_chat_tools_and_refused_switched_off_ones(in
 
 
 async def test_a_name_whose_winner_is_switched_off_runs_the_next_tool(installed, workdir):
-    with Host.open(cwd=workdir, model="echo") as host:
+    model = Recording([("c1", "shared_tool")])
+    with Host.open(cwd=workdir, model="echo", provider=model) as host:
         session = host.new_session()["id"]
         host.set_extension_enabled(session, "ext-a", False)
-        host._provider = Recording([("c1", "shared_tool")])
         seen = []
         host.bus.subscribe(seen.append)
         await host.send_prompt("go", session_id=session)
