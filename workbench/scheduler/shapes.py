@@ -89,11 +89,11 @@ def check_schedule(schedule: Any) -> dict[str, Any]:
             spec = CronSpec.parse(expr)
         except ValueError as exc:
             raise ScheduleError(f"schedule.expr: {exc}") from None
-        clean = {"kind": "cron", "expr": " ".join(expr.split())}
+        said = " ".join(expr.split())
         reason = _cron_never(spec)
         if reason:
-            raise ScheduleError(f"schedule.expr: {clean['expr']!r} never fires: {reason}")
-        return clean
+            raise ScheduleError(f"schedule.expr: {said!r} never fires: {reason}")
+        return {"kind": "cron", "expr": said}
     clean: dict[str, Any] = {"kind": kind}
     for name, (low, high) in KINDS[kind].items():
         clean[name] = _int(schedule, name, low, high)
