@@ -45,8 +45,14 @@ run: setup
 # The suite runs in parallel, one worker per core (TEST_WORKERS=1 runs it in one process).
 TEST_WORKERS ?= auto
 
-test: setup $(MCP_STAMP)
+# ruff (pyflakes, pycodestyle, bugbear, complexity), mypy over workbench/, and the
+# import contracts; all three are configured in pyproject.toml.
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+test: lint $(MCP_STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 bench: setup

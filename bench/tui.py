@@ -110,7 +110,7 @@ async def measure_chat(app, session: str, count: int) -> dict[str, Timer]:
     assert messages.entry_count == count, messages.entry_count
 
     for n in range(RUNS):
-        async def append() -> None:
+        async def append(n: int = n) -> None:
             await messages.add_message("user", f"One more message, number {n}.")
             await drawn(app)
 

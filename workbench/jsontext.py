@@ -118,9 +118,9 @@ def loads(text: str | bytes, where: str) -> Any:
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
-            line = text.count(b"\n", 0, exc.start) + 1
-            column = exc.start - (text.rfind(b"\n", 0, exc.start) + 1) + 1
-            raise WorkbenchError(f"not UTF-8 text (byte 0x{text[exc.start]:02x})",
+            line = exc.object.count(b"\n", 0, exc.start) + 1
+            column = exc.start - (exc.object.rfind(b"\n", 0, exc.start) + 1) + 1
+            raise WorkbenchError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x})",
                                  where=f"{where}:{line}:{column}", exit_code=ExitCode.USAGE) from None
     try:
         value = json.loads(text, parse_constant=_constant)

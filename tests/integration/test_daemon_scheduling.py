@@ -115,7 +115,7 @@ async def test_a_proposal_and_a_cli_schedule_fire_on_time_under_the_daemon(tmp_p
     assert outcome.ok and outcome.result["accepted"], outcome.error
     at = dt.datetime.fromtimestamp((soon + 500) / 1000).isoformat(timespec="milliseconds")
     cli("schedule", "add", "--title", "From the CLI", "--prompt", "Typed prompt", "--at", at)
-    ended = [daemon.wait_for(lambda e: e["type"] == "schedule_run_ended" and e["title"] == title)
+    ended = [daemon.wait_for(lambda e, title=title: e["type"] == "schedule_run_ended" and e["title"] == title)
              for title in ("From a tool", "From the CLI")]
     assert [e["status"] for e in ended] == ["ok", "ok"]
     runs = {run["title"]: run for run in json.loads(cli("runs", "list", "--json").stdout)}

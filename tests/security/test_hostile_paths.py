@@ -32,10 +32,8 @@ from conftest import Lab
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
 from workbench.events import PermissionAnswer
-from workbench.permissions.policy import build_policy
 from workbench.permissions.requirements import Requirement
 from workbench.sandbox.paths import pin_path
-from workbench.sandbox.policy import Limits
 from workbench.sandbox.worker_host import Worker
 
 pytestmark = pytest.mark.security
@@ -156,7 +154,7 @@ async def test_a_granted_folder_swapped_for_a_link_is_refused(lab, tree, runtime
     outcome = await lab.host.call_tool("peek", {"path": str(project / "sub" / "note.txt")})
     refused(outcome, project / "sub")
     assert "leads to" in outcome.error["message"]
-    explained = lab.host.store.list_grants(f"swapper.peek")
+    explained = lab.host.store.list_grants("swapper.peek")
     assert explained[0]["resolved"] == str(project / "sub")
     await healthy(lab)
 

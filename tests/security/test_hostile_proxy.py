@@ -307,7 +307,7 @@ async def test_ipv6_literals_are_refused_readably_and_never_crash_the_proxy(lab,
                  f"CONNECT [::ffff:127.0.0.1]:{port} HTTP/1.1\r\n\r\n",
                  f"GET http://[::1]:{port}/ HTTP/1.1\r\nHost: [::1]:{port}\r\n\r\n",
                  f"CONNECT ::1:{port} HTTP/1.1\r\n\r\n",
-                 f"GET http://[::1/ HTTP/1.1\r\n\r\n"):
+                 "GET http://[::1/ HTTP/1.1\r\n\r\n"):
         outcome = await lab.call("raw", {"head": head})
         text = answered(outcome)
         status = text.split("\r\n", 1)[0]

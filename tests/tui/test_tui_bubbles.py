@@ -17,7 +17,7 @@ from workbench.events import DisplayBubble, ToolCallEnded
 from workbench.tui.widgets.bubbles.bubble import Bubble, DiffBubble, ImageBubble, MarkdownBubble, TableBubble
 from workbench.tui.widgets.bubbles.diff_view import COMPARE_AT_ONCE, DiffView
 from workbench.tui.widgets.bubbles.image_view import ImageView
-from workbench.tui.widgets.bubbles.pictures import PictureError, decode_png
+from workbench.tui.widgets.bubbles.pictures import PictureError, decode_image
 from workbench.tui.widgets.bubbles.sortable_table import SortableTable
 from workbench.tui.widgets.display_view import DisplayView
 
@@ -105,38 +105,38 @@ class TestPngDecoding:
     @pytest.mark.parametrize("interlace", [False, True])
     def test_rgba_with_every_filter(self, interlace: bool) -> None:
         pixels = gradient(11, 9)
-        picture = decode_png(write_png(pixels, 6, interlace=interlace))
+        picture = decode_image(write_png(pixels, 6, interlace=interlace))
         assert (picture.width, picture.height) == (11, 9)
         assert [[picture.pixel(x, y) for x in range(11)] for y in range(9)] == pixels
 
     def test_rgb_and_grey_and_grey_alpha(self) -> None:
         rgba = gradient(5, 4)
-        rgb = decode_png(write_png([[p[:3] for p in row] for row in rgba], 2))
+        rgb = decode_image(write_png([[p[:3] for p in row] for row in rgba], 2))
         assert rgb.pixel(3, 2) == (*rgba[2][3][:3], 255)
-        grey = decode_png(write_png([[(p[0],) for p in row] for row in rgba], 0))
+        grey = decode_image(write_png([[(p[0],) for p in row] for row in rgba], 0))
         assert grey.pixel(4, 3) == (rgba[3][4][0],) * 3 + (255,)
-        grey_alpha = decode_png(write_png([[(p[0], p[3]) for p in row] for row in rgba], 4))
+        grey_alpha = decode_image(write_png([[(p[0], p[3]) for p in row] for row in rgba], 4))
         assert grey_alpha.pixel(1, 1) == (rgba[1][1][0],) * 3 + (rgba[1][1][3],)
 
     def test_palette_with_transparency_at_two_bits(self) -> None:
         palette = bytes([255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9])
         rows = [[(x % 4,) for x in range(7)] for _ in range(3)]
-        picture = decode_png(write_png(rows, 3, 2, palette=palette, transparency=bytes([255, 128])))
+        picture = decode_image(write_png(rows, 3, 2, palette=palette, transparency=bytes([255, 128])))
         assert [picture.pixel(x, 0) for x in range(4)] == [
             (255, 0, 0, 255), (0, 255, 0, 128), (0, 0, 255, 255), (9, 9, 9, 255)]
 
     def test_sixteen_bit_and_one_bit(self) -> None:
-        wide = decode_png(write_png([[(0x1234, 0xABCD, 0xFFFF)]], 2, 16))
+        wide = decode_image(write_png([[(0x1234, 0xABCD, 0xFFFF)]], 2, 16))
         assert wide.pixel(0, 0) == (0x12, 0xAB, 0xFF, 255)
-        bits = decode_png(write_png([[(1,), (0,), (1,)]], 0, 1))
+        bits = decode_image(write_png([[(1,), (0,), (1,)]], 0, 1))
         assert [bits.pixel(x, 0)[0] for x in range(3)] == [255, 0, 255]
 
     def test_broken_data_is_refused(self) -> None:
         good = write_png(gradient(3, 3), 6)
         with pytest.raises(PictureError):
-            decode_png(good[:40])
+            decode_image(good[:40])
         with pytest.raises(PictureError, match="no header"):
-            decode_png(b"\x89PNG\r\n\x1a\n")
+            decode_image(b"\x89PNG\r\n\x1a\n")
 
 
 # --- bubbles in the chat ------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
 from textual.widgets import Label
 
 from workbench.agent.messages import TextChunk

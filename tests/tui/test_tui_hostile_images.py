@@ -76,12 +76,31 @@ def test_each_decoder_refuses_before_decoding(data, words):
     try:
         with pytest.raises(pictures.PictureError, match=words):
             pictures.decode_image(data)
-        if data is BOMB:
-            with pytest.raises(pictures.PictureError, match=words):
-                pictures.decode_png(data)
-        else:  # Pillow, which draws terminal graphics
-            with pytest.raises(pictures.PictureError, match="larger than this view decodes"):
-                pictures.pillow_image(data)
+        # The image opened whole for terminal graphics is refused the same way.
+        with pytest.raises(pictures.PictureError,
+                           match=words if data is BOMB else "larger than this view decodes"):
+            pictures.pillow_image(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20, f"decoding took {peak} bytes"
+
+
+def test_a_compressed_text_chunk_that_unpacks_to_256_mib_is_not_unpacked():
+    """Metadata bombs too: a zTXt chunk of deflated zeros in front of a good image."""
+    rows = b"".join(b"\x00" + bytes(16 * 3) for _ in range(16))
+    good = png(16, 16, zlib.compress(rows))
+    text = b"Comment\x00\x00" + zeros_compressed(256 << 20)
+    ihdr_end = 8 + 12 + 13
+    data = good[:ihdr_end] + _chunk(b"zTXt", text) + good[ihdr_end:]
+    tracemalloc.start()
+    try:
+        try:
+            picture = pictures.decode_image(data)
+        except pictures.PictureError as exc:
+            assert "too large" in str(exc).lower(), exc
+        else:
+            assert (picture.width, picture.height) == (16, 16)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -95,9 +114,9 @@ async def test_a_bomb_in_a_bubble_is_not_shown_and_says_why(make_app, until):
             before = len(app.chat.query(DisplayView))
             app.host.bus.publish(DisplayBubble(call_id="call_1", display="image", payload={
                 "dataB64": base64.b64encode(data).decode(), "mime": "image/png", "alt": "A bomb"}))
-            await until(pilot, lambda: len(app.chat.query(DisplayView)) > before)
+            await until(pilot, lambda before=before: len(app.chat.query(DisplayView)) > before)
             view = app.chat.query(DisplayView).last().query_one(ImageView)
-            await until(pilot, lambda: bool(view.problem))
+            await until(pilot, lambda view=view: bool(view.problem))
             assert words in view.problem
             assert view.render_line(0).text.startswith("(image not shown: ")
         # The app goes on: a good image after the bombs is drawn.

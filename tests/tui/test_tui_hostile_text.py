@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from shell_helpers import open_screen, settle
+from visible import terminal_update
 
 from workbench.events import (AskUserRequest, DisplayBubble, Notice, NotificationPosted,
                               PermissionRequest, ToolCallEnded, ToolCallLog, ToolCallStarted)
@@ -49,7 +50,7 @@ def evil(words: str) -> str:
 
 def terminal_output(app) -> str:
     """What Textual would write to a terminal to draw the screen now."""
-    update = app.screen._compositor.render_update(full=True)
+    update = terminal_update(app)
     console = Console(file=io.StringIO(), force_terminal=True, color_system="truecolor",
                       width=SIZE[0], height=SIZE[1])
     return update.render_segments(console)

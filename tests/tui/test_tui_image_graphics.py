@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from textual_image.widget import SixelImage, TGPImage
+from visible import on_screen, screen_text
 
 from workbench.config.settings import validate
 from workbench.errors import ConfigError
@@ -182,7 +183,7 @@ class TestGraphics:
             view = bubble.query_one(ImageView)
             await until(pilot, lambda: view.graphic is not None)
             graphic = view.graphic
-            await until(pilot, lambda: graphic in app.screen._compositor.visible_widgets)
+            await until(pilot, lambda: on_screen(app, graphic))
             assert _placeholders_on_screen(app)
             for index in range(6):
                 await show(app, pilot, until, "markdown", {"text": "\n\n".join(f"Line {index}.{n}"
@@ -190,11 +191,11 @@ class TestGraphics:
             await pilot.pause()
             # The chat follows its end, so the image has scrolled out of view: neither the
             # widget nor any cell the terminal would draw the image in is on the screen.
-            assert graphic not in app.screen._compositor.visible_widgets
+            assert not on_screen(app, graphic)
             assert not _placeholders_on_screen(app)
             assert isinstance(app.chat.query(DisplayView).last().bubble, MarkdownBubble)
 
 
 def _placeholders_on_screen(app) -> bool:
     """Whether any cell on screen holds Kitty's image placeholder (U+10EEEE)."""
-    return any("\U0010eeee" in strip.text for strip in app.screen._compositor.render_strips())
+    return "\U0010eeee" in screen_text(app)

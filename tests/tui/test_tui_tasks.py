@@ -193,7 +193,7 @@ async def test_a_once_schedule_set_to_the_second_is_renamed_without_moving(make_
     made = add(app, schedule={"kind": "once", "atMs": at_ms})
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_tasks(pilot, until)
-        form = await open_form(pilot, until, "e")
+        await open_form(pilot, until, "e")
         await pilot.press("end", "ctrl+u", *"Later digest", "ctrl+s")
         await until(pilot, lambda: app.screen is screen)
         edited = app.host.schedule(made["id"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from textual.app import App, ComposeResult
-from textual.widgets import Markdown, ProgressBar
+from textual.widgets import ProgressBar
 
 from workbench.tui.widgets.message_view import MessageView
 from workbench.tui.widgets.prompt_input import PromptInput

@@ -1,4 +1,8 @@
-"""What a person sees: the terminal's lines, or one widget's, as text."""
+"""What a person sees: the terminal's lines, or one widget's, as text.
+
+Textual has no public way to read the screen it composed, so this module alone reaches
+its compositor (``Screen._compositor``); tests ask these functions instead.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,17 @@ def screen_lines(app: App) -> list[str]:
 
 def screen_text(app: App) -> str:
     return "\n".join(screen_lines(app))
+
+
+def terminal_update(app: App):
+    """The whole top screen as Textual would write it to a terminal now (a Rich
+    renderable: ``render_segments(console)`` gives the bytes)."""
+    return app.screen._compositor.render_update(full=True)
+
+
+def on_screen(app: App, widget: Widget) -> bool:
+    """Whether any part of ``widget`` is within the visible screen (not scrolled away)."""
+    return widget in app.screen._compositor.visible_widgets
 
 
 def widget_lines(widget: Widget) -> list[str]:

@@ -47,7 +47,7 @@ def history(store, session_id: str) -> list[ChatMessage]:
     Built before every model step, so it reads tuples (``Store.history_rows``) rather
     than the dicts of ``list_messages``.
     """
-    messages = []
+    messages: list[ChatMessage] = []
     append = messages.append
     for role, content, calls_json, model_call_id, name, call_id in store.history_rows(session_id):
         calls = ([ToolCall(c["id"], c["name"], c.get("arguments") or {}, c.get("call_id"))

@@ -19,7 +19,6 @@ the built-in local model is weak) and ``last_usage`` (tokens of the last reply).
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from collections.abc import AsyncIterator, Mapping

@@ -191,7 +191,8 @@ class ExtensionDatabases:
             with self._lock:
                 self._deadlines[extension].start()
                 cursor = conn.execute(sql, _check_params(params))
-                rows, size = [], 0
+                rows: list[Any] = []
+                size = 0
                 while len(rows) <= MAX_ROWS and (batch := cursor.fetchmany(500)):
                     rows.extend(batch)
                     size += sum(len(value) for row in batch for value in row

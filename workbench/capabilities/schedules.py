@@ -11,14 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.errors import ToolError
-
-KINDS = {
-    "once": {"atMs": (0, 2**53)},
-    "interval": {"everyMinutes": (1, 525_600)},
-    "weekly": {"hour": (0, 23), "minute": (0, 59)},
-    "monthly": {"day": (1, 31), "hour": (0, 23), "minute": (0, 59)},
-    "yearly": {"month": (1, 12), "day": (1, 31), "hour": (0, 23), "minute": (0, 59)},
-}
+from workbench.scheduler.shapes import KINDS
 
 
 def _int(value: Any, name: str, low: int, high: int) -> int:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
-import sys
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +13,7 @@ import typer
 from workbench import jsontext
 from workbench.cli.errors import reported
 from workbench.cli.output import say, terminal
-from workbench.errors import ExitCode, WorkbenchError
+from workbench.errors import ExitCode
 
 if TYPE_CHECKING:
     from workbench.core.gateway import ToolOutcome

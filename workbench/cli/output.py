@@ -27,7 +27,7 @@ def say(text: object = "", *, err: bool = False, nl: bool = True) -> None:
 class _Standard(SafeStream):
     """``sys.stdout`` or ``sys.stderr`` as it is at each write (the TUI and tests swap them)."""
 
-    def __init__(self, name: str) -> None:  # noqa: super().__init__ would pin the stream
+    def __init__(self, name: str) -> None:  # not super().__init__: it would pin the stream
         self.name = name
 
     @property

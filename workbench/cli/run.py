@@ -44,7 +44,7 @@ def run_command(
     """
     from workbench.core.host import Host
     from workbench.headless.responder import HeadlessResponder, load_answers
-    from workbench.headless.run import exit_code, run_turn, writer_for
+    from workbench.headless.run import exit_code, writer_for
 
     with reported():
         writer = writer_for(jsonl)

@@ -170,10 +170,6 @@ class Config:
         """Every known setting as ``(key, value, origin)``, in table order."""
         return [(key, self.get(key), self.origin(key)) for key in SETTINGS]
 
-    def as_dict(self) -> dict[str, Any]:
-        """Every known setting's applied value, by dotted key."""
-        return {key: self.get(key) for key in SETTINGS}
-
     def set(self, key: str, value: Any, scope: Scope = "global") -> str | None:
         """Write a setting to the global or project config file, then reload.
 

@@ -160,12 +160,13 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
     @classmethod
     def open(cls, *, cwd: Path | None = None, model: str | None = None,
              responder: Responder | None = None, env: Mapping[str, str] | None = None,
-             defer_extensions: bool = False) -> Host:
+             defer_extensions: bool = False, provider: ModelProvider | None = None) -> Host:
         """Open the home (creating it on first start), its config and store.
 
         With ``defer_extensions`` the extensions are loaded on first need (or by
         ``ensure_extensions`` from a background thread), so a front-end can draw
-        its first frame before that work.
+        its first frame before that work. A ``provider`` given is the host's model
+        (what ``model`` would have built), for a caller that brings its own.
 
         Raises:
             WorkbenchError: A config file or the store cannot be used; nothing of the
@@ -181,6 +182,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
                    responder=responder or DenyAll(), model=model or str(config.get("model")),
                    cwd=cwd)
         host.env = env
+        host._provider = provider
         host.settle_after_crash()
         host.sandbox.start()
         if not defer_extensions:

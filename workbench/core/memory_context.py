@@ -35,9 +35,10 @@ import stat
 import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from workbench.capabilities.memories import Memories, ShippedMemory, front_matter, read_text
+from workbench.capabilities.memories import Memories, ShippedMemory, front_matter
 from workbench.sandbox.paths import stat_beneath
 from workbench.tools.ranking import Bm25, Field, terms
 

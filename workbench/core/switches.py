@@ -12,7 +12,7 @@ saying why. The hooks of a switched-off extension do not run in that chat.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -85,12 +85,6 @@ class ChatSwitches:
         return (name if chosen is winner else chosen.qualified_name), None
 
 
-def route_in_chat(registry: ToolRegistry, name: str,
-                  off: Collection[str]) -> tuple[str, ToolError | None]:
-    """``ChatSwitches.route`` for a chat that switched the extensions ``off`` off."""
-    return ChatSwitches({extension: False for extension in off}).route(registry, name)
-
-
 def known_extensions(registry: ToolRegistry, loaded: Iterable[dict],
                      installed: Iterable[object] = ()) -> set[str]:
     """Every extension name a chat may switch: those with tools (the host's own
@@ -98,7 +92,7 @@ def known_extensions(registry: ToolRegistry, loaded: Iterable[dict],
     return ({tool.extension for tool in registry.all_tools()}
             | {entry["name"] for entry in loaded}
             | {error.extension for error in registry.load_errors}
-            | {str(getattr(found, "name")) for found in installed})
+            | {str(found.name) for found in installed})
 
 
 class SwitchOps:

@@ -7,6 +7,7 @@ store with the digest of its files and what the person approved, and holds it wh
 files change afterwards. Nothing here runs an extension's code: manifests are read and
 validated only.
 
-This package may import the manifest, store and config packages, ``errors`` and
-``events``; never the core, the tool registry or a front-end.
+This package may import the manifest, store, config and sandbox packages (the
+sandbox's policy and Deno for dependencies) and the leaves; never the core, the tool
+registry or a front-end.
 """

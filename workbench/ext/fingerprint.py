@@ -172,8 +172,3 @@ def compare(recorded: Mapping[str, str], current: Fingerprint) -> FingerprintChe
     added = tuple(sorted(p for p in now if p not in recorded))
     missing = tuple(sorted(p for p in recorded if p not in now))
     return FingerprintCheck(changed, added, missing, current.digest, current)
-
-
-def check_folder(folder: Path, recorded: Mapping[str, str]) -> FingerprintCheck:
-    """Fingerprint ``folder`` and compare it with ``recorded``."""
-    return compare(recorded, fingerprint(folder))

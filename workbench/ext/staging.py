@@ -148,7 +148,7 @@ def remove_tree(path: Path) -> None:
     if not path.exists():
         return
 
-    def retry(func, name, _error) -> None:  # type: ignore[no-untyped-def]
+    def retry(func, name, _error) -> None:
         with contextlib.suppress(OSError):
             os.chmod(os.path.dirname(name), 0o700)
             os.chmod(name, 0o700)

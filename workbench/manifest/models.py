@@ -276,16 +276,6 @@ class Tool(BaseModel):
         """The call timeout in milliseconds, the host default when none is set."""
         return self.timeout_ms if self.timeout_ms is not None else DEFAULT_TIMEOUT_MS
 
-    def supports(self, platform: str) -> bool:
-        """Return True when the tool runs on `platform`.
-
-        Args:
-            platform: The host's platform, one of the :data:`Platform` values.
-        """
-        if not self.platforms or platform in self.platforms:
-            return True
-        return platform.startswith("linux") and "linux" in self.platforms
-
 
 PROVIDER_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 """What a provider name must match: lowercase letters, digits, '_' and '-' (it is part

@@ -14,7 +14,6 @@ This module imports nothing of workbench but `errors` and the manifest package.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 

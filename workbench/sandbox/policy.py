@@ -112,7 +112,7 @@ def dynamic_loaders() -> list[str]:
     program needs the right to execute its loader, and nothing more of ``/lib``."""
     import glob
 
-    found = set()
+    found: set[str] = set()
     for pattern in ("/lib64/ld-linux*.so*", "/lib/ld-linux*.so*", "/lib/*-linux-gnu*/ld-linux*.so*",
                     "/usr/lib/*-linux-gnu*/ld-linux*.so*", "/lib/ld-musl*.so*"):
         found.update(os.path.realpath(p) for p in glob.glob(pattern))

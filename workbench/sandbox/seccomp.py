@@ -152,7 +152,7 @@ class _Program:
     def assemble(self) -> bytes:
         out = bytearray()
         for index, (code, jt, jf, k) in enumerate(self.code):
-            def resolve(target):
+            def resolve(target, index=index):
                 if isinstance(target, str):
                     offset = self.labels[target] - index - 1
                     if not 0 <= offset <= 255:

@@ -12,9 +12,17 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from workbench.capabilities.schedules import KINDS
 from workbench.errors import ExitCode, WorkbenchError
 from workbench.scheduler.cron import CronSpec
+
+# The shapes a tool may propose, each field with its bounds (cron is for people alone).
+KINDS = {
+    "once": {"atMs": (0, 2**53)},
+    "interval": {"everyMinutes": (1, 525_600)},
+    "weekly": {"hour": (0, 23), "minute": (0, 59)},
+    "monthly": {"day": (1, 31), "hour": (0, 23), "minute": (0, 59)},
+    "yearly": {"month": (1, 12), "day": (1, 31), "hour": (0, 23), "minute": (0, 59)},
+}
 
 DAY_NAMES = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
 ALL_KINDS = (*KINDS, "cron")
@@ -81,11 +89,11 @@ def check_schedule(schedule: Any) -> dict[str, Any]:
             spec = CronSpec.parse(expr)
         except ValueError as exc:
             raise ScheduleError(f"schedule.expr: {exc}") from None
-        clean = {"kind": "cron", "expr": " ".join(expr.split())}
+        said = " ".join(expr.split())
         reason = _cron_never(spec)
         if reason:
-            raise ScheduleError(f"schedule.expr: {clean['expr']!r} never fires: {reason}")
-        return clean
+            raise ScheduleError(f"schedule.expr: {said!r} never fires: {reason}")
+        return {"kind": "cron", "expr": said}
     clean: dict[str, Any] = {"kind": kind}
     for name, (low, high) in KINDS[kind].items():
         clean[name] = _int(schedule, name, low, high)

@@ -103,15 +103,15 @@ def tool_rows(host: Host, session_id: str) -> list[dict]:
 
 
 async def test_with_300_tools_the_model_finds_and_calls_the_right_one(big, workdir):
-    async with Host.open(cwd=workdir, model="echo") as host:
+    model = Steps(
+        lambda messages, tools: ("tool_search", {"query": "exchange money into another currency"}),
+        lambda messages, tools: ("tool_invoke", {
+            "name": last_result(messages)["result"]["matches"][0]["name"],
+            "arguments": {"amount": 100, "from": "USD", "to": "EUR"}}))
+    async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         enabled = host.enabled_tools()
         assert len(enabled) > 300
         assert sum(schema_tokens(t) for t in enabled) > int(host.config.get("tools.schema_token_budget"))
-        model = host._provider = Steps(
-            lambda messages, tools: ("tool_search", {"query": "exchange money into another currency"}),
-            lambda messages, tools: ("tool_invoke", {
-                "name": last_result(messages)["result"]["matches"][0]["name"],
-                "arguments": {"amount": 100, "from": "USD", "to": "EUR"}}))
         seen = []
         host.bus.subscribe(seen.append)
         result = await host.send_prompt("Hi! Can you help me with my trip budget?")
@@ -138,8 +138,8 @@ async def test_with_300_tools_the_model_finds_and_calls_the_right_one(big, workd
 
 
 async def test_the_relevant_tools_are_offered_directly(big, workdir):
-    async with Host.open(cwd=workdir, model="echo") as host:
-        model = host._provider = Steps()
+    model = Steps()
+    async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         await host.send_prompt("How much is 100 dollars in euros?")
         offered = model.offered[0]
         always = [t.name for t in host.enabled_tools() if t.always_available]
@@ -150,8 +150,8 @@ async def test_the_relevant_tools_are_offered_directly(big, workdir):
 
 async def test_under_the_budget_every_tool_is_offered_and_no_bridge(big, workdir, home):
     home.config_file.write_text("[tools]\nschema_token_budget = 1000000\n")
-    async with Host.open(cwd=workdir, model="echo") as host:
-        model = host._provider = Steps()
+    model = Steps()
+    async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         await host.send_prompt("How much is 100 dollars in euros?")
         assert model.offered[0][0] == "convert_currency"
         assert len(model.offered[0]) == len(host.enabled_tools())
@@ -160,8 +160,8 @@ async def test_under_the_budget_every_tool_is_offered_and_no_bridge(big, workdir
 
 
 async def test_a_tool_needing_a_permission_is_refused_through_tool_invoke_without_a_grant(big, workdir):
-    async with Host.open(cwd=workdir, model="echo") as host:
-        host._provider = Steps(lambda messages, tools: ("tool_invoke", {"name": "read_notes"}))
+    model = Steps(lambda messages, tools: ("tool_invoke", {"name": "read_notes"}))
+    async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         result = await host.send_prompt("read my notes")
         (row,) = tool_rows(host, result.session_id)
         assert row["ok"] is False and row["error"]["kind"] == "permission"
@@ -184,9 +184,9 @@ async def test_tool_invoke_asks_for_the_permission_like_a_direct_call(big, workd
             return "once"
 
     responder = AllowOnce()
-    async with Host.open(cwd=workdir, model="echo", responder=responder) as host:
-        host._provider = Steps(lambda messages, tools: ("tool_invoke", {"name": "read_notes",
-                                                                        "arguments": {"x": 1}}))
+    model = Steps(lambda messages, tools: ("tool_invoke", {"name": "read_notes",
+                                                           "arguments": {"x": 1}}))
+    async with Host.open(cwd=workdir, model="echo", responder=responder, provider=model) as host:
         result = await host.send_prompt("read my notes")
         (row,) = tool_rows(host, result.session_id)
         assert row == {"ok": True, "result": {"tool": "big.read_notes", "result": {"echo": {"x": 1}}}}
@@ -196,14 +196,14 @@ async def test_tool_invoke_asks_for_the_permission_like_a_direct_call(big, workd
 
 
 async def test_tool_invoke_keeps_the_chats_switches_and_validation(big, workdir):
-    async with Host.open(cwd=workdir, model="echo") as host:
+    model = Steps(
+        lambda messages, tools: ("tool_invoke", {"name": "convert_currency",
+                                                 "arguments": {"amount": 1, "from": "USD", "to": "EUR"}}),
+        lambda messages, tools: ("tool_invoke", {"name": "word_count", "arguments": {"txt": "a"}}),
+        lambda messages, tools: ("tool_invoke", {"name": "tool_invoke", "arguments": {}}))
+    async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         session = host.new_session()["id"]
         host.set_extension_enabled(session, "big", False)
-        host._provider = Steps(
-            lambda messages, tools: ("tool_invoke", {"name": "convert_currency",
-                                                     "arguments": {"amount": 1, "from": "USD", "to": "EUR"}}),
-            lambda messages, tools: ("tool_invoke", {"name": "word_count", "arguments": {"txt": "a"}}),
-            lambda messages, tools: ("tool_invoke", {"name": "tool_invoke", "arguments": {}}))
         await host.send_prompt("convert", session_id=session)
         switched_off, invalid, recursive = tool_rows(host, session)
         assert switched_off["error"]["kind"] == "not_found"
@@ -217,13 +217,13 @@ async def test_tool_invoke_keeps_the_chats_switches_and_validation(big, workdir)
 
 async def test_hooks_apply_to_calls_made_through_tool_invoke(big, home, workdir):
     install(home, GUARD)
-    async with Host.open(cwd=workdir, model="echo") as host:
+    model = Steps(
+        lambda messages, tools: ("tool_invoke", {"name": "word_count",
+                                                 "arguments": {"text": "some forbidden words"}}),
+        lambda messages, tools: ("tool_invoke", {"name": "word_count",
+                                                 "arguments": {"text": "rewrite me"}}))
+    async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         host.set_hook_rewrite("guard", True)  # it rewrites the built-in's word_count
-        host._provider = Steps(
-            lambda messages, tools: ("tool_invoke", {"name": "word_count",
-                                                     "arguments": {"text": "some forbidden words"}}),
-            lambda messages, tools: ("tool_invoke", {"name": "word_count",
-                                                     "arguments": {"text": "rewrite me"}}))
         result = await host.send_prompt("count")
         blocked, rewritten = tool_rows(host, result.session_id)
         assert blocked["ok"] is False and blocked["error"]["kind"] == "blocked"

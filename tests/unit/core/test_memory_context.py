@@ -116,9 +116,9 @@ class Recorder:
 
 
 async def test_each_step_starts_with_the_current_memories_never_stored(styled, workdir):
-    async with Host.open(cwd=workdir, model="echo") as host:
+    model = Recorder()
+    async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         host.add_memory("Groceries", "milk, eggs")
-        model = host._provider = Recorder()
         first = await host.send_prompt("what should I buy?")
         system = model.seen[0][0]
         assert (system.role, system.name) == ("system", "memories")
@@ -135,10 +135,10 @@ async def test_each_step_starts_with_the_current_memories_never_stored(styled, w
 
 
 async def test_a_chat_that_switched_an_extension_off_does_not_get_its_memories(styled, workdir):
-    async with Host.open(cwd=workdir, model="echo") as host:
+    model = Recorder()
+    async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         session = host.new_session()["id"]
         host.set_extension_enabled(session, "house-style", False)
-        model = host._provider = Recorder()
         await host.send_prompt("hello", session_id=session)
         assert model.seen[0][0].role == "user"  # nothing left to hand over
         assert not {"memory_search", "skill_load"} & set(model.offered[0])
@@ -179,7 +179,8 @@ async def test_skill_load_and_skill_file_work_and_refuse_paths_outside_the_skill
 
 async def test_past_the_budget_memories_are_counted_and_memory_search_finds_them(styled, workdir, home):
     home.config_file.write_text("[memories]\ncontext_budget_chars = 2500\n")
-    async with Host.open(cwd=workdir, model="echo") as host:
+    model = Recorder()
+    async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         for n in range(40):
             host.add_memory(f"Trip {n}", f"Day {n} of the trip. " + "Walk and eat. " * 30)
         host.add_memory("Passport", "The passport number is X1234567; it expires in 2031.")
@@ -190,9 +191,9 @@ async def test_past_the_budget_memories_are_counted_and_memory_search_finds_them
         assert f"Not shown here for lack of room: {counted} knowledge items" in text
         hidden = [i for i in plan.left_out if i.title.startswith("Trip")][-1]
         assert f"<knowledge title=\"{hidden.title}\"" not in text
+        model.calls += [("memory_search", {"query": "when does my passport expire"}),
+                        ("memory_search", {"query": hidden.title})]
 
-        model = host._provider = Recorder([("memory_search", {"query": "when does my passport expire"}),
-                                           ("memory_search", {"query": hidden.title})])
         result = await host.send_prompt("when does my passport expire?")
         assert "memory_search" in model.offered[0]
         passport, trip = [json.loads(m["content"]) for m in host.messages(result.session_id)

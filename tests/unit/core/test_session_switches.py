@@ -11,7 +11,7 @@ import pytest
 from workbench.agent.messages import TextChunk
 from workbench.config.home import Home
 from workbench.core.host import Host
-from workbench.core.switches import route_in_chat
+from workbench.core.switches import ChatSwitches
 from workbench.errors import WorkbenchError
 from workbench.events import ToolCallEnded, ToolCallStarted
 from workbench.ext.manager import ExtensionManager
@@ -72,6 +72,11 @@ def _tool(name: str, extension: str, source: str = "extension") -> Tool:
                 source=source, function=name, folder=Path("."), entry=None, runtime="python")
 
 
+def off(extension: str) -> ChatSwitches:
+    """The switches of a chat that switched ``extension`` off."""
+    return ChatSwitches({extension: False})
+
+
 def test_leaving_an_extension_out_gives_its_names_to_the_next_tool():
     registry = ToolRegistry(platforms={"linux"})
     for tool in (_tool("shared", "ext-a"), _tool("shared", "ext-b"), _tool("only_a", "ext-a"),
@@ -80,12 +85,12 @@ def test_leaving_an_extension_out_gives_its_names_to_the_next_tool():
     assert [t.qualified_name for t in registry.available(exclude={"ext-a"})] == \
         ["builtin.read", "ext-b.shared"]
     assert registry.resolve("shared", exclude={"ext-a"}).extension == "ext-b"
-    assert route_in_chat(registry, "shared", {"ext-a"}) == ("ext-b.shared", None)
-    assert route_in_chat(registry, "shared", {"ext-b"}) == ("shared", None)
-    assert route_in_chat(registry, "missing", {"ext-a"}) == ("missing", None)
-    name, refusal = route_in_chat(registry, "ext-a.shared", {"ext-a"})
+    assert off("ext-a").route(registry, "shared") == ("ext-b.shared", None)
+    assert off("ext-b").route(registry, "shared") == ("shared", None)
+    assert off("ext-a").route(registry, "missing") == ("missing", None)
+    name, refusal = off("ext-a").route(registry, "ext-a.shared")
     assert refusal.kind == "not_found" and "switched off in this chat" in refusal.message
-    name, refusal = route_in_chat(registry, "only_a", {"ext-a"})
+    name, refusal = off("ext-a").route(registry, "only_a")
     assert (name, refusal.kind) == ("only_a", "not_found")
     assert refusal.message == "'only_a' belongs to the extension ext-a, which is switched off in this chat"
 
@@ -143,10 +148,10 @@ class Recording:
 
 
 async def test_a_turn_is_offered_the_chat_tools_and_refused_switched_off_ones(installed, workdir):
-    with Host.open(cwd=workdir, model="echo") as host:
+    model = Recording([("c1", "only_a"), ("c2", "ext-a.shared_tool")])
+    with Host.open(cwd=workdir, model="echo", provider=model) as host:
         session = host.new_session()["id"]
         host.set_extension_enabled(session, "ext-a", False)
-        model = host._provider = Recording([("c1", "only_a"), ("c2", "ext-a.shared_tool")])
         seen = []
         host.bus.subscribe(seen.append)
         result = await host.send_prompt("go", session_id=session)
@@ -169,10 +174,10 @@ async def test_a_turn_is_offered_the_chat_tools_and_refused_switched_off_ones(in
 
 
 async def test_a_name_whose_winner_is_switched_off_runs_the_next_tool(installed, workdir):
-    with Host.open(cwd=workdir, model="echo") as host:
+    model = Recording([("c1", "shared_tool")])
+    with Host.open(cwd=workdir, model="echo", provider=model) as host:
         session = host.new_session()["id"]
         host.set_extension_enabled(session, "ext-a", False)
-        host._provider = Recording([("c1", "shared_tool")])
         seen = []
         host.bus.subscribe(seen.append)
         await host.send_prompt("go", session_id=session)

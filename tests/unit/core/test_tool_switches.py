@@ -227,14 +227,14 @@ class Calling:
 
 
 async def test_a_turn_is_refused_the_tool_its_chat_switched_off_also_through_tool_invoke(installed, workdir):
-    async with Host.open(cwd=workdir, model="echo") as host:
+    model = Calling([
+        ToolCall("c1", "only_a", {}),
+        ToolCall("c2", "tool_invoke", {"name": "only_a", "arguments": {}}),
+        ToolCall("c3", "tool_search", {"query": "garden chores", "limit": 20}),
+        ToolCall("c4", "other_a", {})])
+    async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         chat = host.new_session()["id"]
         host.set_tool_enabled(chat, "only_a", False)
-        model = host._provider = Calling([
-            ToolCall("c1", "only_a", {}),
-            ToolCall("c2", "tool_invoke", {"name": "only_a", "arguments": {}}),
-            ToolCall("c3", "tool_search", {"query": "garden chores", "limit": 20}),
-            ToolCall("c4", "other_a", {})])
         seen = []
         host.bus.subscribe(seen.append)
         await host.send_prompt("go", session_id=chat)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pytest
 
 from workbench.core.host import Host
 from workbench.events import Notice, ToolCallEnded, ToolCallStarted, TurnEnded

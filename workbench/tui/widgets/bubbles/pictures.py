@@ -1,5 +1,5 @@
-"""Decoded images for the terminal: PNG read with the standard library, others with
-Pillow, and shrinking to a size a terminal can draw.
+"""Decoded images for the terminal: read with Pillow, bounded before anything is
+decompressed, and shrunk to a size a terminal can draw.
 
 The TUI draws images with half blocks (two pixels to a cell), which works in every
 terminal with true color, or with terminal graphics from a Pillow image; this
@@ -17,8 +17,7 @@ import zlib
 from dataclasses import dataclass
 
 MAX_PIXELS = 4_000_000
-"""The largest image (width × height) decoded, by either decoder: pure Python takes
-seconds beyond that, and nothing a terminal draws needs more."""
+"""The largest image (width × height) decoded: nothing a terminal draws needs more."""
 
 MAX_DECODED_BYTES = 32 << 20
 """The most an image may take once decoded (width × height × channels × bytes per
@@ -83,14 +82,21 @@ def decode_base64(data_b64: str) -> bytes:
 
 
 def decode_image(data: bytes) -> Picture:
-    """Decode ``data``: PNG always, other formats when Pillow is installed.
+    """Decode ``data`` (any format Pillow reads), shrunk to at most ``WORKING_SIZE``.
 
     Raises:
-        PictureError: The format is unknown here or the data is broken.
+        PictureError: The format is unknown, the data is broken, or the image is larger
+            than ``check_size`` allows (said from its header, before decoding).
     """
-    if data.startswith(PNG_SIGNATURE):
-        return decode_png(data)
-    return _decode_with_pillow(data)
+    try:
+        with _open_checked(data) as image:
+            image.thumbnail(WORKING_SIZE)
+            converted = image.convert("RGBA")
+            return Picture(converted.width, converted.height, converted.tobytes())
+    except PictureError:
+        raise
+    except Exception as exc:  # Pillow raises many kinds for unreadable data.
+        raise PictureError(f"the image cannot be read: {exc}") from exc
 
 
 def pillow_image(data: bytes):
@@ -115,6 +121,9 @@ def _open_checked(data: bytes):
 
     from PIL import Image
 
+    if data.startswith(PNG_SIGNATURE):
+        check_png(data)
+
     # Pillow's own guard too, for what it decodes beyond the header (frames, tiles).
     Image.MAX_IMAGE_PIXELS = MAX_PIXELS
     try:
@@ -126,54 +135,21 @@ def _open_checked(data: bytes):
     return image
 
 
-def _decode_with_pillow(data: bytes) -> Picture:
-    try:
-        import PIL  # noqa: F401  Imported late: PNG needs none of it.
-    except ImportError:
-        raise PictureError("only PNG images can be drawn here") from None
-
-    try:
-        with _open_checked(data) as image:
-            image.thumbnail(WORKING_SIZE)
-            converted = image.convert("RGBA")
-            return Picture(converted.width, converted.height, converted.tobytes())
-    except PictureError:
-        raise
-    except Exception as exc:  # Pillow raises many kinds for unreadable data.
-        raise PictureError(f"the image cannot be read: {exc}") from exc
-
-
-def _chunks(data: bytes):
-    offset = len(PNG_SIGNATURE)
-    while offset + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[offset:offset + 8])
-        body = data[offset + 8:offset + 8 + length]
-        if len(body) != length:
-            raise PictureError("the PNG is cut short")
-        yield kind, body
-        offset += 12 + length
-
-
-def decode_png(data: bytes) -> Picture:
-    """Decode a PNG of any bit depth and color type, interlaced or not.
+def check_png(data: bytes) -> None:
+    """Refuse a PNG whose header claims too many pixels, or whose data unpacks to more
+    than its pixels need: it is inflated at most that far, never further.
 
     Raises:
-        PictureError: The PNG is broken, or larger than ``check_size`` allows (said
-            from its header, before anything is decompressed).
+        PictureError: The PNG has no header, is too large, or its data is broken or
+            unpacks to more than its header's pixels.
     """
     header = None
-    palette = b""
-    transparency = b""
     compressed = bytearray()
     for kind, body in _chunks(data):
         if kind == b"IHDR":
             if len(body) != 13:
                 raise PictureError("the PNG header is broken")
             header = struct.unpack(">IIBBBBB", body)
-        elif kind == b"PLTE":
-            palette = body
-        elif kind == b"tRNS":
-            transparency = body
         elif kind == b"IDAT":
             compressed += body
         elif kind == b"IEND":
@@ -191,38 +167,25 @@ def decode_png(data: bytes) -> Picture:
     expected = sum(h * (1 + (w * channels * depth + 7) // 8)
                    for w, h in (_pass_size(width, height, pass_) for pass_ in passes) if w and h)
     try:
-        # Never more than the header's pixels need, however much the data would unpack to.
         inflate = zlib.decompressobj()
-        raw = inflate.decompress(bytes(compressed), expected)
+        inflate.decompress(bytes(compressed), expected)
         more = inflate.decompress(inflate.unconsumed_tail, 1) if inflate.unconsumed_tail else b""
     except zlib.error as exc:
         raise PictureError("the PNG data is broken") from exc
     if more:
         raise PictureError(f"the PNG's data unpacks to more than its {width}×{height} pixels "
                            "need: it is not drawn")
-    bits = channels * depth
-    step = max(1, bits // 8)
-    out = bytearray(width * height * 4)
-    offset = 0
-    for x0, y0, dx, dy in passes:
-        pass_width, pass_height = _pass_size(width, height, (x0, y0, dx, dy))
-        if pass_width == 0 or pass_height == 0:
-            continue
-        stride = (pass_width * bits + 7) // 8
-        previous = bytearray(stride)
-        for row in range(pass_height):
-            if offset + 1 + stride > len(raw):
-                raise PictureError("the PNG data is cut short")
-            line = _unfilter(raw[offset], bytearray(raw[offset + 1:offset + 1 + stride]), previous, step)
-            offset += 1 + stride
-            previous = line
-            y = y0 + row * dy
-            for column, pixel in enumerate(_pixels(line, pass_width, color_type, depth,
-                                                   palette, transparency)):
-                x = x0 + column * dx
-                start = (y * width + x) * 4
-                out[start:start + 4] = pixel
-    return Picture(width, height, bytes(out))
+
+
+def _chunks(data: bytes):
+    offset = len(PNG_SIGNATURE)
+    while offset + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[offset:offset + 8])
+        body = data[offset + 8:offset + 8 + length]
+        if len(body) != length:
+            raise PictureError("the PNG is cut short")
+        yield kind, body
+        offset += 12 + length
 
 
 def _pass_size(width: int, height: int, pass_: tuple[int, int, int, int]) -> tuple[int, int]:
@@ -230,95 +193,6 @@ def _pass_size(width: int, height: int, pass_: tuple[int, int, int, int]) -> tup
     x0, y0, dx, dy = pass_
     return ((width - x0 + dx - 1) // dx if width > x0 else 0,
             (height - y0 + dy - 1) // dy if height > y0 else 0)
-
-
-def _unfilter(kind: int, line: bytearray, previous: bytearray, step: int) -> bytearray:
-    """Undo one scanline's filter (PNG specification, section 9)."""
-    if kind == 0:
-        return line
-    size = len(line)
-    if kind == 1:
-        for i in range(step, size):
-            line[i] = (line[i] + line[i - step]) & 0xFF
-    elif kind == 2:
-        for i in range(size):
-            line[i] = (line[i] + previous[i]) & 0xFF
-    elif kind == 3:
-        for i in range(size):
-            left = line[i - step] if i >= step else 0
-            line[i] = (line[i] + ((left + previous[i]) >> 1)) & 0xFF
-    elif kind == 4:
-        for i in range(size):
-            a = line[i - step] if i >= step else 0
-            b = previous[i]
-            c = previous[i - step] if i >= step else 0
-            p = a + b - c
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            predictor = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-            line[i] = (line[i] + predictor) & 0xFF
-    else:
-        raise PictureError(f"unknown PNG filter {kind}")
-    return line
-
-
-def _samples(line: bytearray, count: int, depth: int):
-    """``count`` samples of ``depth`` bits from ``line``, scaled to 0–255."""
-    if depth == 8:
-        yield from line[:count]
-    elif depth == 16:
-        for i in range(count):
-            yield line[2 * i]
-    else:
-        scale = 255 // ((1 << depth) - 1)
-        mask = (1 << depth) - 1
-        per_byte = 8 // depth
-        for i in range(count):
-            byte = line[i // per_byte]
-            shift = 8 - depth * (i % per_byte + 1)
-            yield ((byte >> shift) & mask) * scale
-
-
-def _raw_samples(line: bytearray, count: int, depth: int):
-    """Like ``_samples`` but unscaled (palette indexes, transparency keys)."""
-    if depth >= 8:
-        yield from (line[i * (depth // 8)] if depth == 8 else (line[2 * i] << 8) | line[2 * i + 1]
-                    for i in range(count))
-        return
-    mask = (1 << depth) - 1
-    per_byte = 8 // depth
-    for i in range(count):
-        yield (line[i // per_byte] >> (8 - depth * (i % per_byte + 1))) & mask
-
-
-def _pixels(line: bytearray, width: int, color_type: int, depth: int,
-            palette: bytes, transparency: bytes):
-    """The RGBA bytes of each pixel of one unfiltered scanline."""
-    if color_type == 3:
-        for index in _raw_samples(line, width, depth):
-            rgb = palette[index * 3:index * 3 + 3] or b"\x00\x00\x00"
-            alpha = transparency[index] if index < len(transparency) else 255
-            yield bytes((*rgb, alpha))
-        return
-    channels = _CHANNELS[color_type]
-    values = list(_samples(line, width * channels, depth))
-    key = None
-    if transparency and color_type in (0, 2):
-        keys = struct.unpack(">" + "H" * (len(transparency) // 2), transparency)
-        raw = list(_raw_samples(line, width * channels, depth))
-        key = keys
-    for i in range(width):
-        chunk = values[i * channels:(i + 1) * channels]
-        if color_type == 0:
-            grey = chunk[0]
-            alpha = 0 if key is not None and raw[i] == key[0] else 255
-            yield bytes((grey, grey, grey, alpha))
-        elif color_type == 2:
-            alpha = 0 if key is not None and tuple(raw[i * 3:i * 3 + 3]) == key[:3] else 255
-            yield bytes((*chunk, alpha))
-        elif color_type == 4:
-            yield bytes((chunk[0], chunk[0], chunk[0], chunk[1]))
-        else:
-            yield bytes(chunk)
 
 
 def shrink(picture: Picture, width: int, height: int) -> Picture:
