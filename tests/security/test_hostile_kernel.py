@@ -198,6 +198,30 @@ def nap(args, ctx):
 def run(args, ctx):
     done = subprocess.run(args["argv"], capture_output=True, text=True, timeout=20)
     return {"code": done.returncode, "out": done.stdout, "err": done.stderr[-300:]}
+
+def map_exec(args, ctx):
+    """Map each file executable, directly and by mprotect of a readable mapping."""
+    import mmap
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    out = {}
+    for path in args["paths"]:
+        try:
+            with open(path, "rb") as handle:
+                mmap.mmap(handle.fileno(), 4096, flags=mmap.MAP_PRIVATE,
+                          prot=mmap.PROT_READ | mmap.PROT_EXEC).close()
+            mapped = "mapped"
+        except OSError as exc:
+            mapped = exc.strerror
+        with open(path, "rb") as handle:
+            address = libc.mmap(None, 4096, 1, 2, handle.fileno(), 0)  # PROT_READ, MAP_PRIVATE
+        if libc.mprotect(address, 4096, 5) == 0:  # PROT_READ | PROT_EXEC
+            protected = "executable"
+        else:
+            protected = os.strerror(ctypes.get_errno())
+        out[path] = [mapped, protected]
+    return out
 '''
 
 DENO_CODE = r'''
@@ -266,10 +290,24 @@ export async function run(args: { argv: string[] }) {
   const out = await new Deno.Command(args.argv[0], { args: args.argv.slice(1) }).output();
   return { code: out.code, out: new TextDecoder().decode(out.stdout) };
 }
+
+export function load(args: { paths: string[] }) {
+  const out: Record<string, string> = {};
+  for (const path of args.paths) {
+    try {
+      Deno.dlopen(path, {}).close();
+      out[path] = "loaded";
+    } catch (error) {
+      out[path] = (error as Error).message.slice(0, 200);
+    }
+  }
+  return out;
+}
 '''
 
-PY_TOOLS = ("meddle", "copy_inside", "through_a_link", "look", "own_proc", "watch", "hoard", "nap", "run")
-DENO_TOOLS = ("meddle", "denoChmod", "look", "watch", "denoWatch", "copyInside", "run")
+PY_TOOLS = ("meddle", "copy_inside", "through_a_link", "look", "own_proc", "watch", "hoard", "nap", "run",
+            "map_exec")
+DENO_TOOLS = ("meddle", "denoChmod", "look", "watch", "denoWatch", "copyInside", "run", "load")
 
 
 def grant(kind: str, *paths) -> dict:
@@ -468,6 +506,75 @@ async def test_deno_loader_runs_only_granted_binaries(lab, tmp_path):
     assert granted.ok and granted.result["out"] == "granted\n", granted.error
     outcome = await lab.call("run", {"argv": [LOADER, str(shelf / "echo"), "escaped"]})
     assert not outcome.ok and "run access" in outcome.error["message"], outcome.result
+    await healthy(lab)
+
+
+# 13c. Programs that live in library folders: the loader cannot map them either.
+
+KNOWN_LIBRARY_PROGRAMS = ("/usr/lib/git-core/git", "/usr/lib/jvm/java-17-openjdk-amd64/bin/java",
+                          "/usr/lib/google-cloud-sdk/platform/bundledpythonunix/bin/python3",
+                          "/usr/lib/openssh/ssh-keysign", "/usr/lib/x86_64-linux-gnu/libexec/kf5/kioslave5")
+
+
+def library_programs() -> list[str]:
+    """ELF programs living in a library folder of this machine (real paths)."""
+    from workbench.sandbox.libraries import read_elf
+
+    found = []
+    for path in KNOWN_LIBRARY_PROGRAMS:
+        elf = read_elf(path) if os.path.isfile(path) else None
+        if elf is not None and elf.program:
+            found.append(os.path.realpath(path))
+    assert found, "no program in a library folder here to try"
+    return found
+
+
+def a_libc() -> str:
+    return os.path.realpath("/lib/x86_64-linux-gnu/libc.so.6")
+
+
+async def test_python_loader_cannot_run_programs_of_library_folders(lab):
+    from workbench.sandbox.deno import deno_binary
+
+    echo = shutil.which("echo")
+    declare(lab, {"run": grant("run", echo), "map_exec": grant("run", echo)})
+    granted = await lab.call("run", {"argv": [echo, "granted"]})
+    assert granted.ok and granted.result["out"] == "granted\n", granted.error or granted.result
+    programs = library_programs()
+    runtime = [os.path.realpath(sys.executable), os.path.realpath(deno_binary())]
+    for program in [*programs, *runtime]:
+        for argv in ([LOADER, program, "--version"], [program, "--version"]):
+            outcome = await lab.call("run", {"argv": argv})
+            assert not outcome.ok or (outcome.result["code"] != 0 and outcome.result["out"] == ""), \
+                (argv, outcome.result)
+        if program in programs:
+            outcome = await lab.call("run", {"argv": [LOADER, program, "--version"]})
+            assert outcome.ok and "failed to map segment" in outcome.result["err"], outcome.result
+    mapped = await lab.call("map_exec", {"paths": [*programs, a_libc()]})
+    assert mapped.ok, mapped.error
+    for program in programs:
+        assert mapped.result[program] == ["Operation not permitted", "Permission denied"], mapped.result
+    # What the runtime and the granted binary need is still mapped as it must be.
+    assert mapped.result[a_libc()] == ["mapped", "executable"], mapped.result
+    await healthy(lab)
+
+
+async def test_deno_loader_cannot_run_programs_of_library_folders(lab):
+    sh = os.path.realpath("/bin/sh")
+    declare(lab, {"run": grant("run", sh), "load": {"ffi": [{"reason": "The test."}]}}, runtime="deno")
+    programs = library_programs()
+    for program in programs:
+        script = f"{LOADER} {program} --version; echo \"loader $?\"; {program} --version; echo \"direct $?\""
+        outcome = await lab.call("run", {"argv": [sh, "-c", script]})
+        assert outcome.ok, outcome.error
+        lines = outcome.result["out"].splitlines()
+        assert len(lines) == 2 and lines[0].startswith("loader ") and lines[1].startswith("direct ") \
+            and "loader 0" not in lines and "direct 0" not in lines, outcome.result
+    loaded = await lab.call("load", {"paths": [*programs, a_libc()]})
+    assert loaded.ok, loaded.error
+    for program in programs:
+        assert loaded.result[program] != "loaded", loaded.result
+    assert loaded.result[a_libc()] == "loaded", loaded.result
     await healthy(lab)
 
 

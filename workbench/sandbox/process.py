@@ -33,7 +33,7 @@ import signal
 import socket
 import struct
 
-from workbench.sandbox import landlock, mounts, seccomp
+from workbench.sandbox import landlock, libraries, mounts, seccomp
 from workbench.sandbox._libc import (PR_CAPBSET_DROP, PR_SET_PDEATHSIG, check, libc, prctl)
 from workbench.sandbox.policy import PROXY_PORT, SYSTEM_READ, Policy, dynamic_loaders
 
@@ -50,11 +50,8 @@ UNUSED_ID = 2_000_000_000
 paths: no account and no file on a usual system has it (``doctor`` checks the
 account list)."""
 
-LIBRARY_FOLDERS = ("/usr/lib", "/lib", "/lib64", "/usr/lib64")
-"""System folders mounted executable: shared libraries must be mapped so."""
-
-
 _LOADERS: list[str] | None = None
+_PYTHON_ROOTS: list[str] | None = None
 
 
 def loaders() -> list[str]:
@@ -80,16 +77,55 @@ def memory_mb(policy: Policy) -> int:
     return policy.limits.memory_mb + headroom
 
 
+def python_roots() -> list[str]:
+    """The Python runtime's own ELF files: the interpreter and its standard library's
+    extension modules (``lib-dynload``), whose libraries a worker may load."""
+    global _PYTHON_ROOTS
+    if _PYTHON_ROOTS is None:
+        import sys
+
+        folders = [p for p in sys.path if os.path.basename(p) == "lib-dynload" and os.path.isdir(p)]
+        modules = [entry.path for folder in folders for entry in os.scandir(folder)
+                   if entry.name.endswith(".so")]
+        _PYTHON_ROOTS = [os.path.realpath(sys.executable), *sorted(modules)]
+    return _PYTHON_ROOTS
+
+
+def executable_libraries(policy: Policy) -> list[str]:
+    """The files and folders of the library folders the worker may map executable
+    (``libraries.executable``): the closure of its runtime, its granted binaries and
+    their interpreters. Found in the zygote before the worker is forked (cached)."""
+    roots = [*loaders(), *policy.execute, *policy.runtime_execute]
+    if policy.runtime == "python":
+        roots += python_roots()
+    return libraries.executable(roots, processes=policy.allow_processes)
+
+
+def _holds_library_folder(path: str) -> bool:
+    real = os.path.realpath(path).rstrip("/") + "/"
+    return any((folder + "/").startswith(real) for folder in libraries.library_reals())
+
+
 def binds(policy: Policy) -> list[mounts.Bind]:
-    """What the worker's private root holds, with the rights of each mount."""
+    """What the worker's private root holds, with the rights of each mount.
+
+    The library folders are ``noexec``: what the worker may map executable there is
+    bound again, file by file (``executable_libraries``). The runtime's own folders
+    stay executable (the interpreter maps its extension modules), but not their
+    ``bin`` folders (programs) nor a runtime folder that holds a library folder (a
+    system interpreter's prefix, ``/usr``)."""
     Bind = mounts.Bind
     out = []
     for path in SYSTEM_READ:
-        out.append(Bind(path, executable=path in LIBRARY_FOLDERS, device=path.startswith("/dev/")))
+        out.append(Bind(path, device=path.startswith("/dev/")))
     out.append(Bind("/dev/null", writable=True, device=True))
     out.extend(Bind(path, executable=True) for path in loaders())
-    # The runtime's own folders: the interpreter maps its extension modules executable.
-    out.extend(Bind(path, executable=True) for path in policy.runtime_read)
+    out.extend(Bind(path, executable=True) for path in executable_libraries(policy))
+    for path in policy.runtime_read:
+        out.append(Bind(path, executable=not _holds_library_folder(path)))
+        programs = os.path.join(path, "bin")
+        if os.path.isdir(programs):
+            out.append(Bind(programs))
     out.extend(Bind(path, executable=True) for path in policy.runtime_execute)
     out.extend(Bind(path, writable=True) for path in policy.runtime_write)
     out.append(Bind(policy.extension_dir))

@@ -28,7 +28,7 @@ import struct
 import sys
 import time
 
-from workbench.sandbox import cgroup, metadata, mounts, process, protocol, worker  # noqa: F401  (imported before any fork)
+from workbench.sandbox import cgroup, libraries, metadata, mounts, process, protocol, worker  # noqa: F401  (imported before any fork)
 from workbench.sandbox._libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER,
                                      CLONE_NEWUTS, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl, unshare)
 from workbench.sandbox.policy import Policy
@@ -324,6 +324,7 @@ class Zygote:
                     cgroup.remove(group)
 
     def spawn(self, policy: Policy) -> tuple[dict, list[int]]:
+        process.executable_libraries(policy)  # found here, cached, inherited by the worker
         host_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_read, out_write = os.pipe()
         status_read, status_write = os.pipe()
@@ -389,6 +390,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     control = socket.socket(fileno=control_fd)
     process.loaders()  # once, before any fork
+    libraries.executable([*process.loaders(), *process.python_roots()], processes=False)
     Zygote.remove_stale_groups()
     Zygote(control).serve()
 
