@@ -233,13 +233,12 @@ def probe() -> Report:
                                "openat2 (RESOLVE_NO_SYMLINKS, RESOLVE_BENEATH)" if has_openat2() else
                                "no openat2 here: granted paths and the host's reads for tools are "
                                "walked one component at a time with O_NOFOLLOW", required=False))
-    from workbench.sandbox.cgroup import memory_root
+    from workbench.sandbox.cgroup import NO_MEMORY_CGROUP, memory_root
 
     memory = memory_root()
     report.checks.append(Check("memory-cgroup", memory is not None,
                                f"a memory cgroup per worker under {memory}" if memory else
-                               "no writable memory cgroup: a worker's memory is bounded per process "
-                               "only, so a tool granted `run` may hold the limit once per process",
+                               NO_MEMORY_CGROUP,
                                required=False))
     binary = deno_binary()
     report.checks.append(Check("deno", binary is not None,

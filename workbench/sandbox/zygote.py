@@ -189,6 +189,12 @@ def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd:
     # One process (and its threads) is bounded by its rlimits; a worker that may start
     # processes is bounded, all of them together, by a memory cgroup.
     memory = cgroup.limit_memory(name, process.memory_mb(policy)) if policy.allow_processes else None
+    if policy.allow_processes and memory is None and not policy.limits.per_process_memory:
+        # Fail closed: the host checked before asking, but the cgroup could not be made now.
+        os.write(output_fd, f"sandbox setup failed: {cgroup.NO_MEMORY_CGROUP}\n".encode())
+        os.close(output_fd)
+        os.write(status_fd, struct.pack("i", 75 << 8))
+        os._exit(0)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     supervisor = os.getpid()
     pid = os.fork()
