@@ -12,8 +12,9 @@ again, one by one, executable over that tree:
   of its standard library, or the Deno binary), each name resolved as the loader
   would (``DT_RPATH``/``DT_RUNPATH`` with ``$ORIGIN``, the folders of
   ``/etc/ld.so.conf``, the default folders);
-- what glibc and the runtimes open at run time with ``dlopen``: the NSS modules
-  (``libnss_*``), ``libgcc_s`` (unwinding), ``libstdc++``, and, for a worker that
+- what glibc and the runtimes open at run time with ``dlopen``: the NSS modules of
+  the services ``/etc/nsswitch.conf`` names, ``libgcc_s`` (unwinding), ``libstdc++``,
+  ``libresolv``, and, for a worker that
   may start processes, the ``gconv`` folder of ``iconv``'s modules (bound whole,
   and only when none of its files is a program).
 
@@ -42,10 +43,9 @@ DEFAULT_FOLDERS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/a
                    "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
 """Where the loader looks last, whatever ``ld.so.conf`` says."""
 
-LOADED_AT_RUN_TIME = ("libgcc_s.so.1", "libstdc++.so.6", "libresolv.so.2", "libnss_files.so.2",
-                      "libnss_dns.so.2", "libnss_compat.so.2", "libnss_systemd.so.2",
-                      "libnss_myhostname.so.2", "libnss_resolve.so.2", "libnss_mdns4_minimal.so.2")
-"""Names glibc and the runtimes ``dlopen`` by themselves (unwinding, name services)."""
+LOADED_AT_RUN_TIME = ("libgcc_s.so.1", "libstdc++.so.6", "libresolv.so.2")
+"""Names glibc and the runtimes ``dlopen`` by themselves (unwinding, the resolver), beside
+the NSS modules of the services ``/etc/nsswitch.conf`` names (``nss_modules``)."""
 
 GCONV_FOLDERS = ("/usr/lib/x86_64-linux-gnu/gconv", "/usr/lib/aarch64-linux-gnu/gconv", "/usr/lib64/gconv",
                  "/usr/lib/gconv")
@@ -76,6 +76,7 @@ def _key(info: os.stat_result) -> tuple[int, int, int, int]:
 _ELVES: dict[tuple[int, int, int, int], Elf | None] = {}
 _CLOSURES: dict[tuple[int, int, int, int], frozenset[str]] = {}
 _DIRECT: dict[tuple, list[tuple[str, Elf]]] = {}
+_UNIONS: dict[tuple[str, ...], tuple[tuple, frozenset[str]]] = {}
 _LISTINGS: dict[str, tuple[tuple[int, int, int], frozenset[str], dict[str, str]]] = {}
 _FOLDERS: list[str] | None = None
 _GCONV: dict[str, tuple[tuple[int, int, int], bool]] = {}
@@ -291,14 +292,29 @@ def closure(path: str) -> frozenset[str]:
     return _CLOSURES[key]
 
 
+def nss_modules(path: str = "/etc/nsswitch.conf") -> list[str]:
+    """The NSS modules glibc may load: ``libnss_SERVICE.so.2`` for each service the
+    configuration names (``files`` and ``dns``, its defaults, always)."""
+    services = {"files", "dns"}
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read(1 << 16).splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        _, colon, rest = line.split("#", 1)[0].partition(":")
+        if colon:
+            services.update(w for w in rest.split() if not w.startswith("[") and w.isidentifier())
+    return sorted(f"libnss_{service}.so.2" for service in services)
+
+
 def named(names: tuple[str, ...] = LOADED_AT_RUN_TIME) -> set[str]:
     """The files (and their closures) the loader finds for ``names`` in its folders,
-    with every NSS module there (``libnss_*.so.2``)."""
+    with the NSS modules (``nss_modules``)."""
     out: set[str] = set()
     for folder in search_folders():
         listed = _names(folder)
-        wanted = [n for n in listed if n.startswith("libnss_") and n.endswith(".so.2")]
-        for name in (*names, *sorted(wanted)):
+        for name in (*names, *nss_modules()):
             if name not in listed:
                 continue
             real = _real(folder, name)
@@ -385,12 +401,28 @@ def _base(processes: bool) -> list[str]:
     return found
 
 
-def executable(roots: list[str], *, processes: bool) -> list[str]:
+def closure_of_all(roots: list[str], folders: list[str]) -> frozenset[str]:
+    """The union of the closures of ``roots``, cached while ``folders`` (those that hold
+    the roots) and the roots' own names are unchanged: one check for a runtime's many
+    extension modules instead of one per module."""
+    state = (tuple(roots), _state(folders))
+    known = _UNIONS.get(state[0])
+    if known is None or known[0] != state[1]:
+        found: set[str] = set()
+        for root in roots:
+            found |= closure(root)
+        _UNIONS[state[0]] = known = (state[1], frozenset(found))
+    return known[1]
+
+
+def executable(roots: list[str], *, processes: bool, runtime: frozenset[str] = frozenset()) -> list[str]:
     """What to bind executable over the ``noexec`` library folders for a worker whose
-    runtime and granted binaries are ``roots``: their closures and what is loaded at
-    run time, inside the library folders only (the rest keeps the rights of its own
-    bind); with the ``gconv`` folders when the worker may start processes."""
-    found: set[str] = set()
+    granted binaries and their interpreters are ``roots`` and whose runtime needs
+    ``runtime``: their closures and what is loaded at run time, inside the library
+    folders only (the rest keeps the rights of its own bind); with the ``gconv``
+    folders when the worker may start processes."""
+    found = set(runtime)
     for root in roots:
         found |= closure(root)
-    return [*_base(processes), *sorted(p for p in found if in_library_folder(p))]
+    found.update(_base(processes))
+    return sorted(p for p in found if in_library_folder(p))

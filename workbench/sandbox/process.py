@@ -52,6 +52,7 @@ account list)."""
 
 _LOADERS: list[str] | None = None
 _PYTHON_ROOTS: list[str] | None = None
+_PYTHON_FOLDERS: list[str] = []
 
 
 def loaders() -> list[str]:
@@ -77,28 +78,36 @@ def memory_mb(policy: Policy) -> int:
     return policy.limits.memory_mb + headroom
 
 
-def python_roots() -> list[str]:
-    """The Python runtime's own ELF files: the interpreter and its standard library's
-    extension modules (``lib-dynload``), whose libraries a worker may load."""
+NO_DISPLAY_MODULES = ("_tkinter",)
+"""Extension modules whose libraries are not bound: a worker reaches no display."""
+
+
+def python_roots() -> tuple[list[str], list[str]]:
+    """The Python runtime's own ELF files, the interpreter and its standard library's
+    extension modules (``lib-dynload``), whose libraries a worker may load; and the
+    folders that hold them."""
     global _PYTHON_ROOTS
     if _PYTHON_ROOTS is None:
         import sys
 
         folders = [p for p in sys.path if os.path.basename(p) == "lib-dynload" and os.path.isdir(p)]
         modules = [entry.path for folder in folders for entry in os.scandir(folder)
-                   if entry.name.endswith(".so")]
-        _PYTHON_ROOTS = [os.path.realpath(sys.executable), *sorted(modules)]
-    return _PYTHON_ROOTS
+                   if entry.name.endswith(".so") and entry.name.split(".")[0] not in NO_DISPLAY_MODULES]
+        executable = os.path.realpath(sys.executable)
+        _PYTHON_ROOTS = [executable, *sorted(modules)]
+        _PYTHON_FOLDERS[:] = [executable, *folders]
+    return _PYTHON_ROOTS, _PYTHON_FOLDERS
 
 
 def executable_libraries(policy: Policy) -> list[str]:
     """The files and folders of the library folders the worker may map executable
     (``libraries.executable``): the closure of its runtime, its granted binaries and
     their interpreters. Found in the zygote before the worker is forked (cached)."""
-    roots = [*loaders(), *policy.execute, *policy.runtime_execute]
+    runtime: frozenset[str] = frozenset()
     if policy.runtime == "python":
-        roots += python_roots()
-    return libraries.executable(roots, processes=policy.allow_processes)
+        runtime = libraries.closure_of_all(*python_roots())
+    return libraries.executable([*loaders(), *policy.execute, *policy.runtime_execute],
+                                processes=policy.allow_processes, runtime=runtime)
 
 
 def _holds_library_folder(path: str) -> bool:

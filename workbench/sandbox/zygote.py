@@ -396,7 +396,8 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     control = socket.socket(fileno=control_fd)
     process.loaders()  # once, before any fork
-    libraries.executable([*process.loaders(), *process.python_roots()], processes=False)
+    libraries.closure_of_all(*process.python_roots())
+    libraries.executable(process.loaders(), processes=False)
     Zygote.remove_stale_groups()
     Zygote(control).serve()
 
