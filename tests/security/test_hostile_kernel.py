@@ -578,6 +578,30 @@ async def test_deno_loader_cannot_run_programs_of_library_folders(lab):
     await healthy(lab)
 
 
+REAL_PROGRAMS = {
+    # iconv loads its conversion from gconv at run time; curl and openssl need a long
+    # closure (TLS, compression, Kerberos); git its own; sh runs iconv in a pipe.
+    "git": (["git", "--version"], "git version"),
+    "curl": (["curl", "--version"], "curl "),
+    "openssl": (["openssl", "version"], "OpenSSL"),
+    "sqlite3": (["sqlite3", ":memory:", "select 6*7"], "42"),
+    "iconv": (["sh", "-c", "printf 'caf\\303\\251' | iconv -f UTF-8 -t UTF-7"], "caf+AOk-"),
+}
+
+
+@pytest.mark.parametrize("runtime", ["python", "deno"])
+async def test_real_programs_run_over_noexec_library_folders(lab, runtime):
+    programs = {name: spec for name, spec in REAL_PROGRAMS.items() if shutil.which(name)}
+    assert "git" in programs and "iconv" in programs, programs
+    binaries = sorted({shutil.which(argv[0]) for argv, _ in programs.values()} | {shutil.which("iconv")})
+    declare(lab, {"run": grant("run", *binaries)}, runtime=runtime)
+    for name, (argv, expected) in programs.items():
+        outcome = await lab.call("run", {"argv": [shutil.which(argv[0]), *argv[1:]]})
+        assert outcome.ok and outcome.result["code"] == 0 and expected in outcome.result["out"], \
+            (name, outcome.error or outcome.result)
+    await healthy(lab)
+
+
 # 1. The identity a worker runs as, and that nothing of it outlives the host.
 
 def uids_of(pids: list[int]) -> set[int]:

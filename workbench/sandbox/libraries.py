@@ -340,15 +340,11 @@ def module_folders() -> list[str]:
         known = _GCONV.get(folder)
         if known is None or known[0] != key:
             clean = True
-            for entry in os.scandir(folder):
-                if entry.is_dir(follow_symlinks=False):
-                    clean = False  # a sub-folder is never scanned: bind none of it
+            for here, _folders, files in os.walk(folder):
+                if any(elf is not None and elf.program
+                       for elf in (read_elf(os.path.join(here, name)) for name in files)):
+                    clean = False
                     break
-                if entry.is_file(follow_symlinks=False):
-                    elf = read_elf(entry.path)
-                    if elf is not None and elf.program:
-                        clean = False
-                        break
             _GCONV[folder] = known = (key, clean)
         if known[1]:
             out.append(os.path.realpath(folder))
