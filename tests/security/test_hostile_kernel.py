@@ -199,6 +199,33 @@ def run(args, ctx):
     done = subprocess.run(args["argv"], capture_output=True, text=True, timeout=20)
     return {"code": done.returncode, "out": done.stdout, "err": done.stderr[-300:]}
 
+def from_memory(args, ctx):
+    """Copy a program into memory (a memfd, an unlinked file in a write grant) and have
+    the loader run it from there, through /proc/self/fd."""
+    out = {}
+    with open(args["program"], "rb") as handle:
+        data = handle.read()
+    places = {"memfd": lambda: os.memfd_create("copy")}
+    if args.get("folder"):
+        def unlinked():
+            path = os.path.join(args["folder"], "copy")
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o700)
+            os.unlink(path)
+            return fd
+        places["unlinked"] = unlinked
+    for name, make in places.items():
+        try:
+            fd = make()
+            os.write(fd, data)
+        except OSError as exc:
+            out[name] = ["refused", exc.strerror]
+            continue
+        done = subprocess.run([args["loader"], f"/proc/self/fd/{fd}", "--version"], pass_fds=[fd],
+                              capture_output=True, text=True, timeout=20)
+        out[name] = [done.returncode, done.stdout[:60], done.stderr[-160:]]
+        os.close(fd)
+    return out
+
 def map_exec(args, ctx):
     """Map each file executable, directly and by mprotect of a readable mapping."""
     import mmap
@@ -306,7 +333,7 @@ export function load(args: { paths: string[] }) {
 '''
 
 PY_TOOLS = ("meddle", "copy_inside", "through_a_link", "look", "own_proc", "watch", "hoard", "nap", "run",
-            "map_exec")
+            "map_exec", "from_memory")
 DENO_TOOLS = ("meddle", "denoChmod", "look", "watch", "denoWatch", "copyInside", "run", "load")
 
 
@@ -556,6 +583,22 @@ async def test_python_loader_cannot_run_programs_of_library_folders(lab):
         assert mapped.result[program] == ["Operation not permitted", "Permission denied"], mapped.result
     # What the runtime and the granted binary need is still mapped as it must be.
     assert mapped.result[a_libc()] == ["mapped", "executable"], mapped.result
+    await healthy(lab)
+
+
+async def test_python_loader_cannot_run_a_program_copied_into_memory(lab, tmp_path):
+    echo = shutil.which("echo")
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    declare(lab, {"from_memory": {**grant("run", echo), **grant("write", folder)}})
+    outcome = await lab.call("from_memory", {"program": library_programs()[0], "loader": LOADER,
+                                             "folder": str(folder)})
+    assert outcome.ok, outcome.error
+    # A memfd is refused (it is on no noexec mount); a file in the write grant is
+    # refused or, bound noexec, cannot be mapped.
+    assert outcome.result["memfd"] == ["refused", "Operation not permitted"], outcome.result
+    for place, found in outcome.result.items():
+        assert found[0] == "refused" or (found[0] != 0 and not found[1]), (place, outcome.result)
     await healthy(lab)
 
 

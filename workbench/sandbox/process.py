@@ -248,7 +248,8 @@ def enter(policy: Policy) -> int | None:
     restrict_paths(policy)
     drop_capabilities()
     notify = metadata_writable(policy)
-    program = seccomp.build_filter(allow_processes=policy.allow_processes, notify_metadata=notify)
+    program = seccomp.build_filter(allow_processes=policy.allow_processes, notify_metadata=notify,
+                                   deny_memfd=policy.allow_processes)
     return seccomp.load(program, listener=notify)
 
 
