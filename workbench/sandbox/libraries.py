@@ -85,7 +85,9 @@ _GCONV: dict[str, tuple[tuple[int, int, int], bool]] = {}
 def read_elf(path: str) -> Elf | None:
     """The ELF facts of ``path`` (cached by its pin), or None for what is no ELF file."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # a device or a FIFO is never opened
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
         return None
     try:
@@ -105,7 +107,7 @@ def read_elf(path: str) -> Elf | None:
 
 def _parse(fd: int, size: int) -> Elf | None:
     head = os.pread(fd, 64, 0)
-    if len(head) < 52 or head[:4] != b"\x7fELF" or head[5] not in (1, 2):
+    if len(head) < 52 or head[:4] != b"\x7fELF" or head[4] not in (1, 2) or head[5] not in (1, 2):
         return None
     wide = head[4] == 2
     end = "<" if head[5] == 1 else ">"
@@ -417,8 +419,22 @@ def executable(roots: list[str], *, processes: bool, runtime: frozenset[str] = f
     ``runtime``: their closures and what is loaded at run time, inside the library
     folders only (the rest keeps the rights of its own bind); with the ``gconv``
     folders when the worker may start processes."""
+    forget_if_changed()
     found = set(runtime)
     for root in roots:
         found |= closure(root)
     found.update(_base(processes))
     return sorted(p for p in found if in_library_folder(p))
+
+
+_SEEN_STATE: list[tuple] = []
+
+
+def forget_if_changed() -> None:
+    """Drop the closures when a library folder changed (a package added, upgraded or
+    removed): a name may lead to another file now. Each file's own facts stay, by pin."""
+    state = _state(search_folders())
+    if _SEEN_STATE and _SEEN_STATE[0] != state:
+        for cache in (_CLOSURES, _DIRECT, _UNIONS, _BASE):
+            cache.clear()
+    _SEEN_STATE[:] = [state]

@@ -104,6 +104,7 @@ def executable_libraries(policy: Policy) -> list[str]:
     (``libraries.executable``): the closure of its runtime, its granted binaries and
     their interpreters. Found in the zygote before the worker is forked (cached)."""
     runtime: frozenset[str] = frozenset()
+    libraries.forget_if_changed()
     if policy.runtime == "python":
         runtime = libraries.closure_of_all(*python_roots())
     return libraries.executable([*loaders(), *policy.execute, *policy.runtime_execute],

@@ -97,3 +97,15 @@ def test_nss_modules_follow_nsswitch(tmp_path):
     conf.write_text("passwd: files ldap [NOTFOUND=return] systemd\nhosts: mdns4_minimal dns\n# group: nis\n")
     assert libraries.nss_modules(str(conf)) == ["libnss_dns.so.2", "libnss_files.so.2", "libnss_ldap.so.2",
                                                 "libnss_mdns4_minimal.so.2", "libnss_systemd.so.2"]
+
+
+def test_a_changed_library_folder_drops_the_closures(tmp_path, monkeypatch):
+    monkeypatch.setattr(libraries, "_FOLDERS", [str(tmp_path)])
+    monkeypatch.setattr(libraries, "_CLOSURES", {})
+    libraries.forget_if_changed()
+    libraries._CLOSURES[(0, 0, 0, 0)] = frozenset({"/usr/lib/libold.so.1"})
+    libraries.forget_if_changed()
+    assert (0, 0, 0, 0) in libraries._CLOSURES  # nothing changed: kept
+    (tmp_path / "libnew.so.1").write_bytes(b"")  # a package upgraded
+    libraries.forget_if_changed()
+    assert (0, 0, 0, 0) not in libraries._CLOSURES
