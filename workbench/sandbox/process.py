@@ -5,12 +5,14 @@ Order matters and every step fails closed (an exception ends the child):
 1. the parent's death kills this process (``PR_SET_PDEATHSIG``);
 2. with a private network namespace, the loopback interface comes up and, for
    net grants, the proxy's listening socket is made here and handed to the host;
-3. a private root holding only what the worker needs (``mounts.py``, planned by the
-   supervisor with ``plan_root``);
+3. a private root holding only what the worker needs (``mounts.py``, with the binds
+   of ``binds``: the library folders ``noexec``, the shared objects the worker needs
+   bound again executable, found by ``libraries.py`` in the zygote);
 4. resource limits;
 5. Landlock: exactly the granted paths and, for net grants, the proxy's port;
 6. capabilities dropped, ``no_new_privs`` set;
-7. the seccomp filter, last, since it forbids some of the calls above.
+7. the seccomp filter, last, since it forbids some of the calls above (and, for a
+   worker that may start processes, ``memfd_create``).
 
 Who the worker is, outside its user namespace (``outside_identity``): on a host
 running as root, a worker whose grants name none of the person's paths runs as
