@@ -8,8 +8,9 @@ otherwise run without a ``run`` grant for it. Only the files named here are boun
 again, one by one, executable over that tree:
 
 - the closure of ``DT_NEEDED`` of the granted binaries, of the scripts'
-  interpreters and of the runtime (the Python interpreter and the extension modules
-  of its standard library, or the Deno binary), each name resolved as the loader
+  interpreters and of the runtime (the Python interpreter, the extension modules of
+  its standard library and of the extension's installed requirements, or the Deno
+  binary), each name resolved as the loader
   would (``DT_RPATH``/``DT_RUNPATH`` with ``$ORIGIN``, the folders of
   ``/etc/ld.so.conf``, the default folders);
 - what glibc and the runtimes open at run time with ``dlopen``: the NSS modules of

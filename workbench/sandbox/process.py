@@ -101,14 +101,38 @@ def python_roots() -> tuple[list[str], list[str]]:
     return _PYTHON_ROOTS, _PYTHON_FOLDERS
 
 
+_EXTENSION_MODULES: dict[str, tuple[tuple, list[str]]] = {}
+MAX_MODULE_SCAN = 20_000
+"""Files looked at, at most, for the extension modules of one extension's requirements."""
+
+
+def extension_modules(folder: str) -> list[str]:
+    """The extension modules (``*.so``) in an extension's installed requirements, found
+    again only when the folder's own entries changed (a reinstall)."""
+    state = libraries._state([folder])
+    known = _EXTENSION_MODULES.get(folder)
+    if known is None or known[0] != state:
+        found, seen = [], 0
+        for here, _folders, files in os.walk(folder):
+            seen += len(files)
+            if seen > MAX_MODULE_SCAN:
+                break
+            found += [os.path.join(here, f) for f in files if f.endswith(".so") or ".so." in f]
+        _EXTENSION_MODULES[folder] = known = (state, sorted(found))
+    return known[1]
+
+
 def executable_libraries(policy: Policy) -> list[str]:
     """The files and folders of the library folders the worker may map executable
-    (``libraries.executable``): the closure of its runtime, its granted binaries and
-    their interpreters. Found in the zygote before the worker is forked (cached)."""
+    (``libraries.executable``): the closure of its runtime (with its extension's
+    installed requirements), its granted binaries and their interpreters. Found in
+    the zygote before the worker is forked (cached)."""
     runtime: frozenset[str] = frozenset()
     libraries.forget_if_changed()
     if policy.runtime == "python":
         runtime = libraries.closure_of_all(*python_roots())
+        for folder in policy.python_path:
+            runtime |= libraries.closure_of_all(extension_modules(folder), [folder])
     return libraries.executable([*loaders(), *policy.execute, *policy.runtime_execute],
                                 processes=policy.allow_processes, runtime=runtime)
 

@@ -109,3 +109,21 @@ def test_a_changed_library_folder_drops_the_closures(tmp_path, monkeypatch):
     (tmp_path / "libnew.so.1").write_bytes(b"")  # a package upgraded
     libraries.forget_if_changed()
     assert (0, 0, 0, 0) not in libraries._CLOSURES
+
+
+def test_the_system_libraries_of_an_extensions_native_requirements_are_bound(tmp_path):
+    """A requirement's extension module (here libcurl, copied in as one) needs system
+    libraries the runtime does not: they are bound for that extension's workers."""
+    site = tmp_path / "site"
+    (site / "fetcher").mkdir(parents=True)
+    libcurl = os.path.realpath("/usr/lib/x86_64-linux-gnu/libcurl.so.4")
+    shutil.copy2(libcurl, site / "fetcher" / "_native.cpython-311-x86_64-linux-gnu.so")
+    needed = {os.path.basename(p) for p in libraries.closure(libcurl)}
+    policy = Policy(runtime="python", entry="", function="", extension_dir="/nonexistent",
+                    runtime_read=[*python_runtime_paths(), str(site)])
+    without = {os.path.basename(p) for p in process.executable_libraries(policy)}
+    extra = needed - without
+    assert extra, "libcurl needs nothing the runtime lacks"
+    policy.python_path = [str(site)]
+    bound = {os.path.basename(p) for p in process.executable_libraries(policy)}
+    assert extra <= bound, extra - bound
