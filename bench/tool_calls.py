@@ -14,9 +14,11 @@ Overhead is a call's time minus the in-process time. Goals: later calls at most 
 Then the cost of each kernel layer of a worker's start, measured alone in forked
 children in the same run (``BENCH_LAYERS=0`` skips them; they need root or user
 namespaces): the user namespace and its id map, the extra fork for the PID namespace,
-the private root (mount namespace, binds, ``/proc``, ``pivot_root``), a memory cgroup
-made, joined and removed, and one metadata call made by the supervisor against the
-same call made directly.
+the private root (mount namespace, binds, ``/proc``, ``pivot_root``) beside the same
+root with the library folders executable and nothing bound again (the cost of the
+library closure's file binds), the closure found from the ELF files (in a fresh process,
+and cached, as each later worker finds it), a memory cgroup made, joined and removed,
+and one metadata call made by the supervisor against the same call made directly.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -212,13 +215,30 @@ def layer_costs(root: Path) -> None:
             os._exit(0)
         os.waitpid(pid, 0)
 
-    def private_root():
+    def private_root(binds=None):
         unshare(CLONE_NEWNS | CLONE_NEWPID)
         pid = os.fork()
         if pid == 0:
-            mounts.enter_private_root(mounts.prepare(process.binds(policy)), "/")
+            mounts.enter_private_root(mounts.prepare(binds or process.binds(policy)), "/")
             os._exit(0)
         os.waitpid(pid, 0)
+
+    rebound = set(process.executable_libraries(policy))
+    library_folders = {"/usr/lib", "/lib", "/lib64", "/usr/lib64"}
+    unclosed = [mounts.Bind(b.path, b.writable, b.executable or b.path in library_folders, b.device)
+                for b in process.binds(policy) if b.path not in rebound]
+    git = shutil.which("git")
+
+    def closure_cold(roots=None):
+        from workbench.sandbox import libraries
+
+        for cache in (libraries._ELVES, libraries._CLOSURES, libraries._DIRECT, libraries._LISTINGS,
+                      libraries._BASE, libraries._GCONV, libraries._UNIONS):
+            cache.clear()
+        if roots is None:
+            process.executable_libraries(policy)
+        else:
+            libraries.closure(roots)
 
     def memory_group():
         group = cgroup.limit_memory(f"bench-{os.getpid()}", 1024)
@@ -231,7 +251,13 @@ def layer_costs(root: Path) -> None:
     process.loaders()  # as the zygote does once
     jobs = {"fork (the extra process)": fork_only,
             "user namespace + id map": lambda: _mapped_child(lambda: None),
-            "user namespace + private root": lambda: _mapped_child(private_root)}
+            "user namespace + private root": lambda: _mapped_child(private_root),
+            f"… library folders exec, {len(rebound)} not rebound": lambda: _mapped_child(
+                lambda: private_root(unclosed)),
+            "library closure found, fresh process": closure_cold,
+            "library closure found, cached": lambda: process.executable_libraries(policy)}
+    if git:
+        jobs["closure of a granted git, fresh"] = lambda: closure_cold(git)
     if cgroup.memory_root() is not None:
         jobs["memory cgroup make+join+remove"] = memory_group
     target = folder / "chmod-me"

@@ -198,6 +198,57 @@ def nap(args, ctx):
 def run(args, ctx):
     done = subprocess.run(args["argv"], capture_output=True, text=True, timeout=20)
     return {"code": done.returncode, "out": done.stdout, "err": done.stderr[-300:]}
+
+def from_memory(args, ctx):
+    """Copy a program into memory (a memfd, an unlinked file in a write grant) and have
+    the loader run it from there, through /proc/self/fd."""
+    out = {}
+    with open(args["program"], "rb") as handle:
+        data = handle.read()
+    places = {"memfd": lambda: os.memfd_create("copy")}
+    if args.get("folder"):
+        def unlinked():
+            path = os.path.join(args["folder"], "copy")
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o700)
+            os.unlink(path)
+            return fd
+        places["unlinked"] = unlinked
+    for name, make in places.items():
+        try:
+            fd = make()
+            os.write(fd, data)
+        except OSError as exc:
+            out[name] = ["refused", exc.strerror]
+            continue
+        done = subprocess.run([args["loader"], f"/proc/self/fd/{fd}", "--version"], pass_fds=[fd],
+                              capture_output=True, text=True, timeout=20)
+        out[name] = [done.returncode, done.stdout[:60], done.stderr[-160:]]
+        os.close(fd)
+    return out
+
+def map_exec(args, ctx):
+    """Map each file executable, directly and by mprotect of a readable mapping."""
+    import mmap
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    out = {}
+    for path in args["paths"]:
+        try:
+            with open(path, "rb") as handle:
+                mmap.mmap(handle.fileno(), 4096, flags=mmap.MAP_PRIVATE,
+                          prot=mmap.PROT_READ | mmap.PROT_EXEC).close()
+            mapped = "mapped"
+        except OSError as exc:
+            mapped = exc.strerror
+        with open(path, "rb") as handle:
+            address = libc.mmap(None, 4096, 1, 2, handle.fileno(), 0)  # PROT_READ, MAP_PRIVATE
+        if libc.mprotect(address, 4096, 5) == 0:  # PROT_READ | PROT_EXEC
+            protected = "executable"
+        else:
+            protected = os.strerror(ctypes.get_errno())
+        out[path] = [mapped, protected]
+    return out
 '''
 
 DENO_CODE = r'''
@@ -266,10 +317,24 @@ export async function run(args: { argv: string[] }) {
   const out = await new Deno.Command(args.argv[0], { args: args.argv.slice(1) }).output();
   return { code: out.code, out: new TextDecoder().decode(out.stdout) };
 }
+
+export function load(args: { paths: string[] }) {
+  const out: Record<string, string> = {};
+  for (const path of args.paths) {
+    try {
+      Deno.dlopen(path, {}).close();
+      out[path] = "loaded";
+    } catch (error) {
+      out[path] = (error as Error).message.slice(0, 200);
+    }
+  }
+  return out;
+}
 '''
 
-PY_TOOLS = ("meddle", "copy_inside", "through_a_link", "look", "own_proc", "watch", "hoard", "nap", "run")
-DENO_TOOLS = ("meddle", "denoChmod", "look", "watch", "denoWatch", "copyInside", "run")
+PY_TOOLS = ("meddle", "copy_inside", "through_a_link", "look", "own_proc", "watch", "hoard", "nap", "run",
+            "map_exec", "from_memory")
+DENO_TOOLS = ("meddle", "denoChmod", "look", "watch", "denoWatch", "copyInside", "run", "load")
 
 
 def grant(kind: str, *paths) -> dict:
@@ -428,12 +493,12 @@ async def test_children_share_one_memory_bound(lab):
     declare(lab, {"hoard": grant("run", "/bin/true")})
     lab.host.sandbox.limits.memory_mb = 384
     if memory_root() is None:
-        # This host cannot make a memory cgroup: doctor says so, and a child over the
-        # per-process limit still fails.
+        # This host cannot make a memory cgroup: doctor says so, and a tool that may
+        # start processes is refused (tests/security/test_memory_bound.py).
         [check] = [c for c in probe().checks if c.name == "memory-cgroup"]
-        assert not check.ok and "per process" in check.detail
+        assert not check.ok and "refused" in check.detail
         outcome = await lab.call("hoard", {"children": 1, "mib": 512})
-        assert outcome.ok and outcome.result["held"] == 0, outcome.result
+        assert not outcome.ok and outcome.error["kind"] == "unavailable", outcome.result
         return
     outcome = await lab.call("hoard", {"children": 4, "mib": 200})
     assert not (outcome.ok and outcome.result["held"] == 4), outcome.result
@@ -468,6 +533,115 @@ async def test_deno_loader_runs_only_granted_binaries(lab, tmp_path):
     assert granted.ok and granted.result["out"] == "granted\n", granted.error
     outcome = await lab.call("run", {"argv": [LOADER, str(shelf / "echo"), "escaped"]})
     assert not outcome.ok and "run access" in outcome.error["message"], outcome.result
+    await healthy(lab)
+
+
+# 13c. Programs that live in library folders: the loader cannot map them either.
+
+KNOWN_LIBRARY_PROGRAMS = ("/usr/lib/git-core/git", "/usr/lib/jvm/java-17-openjdk-amd64/bin/java",
+                          "/usr/lib/google-cloud-sdk/platform/bundledpythonunix/bin/python3",
+                          "/usr/lib/openssh/ssh-keysign", "/usr/lib/x86_64-linux-gnu/libexec/kf5/kioslave5")
+
+
+def library_programs() -> list[str]:
+    """ELF programs living in a library folder of this machine (real paths)."""
+    from workbench.sandbox.libraries import read_elf
+
+    found = []
+    for path in KNOWN_LIBRARY_PROGRAMS:
+        elf = read_elf(path) if os.path.isfile(path) else None
+        if elf is not None and elf.program:
+            found.append(os.path.realpath(path))
+    assert found, "no program in a library folder here to try"
+    return found
+
+
+def a_libc() -> str:
+    return os.path.realpath("/lib/x86_64-linux-gnu/libc.so.6")
+
+
+async def test_python_loader_cannot_run_programs_of_library_folders(lab):
+    from workbench.sandbox.deno import deno_binary
+
+    echo = shutil.which("echo")
+    declare(lab, {"run": grant("run", echo), "map_exec": grant("run", echo)})
+    granted = await lab.call("run", {"argv": [echo, "granted"]})
+    assert granted.ok and granted.result["out"] == "granted\n", granted.error or granted.result
+    programs = library_programs()
+    runtime = [os.path.realpath(sys.executable), os.path.realpath(deno_binary())]
+    for program in [*programs, *runtime]:
+        for argv in ([LOADER, program, "--version"], [program, "--version"]):
+            outcome = await lab.call("run", {"argv": argv})
+            assert not outcome.ok or (outcome.result["code"] != 0 and outcome.result["out"] == ""), \
+                (argv, outcome.result)
+        if program in programs:
+            outcome = await lab.call("run", {"argv": [LOADER, program, "--version"]})
+            assert outcome.ok and "failed to map segment" in outcome.result["err"], outcome.result
+    mapped = await lab.call("map_exec", {"paths": [*programs, a_libc()]})
+    assert mapped.ok, mapped.error
+    for program in programs:
+        assert mapped.result[program] == ["Operation not permitted", "Permission denied"], mapped.result
+    # What the runtime and the granted binary need is still mapped as it must be.
+    assert mapped.result[a_libc()] == ["mapped", "executable"], mapped.result
+    await healthy(lab)
+
+
+async def test_python_loader_cannot_run_a_program_copied_into_memory(lab, tmp_path):
+    echo = shutil.which("echo")
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    declare(lab, {"from_memory": {**grant("run", echo), **grant("write", folder)}})
+    outcome = await lab.call("from_memory", {"program": library_programs()[0], "loader": LOADER,
+                                             "folder": str(folder)})
+    assert outcome.ok, outcome.error
+    # A memfd is refused (it is on no noexec mount); a file in the write grant is
+    # refused or, bound noexec, cannot be mapped.
+    assert outcome.result["memfd"] == ["refused", "Operation not permitted"], outcome.result
+    for place, found in outcome.result.items():
+        assert found[0] == "refused" or (found[0] != 0 and not found[1]), (place, outcome.result)
+    await healthy(lab)
+
+
+async def test_deno_loader_cannot_run_programs_of_library_folders(lab):
+    sh = os.path.realpath("/bin/sh")
+    declare(lab, {"run": grant("run", sh), "load": {"ffi": [{"reason": "The test."}]}}, runtime="deno")
+    programs = library_programs()
+    for program in programs:
+        script = f"{LOADER} {program} --version; echo \"loader $?\"; {program} --version; echo \"direct $?\""
+        outcome = await lab.call("run", {"argv": [sh, "-c", script]})
+        assert outcome.ok, outcome.error
+        lines = outcome.result["out"].splitlines()
+        assert len(lines) == 2 and lines[0].startswith("loader ") and lines[1].startswith("direct ") \
+            and "loader 0" not in lines and "direct 0" not in lines, outcome.result
+    loaded = await lab.call("load", {"paths": [*programs, a_libc()]})
+    assert loaded.ok, loaded.error
+    for program in programs:
+        assert loaded.result[program] != "loaded", loaded.result
+    assert loaded.result[a_libc()] == "loaded", loaded.result
+    await healthy(lab)
+
+
+REAL_PROGRAMS = {
+    # iconv loads its conversion from gconv at run time; curl and openssl need a long
+    # closure (TLS, compression, Kerberos); git its own; sh runs iconv in a pipe.
+    "git": (["git", "--version"], "git version"),
+    "curl": (["curl", "--version"], "curl "),
+    "openssl": (["openssl", "version"], "OpenSSL"),
+    "sqlite3": (["sqlite3", ":memory:", "select 6*7"], "42"),
+    "iconv": (["sh", "-c", "printf 'caf\\303\\251' | iconv -f UTF-8 -t UTF-7"], "caf+AOk-"),
+}
+
+
+@pytest.mark.parametrize("runtime", ["python", "deno"])
+async def test_real_programs_run_over_noexec_library_folders(lab, runtime):
+    programs = {name: spec for name, spec in REAL_PROGRAMS.items() if shutil.which(name)}
+    assert "git" in programs and "iconv" in programs, programs
+    binaries = sorted({shutil.which(argv[0]) for argv, _ in programs.values()} | {shutil.which("iconv")})
+    declare(lab, {"run": grant("run", *binaries)}, runtime=runtime)
+    for name, (argv, expected) in programs.items():
+        outcome = await lab.call("run", {"argv": [shutil.which(argv[0]), *argv[1:]]})
+        assert outcome.ok and outcome.result["code"] == 0 and expected in outcome.result["out"], \
+            (name, outcome.error or outcome.result)
     await healthy(lab)
 
 

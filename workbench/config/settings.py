@@ -156,6 +156,10 @@ SETTINGS: dict[str, Setting] = {
         Setting("sandbox.memory_mb", int, 1024,
                 "The memory one tool worker may use, in MiB.",
                 _between(0, 1 << 20, above=True, unit="MiB")),
+        Setting("sandbox.per_process_memory", bool, False,
+                "Let tools granted `run` start processes where this machine cannot make a memory "
+                "cgroup per worker (see `workbench doctor`): each process is then bounded alone, "
+                "so N processes may hold N times sandbox.memory_mb. Off: such calls are refused."),
         Setting("sandbox.keep_warm", bool, True,
                 "Start each tool's next worker ahead of its call (never shared between calls)."),
         Setting("sandbox.unsandboxed_tools", list, [],

@@ -75,7 +75,8 @@ def _holder_name() -> str:
 def worker_limits(config: Config) -> Limits:
     """The resources each tool's worker gets under ``config``."""
     return Limits(memory_mb=int(config.get("sandbox.memory_mb")),
-                  output_bytes=int(config.get("tools.max_output_bytes")))
+                  output_bytes=int(config.get("tools.max_output_bytes")),
+                  per_process_memory=bool(config.get("sandbox.per_process_memory")))
 
 
 NET_REFUSALS_SHOWN = 10

@@ -178,6 +178,22 @@ class SandboxRunner:
         except PolicyError as exc:
             raise ToolError("unavailable", str(exc)) from exc
 
+    async def _check_memory_bound(self, policy: Policy) -> None:
+        """Refuse a worker that may start processes where its processes cannot share one
+        memory bound (no memory cgroup here), unless the person accepted per-process bounds.
+
+        Raises:
+            ToolError: ``unavailable``, naming the missing layer and what to do.
+        """
+        if not policy.allow_processes or policy.limits.per_process_memory:
+            return
+        report = await self.report()
+        check = next((c for c in report["checks"] if c["name"] == "memory-cgroup"), None)
+        if check is None or not check["ok"]:
+            detail = check["detail"] if check is not None else "not probed"
+            raise ToolError("unavailable", f"this tool may start processes and this machine cannot "
+                            f"bound them together (memory-cgroup: {detail}); see `workbench doctor`")
+
     @staticmethod
     def _key(tool: Tool, policy: Policy) -> str:
         blob = json.dumps(policy.to_json(), sort_keys=True).encode()
@@ -192,6 +208,7 @@ class SandboxRunner:
         if self.files is not None:
             await self.files.check(tool)
         policy = self.policy(tool, ctx.granted, timeout_ms)
+        await self._check_memory_bound(policy)
         key = self._key(tool, policy)
         try:
             worker = await self._take(key) or await Worker.start(self.zygote, policy)

@@ -9,6 +9,15 @@ supervisor reports it. cgroup v1 (``/sys/fs/cgroup/memory``) and v2 (a ``memory`
 controller the host may delegate) are used when writable; where neither is,
 ``doctor`` says so and only the per-process limit applies.
 
+Where no memory cgroup can be made, a worker that may start processes is refused
+(``runner`` and the supervisor fail closed), unless the person accepted per-process
+bounds (the ``sandbox.per_process_memory`` setting, carried as
+``Limits.per_process_memory``).
+
+The cgroup filesystem is looked for under ``/sys/fs/cgroup``, or under the folder
+``WORKBENCH_CGROUP_ROOT`` names (how a test makes a host with no writable cgroup;
+the host passes it on to the zygote).
+
 Processes:
 ``RLIMIT_NPROC`` counts every process of the user, and root is exempt from it, so a
 worker of a root host needs the pids controller: a cgroup per worker with
@@ -23,8 +32,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-V1_ROOT = Path("/sys/fs/cgroup/pids")
-V2_ROOTS = (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
+ROOT_ENV = "WORKBENCH_CGROUP_ROOT"
+"""The environment variable naming the cgroup filesystem's folder, when not ``/sys/fs/cgroup``."""
+
+
+def _root() -> Path:
+    return Path(os.environ.get(ROOT_ENV) or "/sys/fs/cgroup")
+
+
+def _v2_roots() -> tuple[Path, Path]:
+    return (_root() / "unified", _root())
 
 
 def _own_v2_cgroup(root: Path) -> Path | None:
@@ -39,9 +56,10 @@ def _own_v2_cgroup(root: Path) -> Path | None:
 
 def pids_root() -> Path | None:
     """A writable folder under which per-worker pids cgroups can be made, or None."""
-    if (V1_ROOT / "cgroup.procs").exists() and os.access(V1_ROOT, os.W_OK):
-        return V1_ROOT / "workbench"
-    for root in V2_ROOTS:
+    v1 = _root() / "pids"
+    if (v1 / "cgroup.procs").exists() and os.access(v1, os.W_OK):
+        return v1 / "workbench"
+    for root in _v2_roots():
         controllers = root / "cgroup.controllers"
         if controllers.exists() and "pids" in controllers.read_text().split():
             base = _own_v2_cgroup(root)
@@ -71,14 +89,20 @@ def limit_processes(name: str, maximum: int) -> Path | None:
     return group
 
 
-MEMORY_V1_ROOT = Path("/sys/fs/cgroup/memory")
+NO_MEMORY_CGROUP = ("no writable memory cgroup: a tool that may start processes could hold its "
+                    "memory limit once per process, so calls of tools granted `run` are refused; "
+                    "delegate a cgroup with the memory controller to this user (for instance, start "
+                    "workbench under `systemd-run --user --scope -p Delegate=yes`), or accept "
+                    "per-process bounds with `workbench config set sandbox.per_process_memory true`")
+"""What is missing, its consequence and what to do: ``doctor`` and the refusal say it."""
 
 
 def memory_root() -> Path | None:
     """A writable folder under which per-worker memory cgroups can be made, or None."""
-    if (MEMORY_V1_ROOT / "cgroup.procs").exists() and os.access(MEMORY_V1_ROOT, os.W_OK):
-        return MEMORY_V1_ROOT / "workbench"
-    for root in V2_ROOTS:
+    v1 = _root() / "memory"
+    if (v1 / "cgroup.procs").exists() and os.access(v1, os.W_OK):
+        return v1 / "workbench"
+    for root in _v2_roots():
         controllers = root / "cgroup.controllers"
         if controllers.exists() and "memory" in controllers.read_text().split():
             base = _own_v2_cgroup(root)
@@ -100,7 +124,7 @@ def limit_memory(name: str, megabytes: int) -> Path | None:
     try:
         if not root.exists():
             root.mkdir(exist_ok=True)
-            if root.parent != MEMORY_V1_ROOT:
+            if root.parent != _root() / "memory":
                 (root / "cgroup.subtree_control").write_text("+memory")
         group = root / name
         group.mkdir()

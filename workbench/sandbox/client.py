@@ -20,6 +20,8 @@ from workbench.sandbox.policy import Policy
 from workbench.sandbox.zygote import recv_fds, send_fds
 
 ZYGOTE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+PASSED_ON = ("WORKBENCH_CGROUP_ROOT",)
+"""Variables of the host's environment the zygote gets too (``cgroup.ROOT_ENV``)."""
 
 
 class SandboxUnavailable(RuntimeError):
@@ -46,7 +48,8 @@ class ZygoteClient:
             self.process = subprocess.Popen(
                 [sys.executable, "-I", "-m", "workbench.sandbox.zygote", str(child.fileno()),
                  str(os.getpid())],
-                pass_fds=[child.fileno()], env=ZYGOTE_ENV, stdin=subprocess.DEVNULL,
+                pass_fds=[child.fileno()],
+                env={**ZYGOTE_ENV, **{k: os.environ[k] for k in PASSED_ON if k in os.environ}}, stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                 cwd="/")
         finally:

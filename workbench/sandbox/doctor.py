@@ -134,6 +134,16 @@ def _metadata() -> str:
     return "chmod, chown, utime and xattr calls refused, or made by the supervisor inside write grants"
 
 
+def _maps_executable(path: str) -> bool:
+    with open(path, "rb") as handle:
+        try:
+            mmap.mmap(handle.fileno(), min(4096, os.fstat(handle.fileno()).st_size) or 1,
+                      flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_EXEC).close()
+            return True
+        except PermissionError:
+            return False
+
+
 def _private_root() -> str:
     """A worker's identity and root, made as a worker makes them; their findings as JSON."""
     from workbench.sandbox import mounts, process
@@ -142,6 +152,10 @@ def _private_root() -> str:
 
     policy = Policy(runtime="python", entry="", function="", extension_dir="/nonexistent",
                     runtime_read=python_runtime_paths())
+    bound = set(process.executable_libraries(policy))
+    libc_path = next((p for p in sorted(bound) if os.path.basename(p).startswith("libc.so")), None)
+    unbound = next((e.path for e in os.scandir(os.path.realpath("/usr/lib"))
+                    if e.is_file(follow_symlinks=False) and e.path not in bound), None)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid == 0:
@@ -160,12 +174,12 @@ def _private_root() -> str:
                     mounts.enter_private_root(mounts.prepare(process.binds(policy)), "/")
                     findings["root"] = not any(os.path.lexists(p) for p in ("/etc/passwd", "/etc/hostname"))
                     findings["proc"] = sorted(int(e) for e in os.listdir("/proc") if e.isdigit()) == [1]
-                    with open("/etc/ld.so.cache", "rb") as cache:
-                        try:
-                            mmap.mmap(cache.fileno(), 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC)
-                            findings["noexec"] = False
-                        except PermissionError:
-                            findings["noexec"] = True
+                    findings["noexec"] = not _maps_executable("/etc/ld.so.cache")
+                    # A file of a library folder the worker was not given is noexec too;
+                    # libc, given to every worker, is not.
+                    findings["libraries"] = (unbound is None or not _maps_executable(unbound)) and \
+                        (libc_path is None or _maps_executable(libc_path))
+                    findings["bound"] = len(bound)
                     with open("/proc/self/uid_map") as handle:
                         findings["uid"] = int(handle.read().split()[1])
                 except BaseException as exc:
@@ -233,13 +247,12 @@ def probe() -> Report:
                                "openat2 (RESOLVE_NO_SYMLINKS, RESOLVE_BENEATH)" if has_openat2() else
                                "no openat2 here: granted paths and the host's reads for tools are "
                                "walked one component at a time with O_NOFOLLOW", required=False))
-    from workbench.sandbox.cgroup import memory_root
+    from workbench.sandbox.cgroup import NO_MEMORY_CGROUP, memory_root
 
     memory = memory_root()
     report.checks.append(Check("memory-cgroup", memory is not None,
                                f"a memory cgroup per worker under {memory}" if memory else
-                               "no writable memory cgroup: a worker's memory is bounded per process "
-                               "only, so a tool granted `run` may hold the limit once per process",
+                               NO_MEMORY_CGROUP,
                                required=False))
     binary = deno_binary()
     report.checks.append(Check("deno", binary is not None,
@@ -277,9 +290,13 @@ def _root_checks() -> list[Check]:
               else "paths outside the grants are visible"),
         Check("private-proc", bool(found.get("proc")),
               "/proc shows the worker's own PID namespace" if found.get("proc") else "/proc shows other processes"),
-        Check("loader", bool(found.get("noexec")),
-              "everything but libraries, the runtime and granted binaries is noexec (ld.so cannot run them)"
-              if found.get("noexec") else "files outside the granted binaries can be mapped executable"),
+        Check("loader", bool(found.get("noexec")) and bool(found.get("libraries")),
+              "everything but the runtime, the granted binaries and the shared objects they need "
+              f"({found.get('bound')} files of the library folders here) is noexec: ld.so cannot run "
+              "anything else, in a library folder or not"
+              if found.get("noexec") and found.get("libraries") else
+              "files outside the granted binaries can be mapped executable" if not found.get("noexec")
+              else "programs of the library folders can be mapped executable (ld.so can run them)"),
     ]
 
 

@@ -16,10 +16,12 @@ owner and times cannot be learnt. A symbolic link on the way to a bound path (``
 to ``usr/lib``) is made again as the same link, so paths resolve as on the host.
 
 Every bind is ``nosuid``; all but write grants are read-only; and all are ``noexec``
-except the library folders, the runtime's own folders and the granted binaries — so
-the dynamic loader (``ld.so PROGRAM``) cannot map a program from a read grant, a
-write grant or the extension's folder, and a program that is not bound at all does
-not exist. Landlock, applied afterwards, still decides every access by path.
+except the runtime's own folders, the granted binaries, the loader and the shared
+objects the worker needs, bound file by file over the ``noexec`` library folders
+(``process.binds``, ``libraries.py``) — so the dynamic loader (``ld.so PROGRAM``)
+cannot map a program from a read grant, a write grant, the extension's folder or a
+library folder, and a program that is not bound at all does not exist. Landlock,
+applied afterwards, still decides every access by path.
 """
 
 from __future__ import annotations

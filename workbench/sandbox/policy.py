@@ -46,6 +46,9 @@ class Limits:
     processes: int = 64
     output_bytes: int = 1 << 20
     """Bytes of stdout and stderr a worker may write before it is stopped."""
+    per_process_memory: bool = False
+    """Whether a worker that may start processes may run with per-process memory
+    bounds alone where no memory cgroup can be made (else it is refused)."""
 
 
 @dataclass

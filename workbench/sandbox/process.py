@@ -5,12 +5,14 @@ Order matters and every step fails closed (an exception ends the child):
 1. the parent's death kills this process (``PR_SET_PDEATHSIG``);
 2. with a private network namespace, the loopback interface comes up and, for
    net grants, the proxy's listening socket is made here and handed to the host;
-3. a private root holding only what the worker needs (``mounts.py``, planned by the
-   supervisor with ``plan_root``);
+3. a private root holding only what the worker needs (``mounts.py``, with the binds
+   of ``binds``: the library folders ``noexec``, the shared objects the worker needs
+   bound again executable, found by ``libraries.py`` in the zygote);
 4. resource limits;
 5. Landlock: exactly the granted paths and, for net grants, the proxy's port;
 6. capabilities dropped, ``no_new_privs`` set;
-7. the seccomp filter, last, since it forbids some of the calls above.
+7. the seccomp filter, last, since it forbids some of the calls above (and, for a
+   worker that may start processes, ``memfd_create``).
 
 Who the worker is, outside its user namespace (``outside_identity``): on a host
 running as root, a worker whose grants name none of the person's paths runs as
@@ -33,7 +35,7 @@ import signal
 import socket
 import struct
 
-from workbench.sandbox import landlock, mounts, seccomp
+from workbench.sandbox import landlock, libraries, mounts, seccomp
 from workbench.sandbox._libc import (PR_CAPBSET_DROP, PR_SET_PDEATHSIG, check, libc, prctl)
 from workbench.sandbox.policy import PROXY_PORT, SYSTEM_READ, Policy, dynamic_loaders
 
@@ -50,11 +52,9 @@ UNUSED_ID = 2_000_000_000
 paths: no account and no file on a usual system has it (``doctor`` checks the
 account list)."""
 
-LIBRARY_FOLDERS = ("/usr/lib", "/lib", "/lib64", "/usr/lib64")
-"""System folders mounted executable: shared libraries must be mapped so."""
-
-
 _LOADERS: list[str] | None = None
+_PYTHON_ROOTS: list[str] | None = None
+_PYTHON_FOLDERS: list[str] = []
 
 
 def loaders() -> list[str]:
@@ -80,16 +80,88 @@ def memory_mb(policy: Policy) -> int:
     return policy.limits.memory_mb + headroom
 
 
+NO_DISPLAY_MODULES = ("_tkinter",)
+"""Extension modules whose libraries are not bound: a worker reaches no display."""
+
+
+def python_roots() -> tuple[list[str], list[str]]:
+    """The Python runtime's own ELF files, the interpreter and its standard library's
+    extension modules (``lib-dynload``), whose libraries a worker may load; and the
+    folders that hold them."""
+    global _PYTHON_ROOTS
+    if _PYTHON_ROOTS is None:
+        import sys
+
+        folders = [p for p in sys.path if os.path.basename(p) == "lib-dynload" and os.path.isdir(p)]
+        modules = [entry.path for folder in folders for entry in os.scandir(folder)
+                   if entry.name.endswith(".so") and entry.name.split(".")[0] not in NO_DISPLAY_MODULES]
+        executable = os.path.realpath(sys.executable)
+        _PYTHON_ROOTS = [executable, *sorted(modules)]
+        _PYTHON_FOLDERS[:] = [executable, *folders]
+    return _PYTHON_ROOTS, _PYTHON_FOLDERS
+
+
+_EXTENSION_MODULES: dict[str, tuple[tuple, list[str]]] = {}
+MAX_MODULE_SCAN = 20_000
+"""Files looked at, at most, for the extension modules of one extension's requirements."""
+
+
+def extension_modules(folder: str) -> list[str]:
+    """The extension modules (``*.so``) in an extension's installed requirements, found
+    again only when the folder's own entries changed (a reinstall)."""
+    state = libraries._state([folder])
+    known = _EXTENSION_MODULES.get(folder)
+    if known is None or known[0] != state:
+        found, seen = [], 0
+        for here, _folders, files in os.walk(folder):
+            seen += len(files)
+            if seen > MAX_MODULE_SCAN:
+                break
+            found += [os.path.join(here, f) for f in files if f.endswith(".so") or ".so." in f]
+        _EXTENSION_MODULES[folder] = known = (state, sorted(found))
+    return known[1]
+
+
+def executable_libraries(policy: Policy) -> list[str]:
+    """The files and folders of the library folders the worker may map executable
+    (``libraries.executable``): the closure of its runtime (with its extension's
+    installed requirements), its granted binaries and their interpreters. Found in
+    the zygote before the worker is forked (cached)."""
+    runtime: frozenset[str] = frozenset()
+    libraries.forget_if_changed()
+    if policy.runtime == "python":
+        runtime = libraries.closure_of_all(*python_roots())
+        for folder in policy.python_path:
+            runtime |= libraries.closure_of_all(extension_modules(folder), [folder])
+    return libraries.executable([*loaders(), *policy.execute, *policy.runtime_execute],
+                                processes=policy.allow_processes, runtime=runtime)
+
+
+def _holds_library_folder(path: str) -> bool:
+    real = os.path.realpath(path).rstrip("/") + "/"
+    return any((folder + "/").startswith(real) for folder in libraries.library_reals())
+
+
 def binds(policy: Policy) -> list[mounts.Bind]:
-    """What the worker's private root holds, with the rights of each mount."""
+    """What the worker's private root holds, with the rights of each mount.
+
+    The library folders are ``noexec``: what the worker may map executable there is
+    bound again, file by file (``executable_libraries``). The runtime's own folders
+    stay executable (the interpreter maps its extension modules), but not their
+    ``bin`` folders (programs) nor a runtime folder that holds a library folder (a
+    system interpreter's prefix, ``/usr``)."""
     Bind = mounts.Bind
     out = []
     for path in SYSTEM_READ:
-        out.append(Bind(path, executable=path in LIBRARY_FOLDERS, device=path.startswith("/dev/")))
+        out.append(Bind(path, device=path.startswith("/dev/")))
     out.append(Bind("/dev/null", writable=True, device=True))
     out.extend(Bind(path, executable=True) for path in loaders())
-    # The runtime's own folders: the interpreter maps its extension modules executable.
-    out.extend(Bind(path, executable=True) for path in policy.runtime_read)
+    out.extend(Bind(path, executable=True) for path in executable_libraries(policy))
+    for path in policy.runtime_read:
+        out.append(Bind(path, executable=not _holds_library_folder(path)))
+        programs = os.path.join(path, "bin")
+        if os.path.isdir(programs):
+            out.append(Bind(programs))
     out.extend(Bind(path, executable=True) for path in policy.runtime_execute)
     out.extend(Bind(path, writable=True) for path in policy.runtime_write)
     out.append(Bind(policy.extension_dir))
@@ -203,7 +275,8 @@ def enter(policy: Policy) -> int | None:
     restrict_paths(policy)
     drop_capabilities()
     notify = metadata_writable(policy)
-    program = seccomp.build_filter(allow_processes=policy.allow_processes, notify_metadata=notify)
+    program = seccomp.build_filter(allow_processes=policy.allow_processes, notify_metadata=notify,
+                                   deny_memfd=policy.allow_processes)
     return seccomp.load(program, listener=notify)
 
 

@@ -24,7 +24,10 @@ What it refuses (with ``EPERM`` unless said otherwise), whatever the grants:
   performs the change itself (a ``chown`` to the worker's own ids is left to the
   kernel, which refuses it anything the worker does not own). The newer ``*xattrat`` and ``file_setattr`` calls
   answer ``ENOSYS`` (the C library falls back to the calls above);
-- ``execveat``: it runs a descriptor (a ``memfd`` included) rather than a path.
+- ``execveat``: it runs a descriptor (a ``memfd`` included) rather than a path;
+- with a ``run`` grant (``deny_memfd``): ``memfd_create``, the one file a worker can
+  make that is not on a ``noexec`` mount — a program copied into one could be run by
+  the loader from ``/proc/self/fd`` (``libraries.py``).
 
 A filter for another architecture is refused at once (the call kills the process).
 """
@@ -64,7 +67,7 @@ ARCHES = {
         "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
         "fsopen": 430, "fsmount": 432, "setpriority": 141, "acct": 163, "swapon": 167,
         "reboot": 169, "sethostname": 170, "setdomainname": 171, "personality": 135,
-        "ioctl": 16, "execveat": 322, "seccomp": 317,
+        "ioctl": 16, "execveat": 322, "seccomp": 317, "memfd_create": 319,
         "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94, "utime": 132,
         "utimes": 235, "futimesat": 261, "fchownat": 260, "fchmodat": 268, "utimensat": 280,
         "fchmodat2": 452, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190,
@@ -83,7 +86,7 @@ ARCHES = {
         "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
         "fsmount": 432, "acct": 89, "swapon": 224, "reboot": 142, "sethostname": 161,
         "setdomainname": 162, "personality": 92,
-        "ioctl": 29, "execveat": 281, "seccomp": 277,
+        "ioctl": 29, "execveat": 281, "seccomp": 277, "memfd_create": 279,
         "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55, "utimensat": 88,
         "fchmodat2": 452, "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14,
         "lremovexattr": 15, "fremovexattr": 16, "setxattrat": 463, "removexattrat": 466,
@@ -163,11 +166,13 @@ class _Program:
         return bytes(out)
 
 
-def build_filter(*, allow_processes: bool, notify_metadata: bool = False) -> bytes:
+def build_filter(*, allow_processes: bool, notify_metadata: bool = False,
+                 deny_memfd: bool = False) -> bytes:
     """The filter program as raw ``sock_filter`` bytes for this architecture.
 
     Args:
         allow_processes: The tool was granted ``run``.
+        deny_memfd: Refuse ``memfd_create`` (a tool worker that may start processes).
         notify_metadata: Metadata calls go to the supervisor (the tool has write
             grants) instead of failing with ``EPERM``.
     """
@@ -194,6 +199,8 @@ def build_filter(*, allow_processes: bool, notify_metadata: bool = False) -> byt
     for name in DENIED_ALWAYS:
         if name in numbers:
             p.jeq(numbers[name], "eperm")
+    if deny_memfd:
+        p.jeq(numbers["memfd_create"], "eperm")
     if notify_metadata:
         # A chown to the worker's own ids (SQLite does it on every journal it opens as
         # uid 0) is left to the kernel: with no CAP_CHOWN, it changes nothing the worker

@@ -28,7 +28,7 @@ import struct
 import sys
 import time
 
-from workbench.sandbox import cgroup, metadata, mounts, process, protocol, worker  # noqa: F401  (imported before any fork)
+from workbench.sandbox import cgroup, libraries, metadata, mounts, process, protocol, worker  # noqa: F401  (imported before any fork)
 from workbench.sandbox._libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER,
                                      CLONE_NEWUTS, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl, unshare)
 from workbench.sandbox.policy import Policy
@@ -189,6 +189,12 @@ def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd:
     # One process (and its threads) is bounded by its rlimits; a worker that may start
     # processes is bounded, all of them together, by a memory cgroup.
     memory = cgroup.limit_memory(name, process.memory_mb(policy)) if policy.allow_processes else None
+    if policy.allow_processes and memory is None and not policy.limits.per_process_memory:
+        # Fail closed: the host checked before asking, but the cgroup could not be made now.
+        os.write(output_fd, f"sandbox setup failed: {cgroup.NO_MEMORY_CGROUP}\n".encode())
+        os.close(output_fd)
+        os.write(status_fd, struct.pack("i", 75 << 8))
+        os._exit(0)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     supervisor = os.getpid()
     pid = os.fork()
@@ -324,6 +330,7 @@ class Zygote:
                     cgroup.remove(group)
 
     def spawn(self, policy: Policy) -> tuple[dict, list[int]]:
+        process.executable_libraries(policy)  # found here, cached, inherited by the worker
         host_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_read, out_write = os.pipe()
         status_read, status_write = os.pipe()
@@ -389,6 +396,8 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     control = socket.socket(fileno=control_fd)
     process.loaders()  # once, before any fork
+    libraries.closure_of_all(*process.python_roots())
+    libraries.executable(process.loaders(), processes=False)
     Zygote.remove_stale_groups()
     Zygote(control).serve()
 
