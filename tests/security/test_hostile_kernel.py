@@ -695,7 +695,7 @@ def test_no_worker_outlives_a_killed_host(tmp_path):
         found = processes_with(marker)
         return len(found) >= 4 and (os.getuid() != 0 or UNUSED_ID in uids_of(found))
 
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90  # a bound for a failing test: a loaded machine starts slowly
     while not started() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert started(), "the tool never started"
