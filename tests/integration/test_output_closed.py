@@ -113,3 +113,11 @@ def test_a_listing_piped_to_head_ends_quietly(home, script):
     assert done.returncode in (0, ExitCode.OUTPUT_CLOSED)  # it may fit the pipe whole
     for word in NOISE:
         assert word not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("mode", [[], ["--jsonl"]], ids=["plain", "jsonl"])
+def test_the_daemon_stops_cleanly_when_its_output_is_closed(home, mode):
+    # It says it started at once; a daemon that went on with nobody reading would
+    # run past the time limit.
+    done = into_closed_pipe("daemon", *mode)
+    quiet(done)
