@@ -80,6 +80,8 @@ class McpManager:
         self._probes: dict[str, StdioProcess] = {}
         """The last process started for each server: what a probe that ran out of time
         leaves to kill."""
+        self._killed = False
+        """Whether ``kill_all`` ran: a probe still to start then starts nothing."""
         self.probing: set[str] = set()
         """The servers probed in the background now (shown as ``starting``)."""
         self._settled: set[str] = set()
@@ -103,12 +105,16 @@ class McpManager:
                 self.servers[name] = McpServer(config, self.launcher, self._changed,
                                                fallback=self.fallback)
 
+    def _kill_at_exit(self) -> None:
+        if not self._exit_hook:
+            atexit.register(self.kill_all)
+            self._exit_hook = True
+
     def _changed(self, server: McpServer, what: str) -> None:
         if self.servers.get(server.name) is not server:
             return  # a server being replaced
-        if what == "state" and not self._exit_hook:
-            atexit.register(self.kill_all)
-            self._exit_hook = True
+        if what == "state":
+            self._kill_at_exit()
         if what in LISTINGS and server.tools is not None:
             self._write_cache(server.config, self.listing(server.name) or {})
         self.on_change(server.name, what)
@@ -177,9 +183,8 @@ class McpManager:
         done: concurrent.futures.Future[dict[str, str]] = concurrent.futures.Future()
         waited = {c.name for c in now}
         self.probing |= {c.name for c in later}
-        if later and not self._exit_hook:
-            atexit.register(self.kill_all)
-            self._exit_hook = True
+        if later:
+            self._kill_at_exit()
 
         async def probe_all() -> None:
             found: dict[str, str] = {}
@@ -193,6 +198,7 @@ class McpManager:
 
             def listed(config: ServerConfig) -> Callable[[dict[str, Any]], None]:
                 def keep(listing: dict[str, Any]) -> None:
+                    self._settled.discard(config.name)
                     self._write_cache(config, {k: as_json(listing[k], TOOL_KEYS if k == "tools" else None)
                                                for k in LISTINGS})
                     settle(config.name)
@@ -227,16 +233,23 @@ class McpManager:
             late = [c for c in now if self.read_cache(c) is None]
             for config in late:
                 # Its probe thread may not outlive this process to stop it: end it now.
+                # One not started yet (its thread still importing) goes on in the
+                # background, and is killed with the host if it is still going.
                 self._write_failure(config, "it did not list its tools in time")
                 self._settled.add(config.name)
+                self.probing.add(config.name)
                 process = self._probes.pop(config.name, None)
                 if process is not None:
                     process.kill_now()
+            if late:
+                self._kill_at_exit()
             return {**failures, **{c.name: "it did not list its tools in time" for c in late}}
 
     # --- stdio launch ----------------------------------------------------------------
 
     async def _open_stdio(self, config: ServerConfig) -> tuple[StdioProcess, Any]:
+        if self._killed and config.name in self._settled:
+            raise RuntimeError("the host is closing")  # a probe late past kill_all
         process, start_proxy = await self._new_stdio(config)
         self._probes[config.name] = process
         return process, start_proxy
@@ -354,6 +367,7 @@ class McpManager:
         for server in self.servers.values():
             if server.process is not None:
                 server.process.kill_now()
+        self._killed = True
         for name in list(self.probing):
             self._settled.add(name)
             self.probing.discard(name)
