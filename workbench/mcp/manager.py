@@ -198,11 +198,12 @@ class McpManager:
 
             def listed(config: ServerConfig) -> Callable[[dict[str, Any]], None]:
                 def keep(listing: dict[str, Any]) -> None:
+                    late = config.name in self._settled  # given up on, and listed after all
                     self._settled.discard(config.name)
                     self._write_cache(config, {k: as_json(listing[k], TOOL_KEYS if k == "tools" else None)
                                                for k in LISTINGS})
                     settle(config.name)
-                    if config.name not in waited and self.servers.get(config.name) is not None:
+                    if (config.name not in waited or late) and self.servers.get(config.name) is not None:
                         # Off this loop, which ends with the probe: the host registers them.
                         threading.Thread(target=self.on_change, args=(config.name, "tools"),
                                          daemon=True).start()
@@ -223,6 +224,13 @@ class McpManager:
             if not done.done():
                 done.set_result(found)
 
+        if now:
+            # The SDK is imported before the wait starts: the start time is the server's
+            # to use, not ours (an import takes seconds on a loaded machine).
+            import anyio  # noqa: F401
+            import mcp.types  # noqa: F401
+            from mcp import ClientSession  # noqa: F401
+            from mcp.shared.message import SessionMessage  # noqa: F401
         threading.Thread(target=asyncio.run, args=(probe_all(),), name="mcp-probe",
                          daemon=True).start()
         if not now:
