@@ -18,6 +18,9 @@ class ExitCode(IntEnum):
     """A fault inside workbench itself; the message names the log file with its details."""
     BUSY = 75
     """The session is in use: another process is running a turn in it (EX_TEMPFAIL)."""
+    OUTPUT_CLOSED = 141
+    """The reader of the output closed it early (``| head``): 128 + SIGPIPE, as a shell
+    reports a process that signal ended; the work under way was stopped and settled."""
 
 
 class WorkbenchError(Exception):

@@ -23,6 +23,7 @@ from workbench.agent.messages import (ChatMessage, TextChunk, ToolCall, ToolCall
 from workbench.agent.providers import ModelProvider
 from workbench.errors import WorkbenchError
 from workbench.events import MessageEnded, MessageStarted, Notice, TextDelta, TurnEnded
+from workbench.store.turns import disk_full_words, is_disk_full
 
 CallTool = Callable[[ToolCall, str], Awaitable[Any]]
 """``(call, user_message) -> outcome`` where outcome has ``to_json()``; the call carries
@@ -98,10 +99,16 @@ class TurnLoop:
         self.system_context = system_context
 
     async def run(self, session_id: str, text: str) -> TurnResult:
-        """Run one turn; cancellation ends it with status ``cancelled``, kept in the store."""
-        self._add(session_id, "user", text)
+        """Run one turn; cancellation ends it with status ``cancelled``, kept in the store.
+
+        A store write that fails because the disk is full ends it with status ``error``:
+        the turn is kept up to there and marked failed (``Store.fail_turn``), what the
+        person typed included."""
         last_text = ""
+        typed: str | None = text
         try:
+            self._add(session_id, "user", text)
+            typed = None
             for _ in range(self.max_steps):
                 reply, calls = await self._model_step(session_id)
                 last_text = reply or last_text
@@ -114,8 +121,27 @@ class TurnLoop:
         except asyncio.CancelledError:
             self._end(session_id, "cancelled", last_text)
             raise
-        except WorkbenchError as exc:
-            return self._end(session_id, "error", last_text, str(exc))
+        except Exception as exc:
+            if is_disk_full(exc):
+                return self._failed(session_id, last_text, exc, typed)
+            if isinstance(exc, WorkbenchError):
+                return self._end(session_id, "error", last_text, str(exc))
+            raise
+
+    def _failed(self, session_id: str, text: str, exc: BaseException,
+                typed: str | None) -> TurnResult:
+        """End a turn the disk cut short: marked failed in the room the store keeps."""
+        said = disk_full_words(exc)
+        marked = self.store.fail_turn(
+            session_id, f"the disk holding the store was full ({said}); what the turn said "
+            "after this point was not saved", typed)
+        where = getattr(self.store, "path", "the store")
+        error = (f"{where}: the disk is full ({said}); the turn was cut short and "
+                 + ("is kept up to there, marked failed" if marked else
+                    "could not be marked failed: its calls are answered when the session next runs")
+                 + "; free some space and send it again")
+        self.publish(TurnEnded(session_id=session_id, status="error", text=text, error=error))
+        return TurnResult(session_id, "error", text, error)
 
     async def _run_batch(self, session_id: str, calls: list[ToolCall], user_text: str) -> None:
         """Run one model message's calls: consecutive parallel-safe calls together, the

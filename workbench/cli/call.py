@@ -23,14 +23,17 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 started with SIGINT ignored; a second one ends the command at once."""
 
 
-async def _until_stopped(call: Coroutine[Any, Any, ToolOutcome]) -> ToolOutcome:
+async def _until_stopped(call: Coroutine[Any, Any, ToolOutcome], writer: Any = None) -> ToolOutcome:
     """Await ``call``; a stop signal cancels it (the tool is stopped and its record says
-    so) and the outcome is then a ``cancelled`` error, printed like any other."""
+    so) and the outcome is then a ``cancelled`` error, printed like any other. So does
+    the reader of ``writer``'s output going away (``| head``)."""
     from workbench.core.gateway import ToolOutcome
 
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(call)
     stopped: list[signal.Signals] = []
+    if writer is not None:
+        writer.on_closed = lambda: loop.call_soon_threadsafe(task.cancel)
 
     def restore() -> None:
         for signum in STOP_SIGNALS:
@@ -46,6 +49,9 @@ async def _until_stopped(call: Coroutine[Any, Any, ToolOutcome]) -> ToolOutcome:
     try:
         return await task
     except asyncio.CancelledError:
+        if writer is not None and writer.closed:
+            return ToolOutcome("", "", False, error={
+                "kind": "cancelled", "message": "the call was cancelled (its output was closed)"})
         if not stopped:
             raise
         return ToolOutcome("", "", False, error={
@@ -93,9 +99,11 @@ def call_command(
             options = CallOptions(caller="person", grants=grants, prompt=False)
             if writer is not None:
                 host.bus.subscribe(writer.event)
-            outcome = asyncio.run(_until_stopped(host.call_tool(tool, arguments, options)))
+            outcome = asyncio.run(_until_stopped(host.call_tool(tool, arguments, options), writer))
     if writer is not None:
         writer.write({"type": "outcome", **outcome.to_json()})
+        if writer.closed:
+            raise typer.Exit(int(ExitCode.OUTPUT_CLOSED))
     elif as_json:
         say(jsontext.dumps(outcome.to_json(), ensure_ascii=False))
     elif outcome.ok:

@@ -49,18 +49,27 @@ def daemon_command(
     Stops cleanly on SIGTERM or Ctrl-C.
     """
     from workbench.core.host import Host
+    from workbench.headless.pipes import OutputClosed
+
+    stop = asyncio.Event()
+    closed: list[OutputClosed] = []
 
     def write(event: Any) -> None:
+        if closed:
+            return
         if jsonl:
             line = json.dumps(event.to_json(), default=str, ensure_ascii=False)
         else:
             text = _plain(event)
             line = f"{_stamp()} {text}" if text else None
         if line:
-            say(line)
+            try:
+                say(line)
+            except OutputClosed as exc:  # nobody reads it any more: stop as on SIGTERM
+                closed.append(exc)
+                stop.set()
 
     async def main(host: Host) -> None:
-        stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
@@ -73,3 +82,5 @@ def daemon_command(
     with reported():
         host = Host.open(defer_extensions=True)
         asyncio.run(main(host))
+    if closed:
+        raise closed[0]

@@ -27,9 +27,11 @@ from workbench.errors import ExitCode, StoreError, WorkbenchError
 
 def say_error(message: str) -> None:
     """Write ``error: MESSAGE`` to stderr: the one place an error line of the CLI is printed."""
+    from workbench.headless.pipes import OutputClosed
+
     try:
         say(f"error: {message}", err=True)
-    except (OSError, ValueError):  # stderr closed or gone: nowhere left to say it
+    except (OSError, ValueError, OutputClosed):  # stderr closed or gone: nowhere left to say it
         pass
 
 
@@ -176,6 +178,10 @@ def guarded() -> Iterator[None]:
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as exc:
+        from workbench.headless.pipes import is_closed_pipe, output_closed
+
+        if is_closed_pipe(exc):
+            raise output_closed() from None
         known = describe(exc)
         if known is not None:
             say_error(known[0])

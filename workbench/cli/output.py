@@ -20,8 +20,20 @@ from workbench.text import SafeStream, visible
 
 
 def say(text: object = "", *, err: bool = False, nl: bool = True) -> None:
-    """Print ``text`` (on stderr with ``err``), every unsafe code point made visible."""
-    typer.echo(visible(str(text)), err=err, nl=nl)
+    """Print ``text`` (on stderr with ``err``), every unsafe code point made visible.
+
+    Raises:
+        OutputClosed: The reader of the stream is gone (``| head``): the command ends
+            quietly with exit code 141 (``workbench.headless.pipes``).
+    """
+    try:
+        typer.echo(visible(str(text)), err=err, nl=nl)
+    except OSError as exc:
+        from workbench.headless.pipes import is_closed_pipe, output_closed
+
+        if not is_closed_pipe(exc):
+            raise
+        raise output_closed() from None
 
 
 class _Standard(SafeStream):

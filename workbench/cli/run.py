@@ -66,7 +66,7 @@ def run_command(
             result = asyncio.run(_turn(host, prompt, resource or [], session, writer, wait))
             if hasattr(writer, "finish"):
                 writer.finish(result)
-    raise typer.Exit(exit_code(result))
+    raise typer.Exit(exit_code(result, writer))
 
 
 async def _turn(host, prompt: str, resources: list[str], session: str | None, writer,

@@ -94,7 +94,9 @@ class McpOps:
         """Register the tools of every enabled server (called by ``reload_extensions``).
 
         Servers whose tools were never listed are started now, together, within
-        ``mcp.startup_timeout_ms``; the others register their cached tools and start
+        ``mcp.startup_timeout_ms``, except one whose last start failed: that one is
+        started again in the background unless this work names it
+        (``McpManager.list_unknown``). The others register their cached tools and start
         at the first call.
         """
         _remember_loop(self)
@@ -108,7 +110,8 @@ class McpOps:
         # Only the servers this work may need are started to list their tools (all of
         # them for a chat; for one call, the server it names, if any).
         needed = [name for name in active if self.mcp_needed is None or name in self.mcp_needed]
-        failures = manager.list_unknown(needed, manager.launcher.startup_timeout_s + 1)
+        failures = manager.list_unknown(needed, manager.launcher.startup_timeout_s + 1,
+                                        wait_for=self.mcp_needed)
         for name in active:
             self._register_mcp_tools(name)
         notices = list(found.problems)

@@ -4,6 +4,11 @@ Plain mode streams the reply's text to stdout and notes tool calls on stderr;
 ``--jsonl`` prints one JSON object per line for every event, the requests and how
 they were answered included, ending with the ``turn_ended`` line that carries the
 reply.
+
+When the reader of the output goes away (``| head -1``), a writer stops writing and
+calls its ``on_closed``: ``run_turn`` then cancels the turn, so it is kept as
+``cancelled`` with each of its calls answered, and the command exits with 141
+(``workbench.headless.pipes``).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from workbench.agent.loop import TurnResult
 from workbench.errors import ExitCode
 from workbench.events import (Event, MessageStarted, Notice, Request, TextDelta, ToolCallEnded,
                               ToolCallStarted)
+from workbench.headless.pipes import drop_closed, is_closed_pipe
 from workbench.text import safe_stream
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -27,7 +33,32 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 STATUS_EXIT = {"done": ExitCode.OK, "error": ExitCode.ERROR, "cancelled": ExitCode.CANCELLED}
 
 
-class JsonlWriter:
+class _Output:
+    """What both writers share: writes that stop, once, when the reader is gone."""
+
+    closed = False
+    """Whether the reader of the output went away; nothing is written after."""
+
+    on_closed: Any = None
+    """Called (once, on the thread that wrote) when the reader goes away."""
+
+    def _put(self, stream: TextIO, text: str, flush: bool = False) -> None:
+        if self.closed:
+            return
+        try:
+            stream.write(text)
+            if flush:
+                stream.flush()
+        except OSError as exc:
+            if not is_closed_pipe(exc):
+                raise
+            self.closed = True
+            drop_closed()
+            if self.on_closed is not None:
+                self.on_closed()
+
+
+class JsonlWriter(_Output):
     """Writes events and request records as JSON lines (each unsafe code point in them
     escaped as JSON escapes it: ``workbench.text``)."""
 
@@ -35,8 +66,7 @@ class JsonlWriter:
         self.out = safe_stream(out)
 
     def write(self, data: dict[str, Any]) -> None:
-        self.out.write(jsontext.dumps(data, ensure_ascii=False) + "\n")
-        self.out.flush()
+        self._put(self.out, jsontext.dumps(data, ensure_ascii=False) + "\n", flush=True)
 
     def event(self, event: Event) -> None:
         self.write(event.to_json())
@@ -45,7 +75,7 @@ class JsonlWriter:
         self.write({"type": "request", "request": request.to_json(), **outcome})
 
 
-class PlainWriter:
+class PlainWriter(_Output):
     """Streams the reply to ``out``; tool calls, notices and errors go to ``err``; both
     through ``workbench.text.SafeStream``, so no escape sequence reaches the terminal."""
 
@@ -56,28 +86,27 @@ class PlainWriter:
 
     def event(self, event: Event) -> None:
         if isinstance(event, MessageStarted) and self.wrote_text:
-            self.out.write("\n\n")
+            self._put(self.out, "\n\n")
             self.wrote_text = False
         elif isinstance(event, TextDelta):
-            self.out.write(event.text)
-            self.out.flush()
+            self._put(self.out, event.text, flush=True)
             self.wrote_text = True
         elif isinstance(event, ToolCallStarted):
-            self.err.write(f"· {event.tool} {jsontext.dumps(event.arguments, ensure_ascii=False)}\n")
+            self._put(self.err, f"· {event.tool} {jsontext.dumps(event.arguments, ensure_ascii=False)}\n")
         elif isinstance(event, ToolCallEnded) and not event.ok:
-            self.err.write(f"· {event.tool} failed: {event.error.get('message') if event.error else ''}\n")
+            self._put(self.err, f"· {event.tool} failed: {event.error.get('message') if event.error else ''}\n")
         elif isinstance(event, Notice):
-            self.err.write(f"{event.level}: {event.message}\n")
+            self._put(self.err, f"{event.level}: {event.message}\n")
 
     def request(self, request: Request, outcome: dict[str, Any]) -> None:
         if "denied" in outcome:
-            self.err.write(f"· {request.kind} request denied: {outcome['denied']}\n")
+            self._put(self.err, f"· {request.kind} request denied: {outcome['denied']}\n")
 
     def finish(self, result: TurnResult) -> None:
         if self.wrote_text:
-            self.out.write("\n")
+            self._put(self.out, "\n", flush=True)
         if result.error:
-            self.err.write(f"error: {result.error}\n")
+            self._put(self.err, f"error: {result.error}\n", flush=True)
 
 
 async def run_turn(host, text: str, *, session_id: str | None, writer,
@@ -89,23 +118,41 @@ async def run_turn(host, text: str, *, session_id: str | None, writer,
     Raises:
         SessionBusyError: Without ``wait``, another process holds the session.
     """
-    unsubscribe = host.bus.subscribe(writer.event)
     loop = asyncio.get_running_loop()
+    stopped = False
+
+    def stop_unread(event: Event | None = None) -> None:
+        # Nobody reads the reply any more: stop the turn as ctrl+c would (kept as
+        # cancelled, its calls answered), once. Closed before the turn began, it is
+        # stopped at its next event.
+        nonlocal stopped
+        if writer.closed and not stopped:
+            stopped = host.cancel()
+
+    writer.on_closed = lambda: loop.call_soon_threadsafe(stop_unread)
+    unsubscribe = host.bus.subscribe(writer.event)
+    unsubscribe_stop = host.bus.subscribe(stop_unread)
     # Where the loop cannot take signals (not the main thread), the turn runs without them.
     for signum in STOP_SIGNALS:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signum, host.cancel)
     try:
         host.announce()
+        if writer.closed:
+            return TurnResult(session_id or "", "cancelled", "", "the output was closed")
         return await host.send_prompt(text, session_id=session_id, wait=wait)
     finally:
         for signum in STOP_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signum)
         unsubscribe()
+        unsubscribe_stop()
 
 
-def exit_code(result: TurnResult) -> int:
+def exit_code(result: TurnResult, writer: Any = None) -> int:
+    """The command's exit code: the turn's status, or 141 when the output was closed."""
+    if writer is not None and writer.closed:
+        return int(ExitCode.OUTPUT_CLOSED)
     return int(STATUS_EXIT.get(result.status, ExitCode.ERROR))
 
 

@@ -5,7 +5,14 @@ A server runs on the event loop of its first call (see ``workbench.mcp.connectio
 are cached by the digest of its entry (``<cache>/mcp/``), so a host registers known
 tools without starting anything; a server whose tools were never listed is probed
 (started, listed, stopped) by ``list_unknown``, on a thread of its own, since the
-registry is built by synchronous code. Stopping the host stops every server and its
+registry is built by synchronous code.
+
+A probe that fails is kept beside the cache (``NAME-DIGEST.failed.json``: why, and
+when): the next hosts do not wait on that server again. They report the kept failure
+and probe it once more in the background (its state ``starting`` meanwhile), and its
+tools join the registry when it lists them; only work that names the server (a call
+of one of its tools) waits for it, within its start time. A changed entry is another
+server, with no failure kept. Stopping the host stops every server and its
 process tree; an ``atexit`` hook kills what is left when the host was never closed.
 """
 
@@ -19,6 +26,7 @@ import json
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -72,6 +80,13 @@ class McpManager:
         self._probes: dict[str, StdioProcess] = {}
         """The last process started for each server: what a probe that ran out of time
         leaves to kill."""
+        self._killed = False
+        """Whether ``kill_all`` ran: a probe still to start then starts nothing."""
+        self.probing: set[str] = set()
+        """The servers probed in the background now (shown as ``starting``)."""
+        self._settled: set[str] = set()
+        """Probes whose outcome is already kept (given up on, or the host closing): what
+        their process says as it is killed is not their failure."""
 
     # --- servers --------------------------------------------------------------------
 
@@ -90,12 +105,16 @@ class McpManager:
                 self.servers[name] = McpServer(config, self.launcher, self._changed,
                                                fallback=self.fallback)
 
+    def _kill_at_exit(self) -> None:
+        if not self._exit_hook:
+            atexit.register(self.kill_all)
+            self._exit_hook = True
+
     def _changed(self, server: McpServer, what: str) -> None:
         if self.servers.get(server.name) is not server:
             return  # a server being replaced
-        if what == "state" and not self._exit_hook:
-            atexit.register(self.kill_all)
-            self._exit_hook = True
+        if what == "state":
+            self._kill_at_exit()
         if what in LISTINGS and server.tools is not None:
             self._write_cache(server.config, self.listing(server.name) or {})
         self.on_change(server.name, what)
@@ -143,59 +162,102 @@ class McpManager:
         found = self.listing(name)
         return None if found is None else found["tools"]
 
-    def list_unknown(self, names: list[str], timeout: float) -> dict[str, str]:
+    def list_unknown(self, names: list[str], timeout: float,
+                     wait_for: set[str] | None = None) -> dict[str, str]:
         """Probe the servers among ``names`` whose tools were never listed, together, on
         a thread of their own; wait up to ``timeout`` for their listings (not for them
-        to stop). Returns why each one that failed could not be listed: a protocol
-        error ends a probe at once (see ``session.connect``)."""
+        to stop). A server whose last probe failed is not waited on unless ``wait_for``
+        names it: it is probed in the background (``on_change(name, "tools")`` once it
+        lists its tools). Returns why each one that failed could not be listed: a
+        protocol error ends a probe at once (see ``session.connect``); a server probed
+        in the background says why it failed last time."""
         todo = [self.servers[n].config for n in names if self.tools_of(n) is None]
         if not todo:
             return {}
+        kept = {c.name: self.read_failure(c) for c in todo}
+        later = [c for c in todo if kept[c.name] is not None
+                 and (wait_for is None or c.name not in wait_for)]
+        now = [c for c in todo if c not in later]
+        failures = {c.name: f"{kept[c.name]} (at its last start; starting it again in the "
+                    "background)" for c in later}
         done: concurrent.futures.Future[dict[str, str]] = concurrent.futures.Future()
+        waited = {c.name for c in now}
+        self.probing |= {c.name for c in later}
+        if later:
+            self._kill_at_exit()
 
         async def probe_all() -> None:
-            failures: dict[str, str] = {}
-            pending = {c.name for c in todo}
+            found: dict[str, str] = {}
+            pending = set(waited)
+
+            def settle(name: str) -> None:
+                pending.discard(name)
+                self.probing.discard(name)
+                if not pending and not done.done():
+                    done.set_result(found)
 
             def listed(config: ServerConfig) -> Callable[[dict[str, Any]], None]:
-                def keep(found: dict[str, Any]) -> None:
-                    self._write_cache(config, {k: as_json(found[k], TOOL_KEYS if k == "tools" else None)
+                def keep(listing: dict[str, Any]) -> None:
+                    late = config.name in self._settled  # given up on, and listed after all
+                    self._settled.discard(config.name)
+                    self._write_cache(config, {k: as_json(listing[k], TOOL_KEYS if k == "tools" else None)
                                                for k in LISTINGS})
-                    pending.discard(config.name)
-                    if not pending and not done.done():
-                        done.set_result(failures)
+                    settle(config.name)
+                    if (config.name not in waited or late) and self.servers.get(config.name) is not None:
+                        # Off this loop, which ends with the probe: the host registers them.
+                        threading.Thread(target=self.on_change, args=(config.name, "tools"),
+                                         daemon=True).start()
                 return keep
 
             async def one(config: ServerConfig) -> None:
                 try:
                     await probe(config, self.launcher, listed(config))
                 except Exception as exc:
-                    if config.name in pending:
-                        failures[config.name] = _reason(exc)
-                        pending.discard(config.name)
-                        if not pending and not done.done():
-                            done.set_result(failures)
+                    if config.name in self._settled:
+                        self._settled.discard(config.name)
+                    elif config.name in pending or config.name in self.probing:
+                        found[config.name] = _reason(exc)
+                        self._write_failure(config, found[config.name])
+                    settle(config.name)
 
             await asyncio.gather(*(one(c) for c in todo))
             if not done.done():
-                done.set_result(failures)
+                done.set_result(found)
 
+        if now:
+            # The SDK is imported before the wait starts: the start time is the server's
+            # to use, not ours (an import takes seconds on a loaded machine).
+            import anyio  # noqa: F401
+            import mcp.types  # noqa: F401
+            from mcp import ClientSession  # noqa: F401
+            from mcp.shared.message import SessionMessage  # noqa: F401
         threading.Thread(target=asyncio.run, args=(probe_all(),), name="mcp-probe",
                          daemon=True).start()
+        if not now:
+            return failures
         try:
-            return done.result(timeout)
+            return {**failures, **done.result(timeout)}
         except concurrent.futures.TimeoutError:
-            late = [c for c in todo if self.read_cache(c) is None]
+            late = [c for c in now if self.read_cache(c) is None]
             for config in late:
                 # Its probe thread may not outlive this process to stop it: end it now.
+                # One not started yet (its thread still importing) goes on in the
+                # background, and is killed with the host if it is still going.
+                self._write_failure(config, "it did not list its tools in time")
+                self._settled.add(config.name)
+                self.probing.add(config.name)
                 process = self._probes.pop(config.name, None)
                 if process is not None:
                     process.kill_now()
-            return {c.name: "it did not list its tools in time" for c in late}
+            if late:
+                self._kill_at_exit()
+            return {**failures, **{c.name: "it did not list its tools in time" for c in late}}
 
     # --- stdio launch ----------------------------------------------------------------
 
     async def _open_stdio(self, config: ServerConfig) -> tuple[StdioProcess, Any]:
+        if self._killed and config.name in self._settled:
+            raise RuntimeError("the host is closing")  # a probe late past kill_all
         process, start_proxy = await self._new_stdio(config)
         self._probes[config.name] = process
         return process, start_proxy
@@ -248,8 +310,31 @@ class McpManager:
             return None
         return {k: data[k] for k in LISTINGS}
 
+    def _failure_file(self, config: ServerConfig) -> Path:
+        return self.cache_dir / f"{config.name}-{config.digest()[:16]}.failed.json"
+
+    def read_failure(self, config: ServerConfig) -> str | None:
+        """Why the last probe of the server ``config`` describes failed, if it did."""
+        try:
+            data = json.loads(self._failure_file(config).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return str(data["reason"]) if isinstance(data, dict) and data.get("reason") else None
+
+    def _write_failure(self, config: ServerConfig, reason: str) -> None:
+        path = self._failure_file(config)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temp = path.with_name(f".{path.name}.{threading.get_ident()}.tmp")
+            temp.write_text(json.dumps({"reason": reason, "at": int(time.time() * 1000)}),
+                            encoding="utf-8")
+            temp.replace(path)
+        except OSError as exc:
+            log.debug("cannot keep why %s failed: %s", config.name, exc)
+
     def _write_cache(self, config: ServerConfig, listing: dict[str, Any]) -> None:
         path = self._cache_file(config)
+        self._failure_file(config).unlink(missing_ok=True)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             for old in path.parent.glob(f"{config.name}-*.json"):
@@ -285,10 +370,18 @@ class McpManager:
         self.kill_all()
 
     def kill_all(self) -> None:
-        """SIGKILL every server's process group (the host is exiting)."""
+        """SIGKILL every server's process group, and those of probes still running in
+        the background (the host is exiting)."""
         for server in self.servers.values():
             if server.process is not None:
                 server.process.kill_now()
+        self._killed = True
+        for name in list(self.probing):
+            self._settled.add(name)
+            self.probing.discard(name)
+            process = self._probes.pop(name, None)
+            if process is not None:
+                process.kill_now()
         if self._exit_hook:
             atexit.unregister(self.kill_all)
             self._exit_hook = False

@@ -2,7 +2,8 @@
 
 States: ``stopped`` (starts at its first need), ``starting``, ``running``, ``backoff``
 (restarting; ``reason`` says why), ``fatal`` (gave up until the next call), ``disabled``
-(switched off everywhere) and ``untrusted`` (a project entry, new or changed, waiting
+(switched off everywhere; ``fatal`` too for a server whose last start failed, with
+its kept reason, ``starting`` while it is started again in the background) and ``untrusted`` (a project entry, new or changed, waiting
 for ``workbench trust``). Tools, prompts and resources come from the running server,
 else from the cache of its last listing.
 """
@@ -40,12 +41,19 @@ def _row(config: ServerConfig, found: ServerList, disabled: set[str], manager: M
     listing = manager.listing(config.name) if server is not None else None
     if listing is None and state != "untrusted":
         listing = manager.read_cache(config)
+    reason = (server.reason if server is not None and state in ("backoff", "fatal")
+              else failures.get(config.name, "") if listing is None else "")
+    kept = manager.read_failure(config) if listing is None and state not in (
+        "untrusted", "disabled") else None
+    if kept is not None and state == "stopped":
+        # It failed its last start: probed again in the background, or at the next need.
+        state = "starting" if config.name in manager.probing else "fatal"
+        reason = reason or kept
     pending = found.pending.get(config.name)
     return {
         "name": config.name, "scope": config.scope, "origin": config.origin,
         "transport": config.transport, "target": config.target(), "state": state,
-        "reason": (server.reason if server is not None and state in ("backoff", "fatal")
-                   else failures.get(config.name, "") if listing is None else ""),
+        "reason": reason,
         "pid": server.pid if server is not None else None, "sandbox": config.sandbox,
         "pending_change": pending is not None and pending is not config,
         "tools_known": listing is not None,

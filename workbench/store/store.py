@@ -18,11 +18,12 @@ from workbench.store.schedules import SchedulesMixin
 from workbench.store.sessions import SessionsMixin
 from workbench.store.switches import SwitchesMixin
 from workbench.store.toolcalls import ToolCallsMixin
+from workbench.store.turns import TurnsMixin
 
 
 class Store(LeasesMixin, SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsMixin, ConsentsMixin,
             MemoriesMixin, SchedulesMixin, RunsMixin, SwitchesMixin, ProjectExtensionsMixin,
-            AuditMixin):
+            AuditMixin, TurnsMixin):
     """The workbench database: sessions (with their extension switches and the lease of
     the turn running in each), messages, tool calls, grants, extensions (with their files and consents), memories, schedules (with
     their run cards, runs and notifications), audit.
@@ -30,3 +31,11 @@ class Store(LeasesMixin, SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsM
     Open it with ``Store.open(home.db_path)`` and close it when done (or use it as
     a context manager). Group writes that belong together in ``transaction()``.
     """
+
+    @classmethod
+    def open(cls, path):  # type: ignore[override]
+        """``StoreBase.open``, then the room kept for a turn the disk cuts short
+        (``reserve.py``), made when there is room for it."""
+        store = super().open(path)
+        store.reserve.ensure()
+        return store

@@ -669,7 +669,8 @@ class MessageList(VerticalScroll, can_focus=False):
 def history_entries(rows: Iterable[dict[str, Any]]) -> list[Entry]:
     """The entries for a stored conversation (``Host.messages``): the person's and the
     model's messages, and a finished card per tool call with its stored result.
-    System messages (hooks' context) are not shown."""
+    System messages (hooks' context) are not shown, but for the mark of a turn the
+    disk cut short (``turn_failed``), shown as an error notice."""
     entries: list[Entry] = []
     calls: dict[str, ToolCallState] = {}
     for row in rows:
@@ -685,6 +686,8 @@ def history_entries(rows: Iterable[dict[str, Any]]) -> list[Entry]:
                 state = calls[call_id] = ToolCallState(call_id, str(call.get("name", "")),
                                                        call.get("arguments") or {})
                 entries.append(Entry.tool(state))
+        elif role == "system" and row.get("name") == "turn_failed":
+            entries.append(Entry.notice("error", content))
         elif role == "tool":
             state = calls.get(str(row.get("call_id") or row.get("tool_call_id") or ""))
             if state is None:
