@@ -23,7 +23,6 @@ from workbench.agent.messages import (ChatMessage, TextChunk, ToolCall, ToolCall
 from workbench.agent.providers import ModelProvider
 from workbench.errors import WorkbenchError
 from workbench.events import MessageEnded, MessageStarted, Notice, TextDelta, TurnEnded
-from workbench.store.turns import disk_full_words, is_disk_full
 
 CallTool = Callable[[ToolCall, str], Awaitable[Any]]
 """``(call, user_message) -> outcome`` where outcome has ``to_json()``; the call carries
@@ -122,16 +121,16 @@ class TurnLoop:
             self._end(session_id, "cancelled", last_text)
             raise
         except Exception as exc:
-            if is_disk_full(exc):
-                return self._failed(session_id, last_text, exc, typed)
+            said = self.store.disk_full(exc)
+            if said is not None:
+                return self._failed(session_id, last_text, said, typed)
             if isinstance(exc, WorkbenchError):
                 return self._end(session_id, "error", last_text, str(exc))
             raise
 
-    def _failed(self, session_id: str, text: str, exc: BaseException,
-                typed: str | None) -> TurnResult:
-        """End a turn the disk cut short: marked failed in the room the store keeps."""
-        said = disk_full_words(exc)
+    def _failed(self, session_id: str, text: str, said: str, typed: str | None) -> TurnResult:
+        """End a turn the disk cut short (the failed write said ``said``): marked failed
+        in the room the store keeps."""
         marked = self.store.fail_turn(
             session_id, f"the disk holding the store was full ({said}); what the turn said "
             "after this point was not saved", typed)

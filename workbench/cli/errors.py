@@ -10,7 +10,6 @@ whose path the message gives. Every such line goes out through ``say_error``.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import sqlite3
 import sys
@@ -55,12 +54,6 @@ def _store_path() -> str:
         return "the store"
 
 
-def _is_disk_full(exc: BaseException) -> bool:
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return True
-    return isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc)
-
-
 def _home_disk_full() -> bool:
     """Whether the filesystem of the home has no room left (SQLite may only say "disk I/O
     error" when it cannot make its shared-memory file)."""
@@ -95,9 +88,9 @@ def describe(exc: BaseException) -> tuple[str, ExitCode] | None:
         if isinstance(exc, StoreError) and any(words in str(exc) for words in DAMAGED):
             return f"{_damaged(_store_path(), str(exc))}", exc.exit_code
         return str(exc), exc.exit_code
-    cause = exc.__cause__ or exc.__context__
-    if (_is_disk_full(exc) or (cause is not None and _is_disk_full(cause))
-            or (isinstance(exc, sqlite3.OperationalError) and _home_disk_full())):
+    from workbench.store.turns import is_disk_full  # the error path alone needs the store
+
+    if is_disk_full(exc) or (isinstance(exc, sqlite3.OperationalError) and _home_disk_full()):
         where = getattr(exc, "filename2", None) or getattr(exc, "filename", None) or _store_path()
         return (f"{where}: the disk is full ({exc}); what this command was writing was not "
                 "saved; free some space and run it again"), ExitCode.ERROR

@@ -74,6 +74,12 @@ class TurnsMixin(StoreBase):
     def reserve(self) -> Reserve:
         return Reserve(self.path)
 
+    @staticmethod
+    def disk_full(exc: BaseException) -> str | None:
+        """What a failed write said (``database or disk is full``) when ``exc`` says the
+        disk holding the store is full; None for any other failure."""
+        return disk_full_words(exc) if is_disk_full(exc) else None
+
     def fail_turn(self, session_id: str, reason: str, typed: str | None = None) -> bool:
         """Mark the turn under way in ``session_id`` failed, in the room of the reserve.
 

@@ -192,14 +192,13 @@ class ChatScreen(Screen):
         except WorkbenchError as exc:
             await self.message_list.add_notice("error", str(exc))
         except Exception as exc:
-            from workbench.store.turns import disk_full_words, is_disk_full
-
-            if not is_disk_full(exc):
+            said = self.host.store.disk_full(exc)
+            if said is None:
                 raise
             # Full before the turn could begin (its session or lease not written).
             await self.message_list.add_notice(
                 "error", f"Not sent: the disk holding {self.host.store.path} is full "
-                f"({disk_full_words(exc)}). Free some space; press Up to bring your message back.")
+                f"({said}). Free some space; press Up to bring your message back.")
         else:
             self.session_id = result.session_id
         finally:
