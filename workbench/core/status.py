@@ -486,15 +486,10 @@ def _providers_of(name: str, folder: Path, providers: ProviderRegistry | None
                  for p in providers.all() if p.extension == name and p.folder == folder)
 
 
-def _conflicts(registry: ToolRegistry, tools: list[Tool]) -> tuple[dict[str, Any], ...]:
-    by_qualified = {tool.qualified_name: tool for tool in tools}
-
-    def party(qualified: str) -> dict[str, Any]:
-        tool = by_qualified[qualified]
-        return {"source": tool.source, "extension": tool.extension}
-
-    return tuple({"tool_name": c.name, "winner": party(c.winner),
-                  "shadowed": [party(s) for s in c.shadowed]} for c in registry.conflicts())
+def _conflicts(registry: ToolRegistry) -> tuple[dict[str, Any], ...]:
+    return tuple({"tool_name": c.name, "winner": c.winner.to_json(),
+                  "shadowed": [party.to_json() for party in c.shadowed]}
+                 for c in registry.conflicts())
 
 
 def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegistry,
@@ -532,7 +527,7 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
                     (record.state_of(Path(error.path)) if record is not None else None) or "broken",
                     error.message)
         for error in registry.load_errors)
-    conflicts = _conflicts(registry, tools)
+    conflicts = _conflicts(registry)
     counts = {"total_tools": len(available)}
     for source in SOURCE_ORDER:
         counts[f"{source}_count"] = sum(1 for tool in available if tool.source == source)
