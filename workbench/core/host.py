@@ -51,6 +51,7 @@ from workbench.core.switches import SwitchOps, known_extensions
 from workbench.sandbox.policy import Limits
 from workbench.tools.disclosure import BRIDGE_TOOLS, disclose, is_on_demand
 from workbench.tools.registry import Tool, ToolRegistry
+from workbench.tools.source import ToolSources
 
 if TYPE_CHECKING:
     from workbench.core.load_record import LoadRecord
@@ -114,9 +115,11 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.hook_runtime = HookRuntime(registry=self.hooks, runner=self.sandbox,
                                         budget_ms=int(config.get("hooks.budget_ms")), cwd=str(cwd))
         self.bus.subscribe(self.hook_runtime.on_event)
+        self.sources = ToolSources(registry, fallback="extensions")
+        """Every source of tools, in the order they load (``workbench.tools.source``)."""
         self.gateway = ToolGateway(
             registry=registry, store=store, broker=self.broker, publish=self.bus.publish,
-            responder=responder, runner=Dispatcher(self.sandbox, self._unsandboxed_tools),
+            responder=responder, runner=Dispatcher(self.sources),
             roots=TemplateRoots.for_host(home.root),
             default_timeout_ms=int(config.get("tools.timeout_ms")),
             max_output_bytes=int(config.get("tools.max_output_bytes")),
@@ -130,17 +133,38 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.manager = None
         self._loading = threading.RLock()
         self._extensions_loaded = False
-        self.loaded_extensions: list[dict] = []
-        self.extension_notices: list[str] = []
         self.extensions_loaded_at = 0
         """When the extensions were last (re)loaded, in unix milliseconds."""
-        self._load_record: LoadRecord | None = None
         self._provider: ModelProvider | None = None
         self.env: Mapping[str, str] = os.environ
         """Where API keys and the like are read from."""
         self._turn: asyncio.Task | None = None
         self.turn_holder = _holder_name()
         """What holds a session's lease during this host's turns, as others are told."""
+        from workbench.core.extension_source import ExtensionSource
+        from workbench.core.sources import BUILTIN_SOURCES
+
+        for make in BUILTIN_SOURCES:
+            self.sources.register(make(self))
+        found = self.sources.get("extensions")
+        assert isinstance(found, ExtensionSource)
+        self.extension_source: ExtensionSource = found
+        """The extensions' source: what the last load found (``loaded``, ``record``)."""
+
+    @property
+    def loaded_extensions(self) -> list[dict]:
+        """The extensions the last (re)load loaded: ``{name, version, path, source, scope,
+        identity, tools}`` each."""
+        return self.extension_source.extensions
+
+    @property
+    def extension_notices(self) -> list[str]:
+        """What the last (re)load found the person should know, from every source."""
+        return self.sources.notices()
+
+    @property
+    def _load_record(self) -> LoadRecord | None:
+        return self.extension_source.record
 
     def follow_config(self) -> None:
         """Apply ``self.config``'s limits to the parts built from it: each worker's
@@ -155,7 +179,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.gateway.max_output_bytes = int(config.get("tools.max_output_bytes"))
         self.gateway.locale = user_locale(str(config.get("locale")), os.environ)
         self._providers_follow_config()
-        self._mcp_follow_config()
+        self.sources.follow_config(config)
 
     @classmethod
     def open(cls, *, cwd: Path | None = None, model: str | None = None,
@@ -183,6 +207,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         host.env = env
         host.settle_after_crash()
         host.sandbox.start()
+        host.sources.start()
         if not defer_extensions:
             host.ensure_extensions()
         return host
@@ -218,33 +243,11 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
             self._loading.release()
 
     def reload_extensions(self) -> None:
-        """(Re)build the tool registry from the extensions that may run here, add the
-        host-native tools, and publish ``ExtensionStatusChanged`` with the new report."""
-        from workbench.core.extensions import load_extensions
-        from workbench.core.host_tools import host_tools, on_demand_tools
-        from workbench.core.load_record import LoadRecord
-        from workbench.ext.manager import ExtensionManager
-
+        """(Re)build the tool registry from every tool source (the extensions that may
+        run here, the host's own tools, the MCP servers: ``ToolSources.rebuild``), and
+        publish ``ExtensionStatusChanged`` with the new report."""
         with self._loading:
-            if self.manager is None:
-                self.manager = ExtensionManager(self.home, self.store,
-                                                registry_url=str(self.config.get("extensions.registry")),
-                                                on_removed=self.databases.drop)
-            self.registry.clear()
-            self.memories.clear_shipped()
-            record = LoadRecord(self.manager)
-            self.hooks.clear()
-            self.providers.clear()
-            loaded = load_extensions(registry=self.registry, manager=record, memories=self.memories,
-                                     hooks=self.hooks, providers=self.providers,
-                                     cwd=self.cwd, enabled=bool(self.config.get("extensions.enabled")),
-                                     samples=bool(self.config.get("extensions.samples")))
-            for tool in host_tools(self) + on_demand_tools(self) + self.provider_tools():
-                self.registry.add(tool)
-            self.loaded_extensions = loaded.extensions
-            self.extension_notices = loaded.notices
-            self.add_mcp_tools()
-            self._load_record = record
+            self.sources.rebuild()
             self.extensions_loaded_at = time.time_ns() // 1_000_000
             reloaded = self._extensions_loaded
             if reloaded:
@@ -295,7 +298,9 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
                                    built_at=self.extensions_loaded_at, session=context,
                                    schema_budget=int(self.config.get("tools.schema_token_budget")),
                                    providers=self.providers,
-                                   memory_conflicts=self.memories.conflicts())
+                                   memory_conflicts=self.memories.conflicts(),
+                                   sources=self.sources.status_rows(),
+                                   conflicts=self.sources.conflicts())
 
     def __enter__(self) -> Host:
         return self
@@ -310,7 +315,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         this as the loop ends; ``close`` then closes the rest."""
         await self.hook_runtime.shutdown()
         await self.memory_puts_settled(PUTS_AT_EXIT_S)
-        await self.aclose_mcp()
+        await self.sources.stop()
         await self.sandbox.aclose()
 
     async def aclose(self) -> None:
@@ -337,13 +342,14 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         if callable(closer):
             closer()
         self.close_models()
+        self.sources.close()
         self.sandbox.close()
         self.databases.close()
         self.store.close()
         if self.gateway.call_log is not None:
             self.gateway.call_log.close()
 
-    def _unsandboxed_tools(self) -> set[str]:
+    def unsandboxed_tools(self) -> set[str]:
         """Tools the person allowed to run without a sandbox — from their own (global)
         config only: a project's config cannot opt a tool out of the sandbox."""
         if not str(self.config.origin("sandbox.unsandboxed_tools")).startswith(("global", "default")):
@@ -444,7 +450,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         session = self.session(session_id)
         self.ensure_extensions()
         installed = self._load_record.installed if self._load_record else []
-        if extension not in known_extensions(self.registry, self.loaded_extensions, installed):
+        known = known_extensions(self.registry, self.loaded_extensions, installed)
+        if extension not in known | {row.name for _, row in self.sources.status_rows()}:
             raise WorkbenchError(f"no extension named {extension!r}; `workbench ext status` "
                                  f"lists them")
         self.store.set_session_extension(session["id"], extension, enabled)
