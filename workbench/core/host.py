@@ -32,7 +32,7 @@ from workbench.core.provider_ops import ProviderOps
 from workbench.core.provider_registry import PROVIDER_TYPES
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
-from workbench.core.schedule_ops import ScheduleOps
+from workbench.core.schedules import Schedules
 from workbench.errors import SessionBusyError, StoreError, ToolError, WorkbenchError
 from workbench.events import ExtensionStatusChanged, Notice, SessionStarted
 from workbench.permissions.broker import Broker
@@ -83,7 +83,7 @@ NET_REFUSALS_SHOWN = 10
 """How many of a tool's latest network refusals ``explain_grants`` lists."""
 
 
-class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps):
+class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
     """Owns everything below the front-ends; see the module docstring.
 
     Build one with ``Host.open``; close it with ``close`` (or use it as a context
@@ -150,6 +150,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         assert isinstance(found, ExtensionSource)
         self.extension_source: ExtensionSource = found
         """The extensions' source: what the last load found (``loaded``, ``record``)."""
+        self.schedules = Schedules(home=home, store=store, bus=self.bus, host=self)
+        """Scheduled prompts, their cards and runs, the supervisor (``core/schedules.py``)."""
 
     @property
     def loaded_extensions(self) -> list[dict]:
@@ -756,6 +758,84 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.store.audit("person", "grant.revoke", key,
                          {"kind": kind, "value": value, "removed": removed})
         return removed
+
+    # --- what the schedules ask of the host (``ScheduleHost``) ----------------------
+
+    def switchable_extensions(self) -> set[str]:
+        """Every extension name a chat may switch (``known_extensions``), once loaded."""
+        self.ensure_extensions()
+        installed = self._load_record.installed if self._load_record else []
+        return known_extensions(self.registry, self.loaded_extensions, installed)
+
+    def resolve_tool_name(self, name: str) -> str:
+        """The ``EXTENSION.TOOL`` a tool name means here (extensions loaded first).
+
+        Raises:
+            ToolError: No such tool.
+        """
+        self.ensure_extensions()
+        return self.registry.resolve(name).qualified_name
+
+    def forget_workers(self, tool_name: str | None = None) -> None:
+        """Drop the warm workers (of one tool, or all)."""
+        self.sandbox.forget(tool_name)
+
+    # --- delegating to ``host.schedules`` while callers move to it -------------------
+
+    def schedule(self, schedule_id: int, *, runs: int = 20) -> dict[str, Any]:
+        return self.schedules.schedule(schedule_id, runs=runs)
+
+    def runs(self, schedule_id: int | None = None, *, limit: int | None = 50,
+             statuses: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+        return self.schedules.runs(schedule_id, limit=limit, statuses=statuses)
+
+    def run(self, run_id: int) -> dict[str, Any]:
+        return self.schedules.run(run_id)
+
+    def notifications(self, *, unread_only: bool = False, limit: int | None = 50) -> list[dict[str, Any]]:
+        return self.schedules.notifications(unread_only=unread_only, limit=limit)
+
+    def mark_notifications_read(self, ids: list[int] | None = None) -> int:
+        return self.schedules.mark_notifications_read(ids)
+
+    def scheduler_holder(self) -> dict[str, Any] | None:
+        return self.schedules.scheduler_holder()
+
+    def add_schedule(self, **fields: Any) -> dict[str, Any]:
+        return self.schedules.add_schedule(**fields)
+
+    def edit_schedule(self, schedule_id: int, **fields: Any) -> dict[str, Any]:
+        return self.schedules.edit_schedule(schedule_id, **fields)
+
+    def remove_schedule(self, schedule_id: int) -> bool:
+        return self.schedules.remove_schedule(schedule_id)
+
+    def pause_schedule(self, schedule_id: int) -> dict[str, Any]:
+        return self.schedules.pause_schedule(schedule_id)
+
+    def resume_schedule(self, schedule_id: int) -> dict[str, Any]:
+        return self.schedules.resume_schedule(schedule_id)
+
+    def card_grants(self, flags: list[str]) -> list[Any]:
+        return self.schedules.card_grants(flags)
+
+    def freeze_card(self, schedule: dict[str, Any]) -> dict[str, Any]:
+        return self.schedules.freeze_card(schedule)
+
+    async def run_schedule_now(self, schedule_id: int) -> dict[str, Any]:
+        return await self.schedules.run_schedule_now(schedule_id)
+
+    async def resume_run(self, run_id: int, *, approve: bool = False) -> dict[str, Any]:
+        return await self.schedules.resume_run(run_id, approve=approve)
+
+    def supervisor(self, *, refresh_extensions: bool = False) -> Any:
+        return self.schedules.supervisor(refresh_extensions=refresh_extensions)
+
+    @classmethod
+    async def execute_run(cls, run_id: int, *, env: dict[str, str] | None = None,
+                          out: Any = None) -> dict[str, Any]:
+        """``Schedules.execute_run`` in a host of this class (the child process of a run)."""
+        return await Schedules.execute_run(cls.open, run_id, env=env, out=out)
 
 
 def _busy_message(session_id: str, lease: dict[str, Any]) -> str:
