@@ -11,6 +11,9 @@ from textual.widgets import Button, ListView, Switch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ext"))
 from ext_samples import DEFAULT_PERMISSIONS, tool, write_extension  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "tools"))
+from example_source import Greetings  # noqa: E402
+
 from workbench.tui.screens.tools_menu import ExtensionSwitch, ToolsMenuScreen, ToolSwitch  # noqa: E402
 
 SIZE = (80, 24)
@@ -156,3 +159,23 @@ async def test_a_single_tool_is_switched_in_the_chat_and_wins_over_its_extension
         await pilot.click(list(menu.query(ToolSwitch))[0])
         await until(pilot, lambda: offered() == {"count_words"})
         await until(pilot, lambda: tool_switches(menu) == {"count_words": True, "fetch_page": False})
+
+
+async def test_a_new_tool_source_is_listed_and_switched_like_an_extension(make_app, until) -> None:
+    app = make_app([])
+    app.host.sources.register(Greetings())
+    async with app.run_test(size=SIZE) as pilot:
+        app.host.reload_extensions()
+        menu = await open_menu(pilot, until)
+        assert switches(menu)["greetings"] is True
+        row = next(row for row in menu.rows if row.name == "greetings")
+        assert (row.title, row.kind, row.tools) == ("Greetings", "greeter", 1)
+        assert [r.name for r in menu.rows][-1] == "greetings"  # a kind of its own comes last
+        await highlight(pilot, menu, "greetings")
+        await until(pilot, lambda: "greet" in text_of(menu.query_one("#tools-detail")))
+        await pilot.press("space")
+        await until(pilot, lambda: app.host.sessions()
+                    and app.host.status_report(app.host.sessions()[0]["id"]).session.switched_off)
+        session_id = app.host.sessions()[0]["id"]
+        assert app.host.status_report(session_id).session.switched_off == ("greetings",)
+        assert "greet" not in {t.name for t in app.host.session_tools(session_id)}

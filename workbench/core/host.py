@@ -32,7 +32,7 @@ from workbench.core.provider_ops import ProviderOps
 from workbench.core.provider_registry import PROVIDER_TYPES
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
-from workbench.core.schedule_ops import ScheduleOps
+from workbench.core.schedules import Schedules
 from workbench.errors import SessionBusyError, StoreError, ToolError, WorkbenchError
 from workbench.events import ExtensionStatusChanged, Notice, SessionStarted
 from workbench.permissions.broker import Broker
@@ -51,6 +51,7 @@ from workbench.core.switches import SwitchOps, known_extensions
 from workbench.sandbox.policy import Limits
 from workbench.tools.disclosure import BRIDGE_TOOLS, disclose, is_on_demand
 from workbench.tools.registry import Tool, ToolRegistry
+from workbench.tools.source import ToolSources
 
 if TYPE_CHECKING:
     from workbench.core.load_record import LoadRecord
@@ -83,7 +84,7 @@ NET_REFUSALS_SHOWN = 10
 """How many of a tool's latest network refusals ``explain_grants`` lists."""
 
 
-class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps):
+class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
     """Owns everything below the front-ends; see the module docstring.
 
     Build one with ``Host.open``; close it with ``close`` (or use it as a context
@@ -115,9 +116,11 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.hook_runtime = HookRuntime(registry=self.hooks, runner=self.sandbox,
                                         budget_ms=int(config.get("hooks.budget_ms")), cwd=str(cwd))
         self.bus.subscribe(self.hook_runtime.on_event)
+        self.sources = ToolSources(registry, fallback="extensions")
+        """Every source of tools, in the order they load (``workbench.tools.source``)."""
         self.gateway = ToolGateway(
             registry=registry, store=store, broker=self.broker, publish=self.bus.publish,
-            responder=responder, runner=Dispatcher(self.sandbox, self._unsandboxed_tools),
+            responder=responder, runner=Dispatcher(self.sources),
             roots=TemplateRoots.for_host(home.root),
             default_timeout_ms=int(config.get("tools.timeout_ms")),
             max_output_bytes=int(config.get("tools.max_output_bytes")),
@@ -131,17 +134,40 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.manager = None
         self._loading = threading.RLock()
         self._extensions_loaded = False
-        self.loaded_extensions: list[dict] = []
-        self.extension_notices: list[str] = []
         self.extensions_loaded_at = 0
         """When the extensions were last (re)loaded, in unix milliseconds."""
-        self._load_record: LoadRecord | None = None
         self._provider: ModelProvider | None = None
         self.env: Mapping[str, str] = os.environ
         """Where API keys and the like are read from."""
         self._turn: asyncio.Task | None = None
         self.turn_holder = _holder_name()
         """What holds a session's lease during this host's turns, as others are told."""
+        from workbench.core.extension_source import ExtensionSource
+        from workbench.core.sources import BUILTIN_SOURCES
+
+        for make in BUILTIN_SOURCES:
+            self.sources.register(make(self))
+        found = self.sources.get("extensions")
+        assert isinstance(found, ExtensionSource)
+        self.extension_source: ExtensionSource = found
+        """The extensions' source: what the last load found (``loaded``, ``record``)."""
+        self.schedules = Schedules(home=home, store=store, bus=self.bus, host=self)
+        """Scheduled prompts, their cards and runs, the supervisor (``core/schedules.py``)."""
+
+    @property
+    def loaded_extensions(self) -> list[dict]:
+        """The extensions the last (re)load loaded: ``{name, version, path, source, scope,
+        identity, tools}`` each."""
+        return self.extension_source.extensions
+
+    @property
+    def extension_notices(self) -> list[str]:
+        """What the last (re)load found the person should know, from every source."""
+        return self.sources.notices()
+
+    @property
+    def _load_record(self) -> LoadRecord | None:
+        return self.extension_source.record
 
     def follow_config(self) -> None:
         """Apply ``self.config``'s limits to the parts built from it: each worker's
@@ -156,7 +182,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.gateway.max_output_bytes = int(config.get("tools.max_output_bytes"))
         self.gateway.locale = user_locale(str(config.get("locale")), os.environ)
         self._providers_follow_config()
-        self._mcp_follow_config()
+        self.sources.follow_config(config)
 
     @classmethod
     def open(cls, *, cwd: Path | None = None, model: str | None = None,
@@ -186,6 +212,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         host._provider = provider
         host.settle_after_crash()
         host.sandbox.start()
+        host.sources.start()
         if not defer_extensions:
             host.ensure_extensions()
         return host
@@ -221,33 +248,11 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
             self._loading.release()
 
     def reload_extensions(self) -> None:
-        """(Re)build the tool registry from the extensions that may run here, add the
-        host-native tools, and publish ``ExtensionStatusChanged`` with the new report."""
-        from workbench.core.extensions import load_extensions
-        from workbench.core.host_tools import host_tools, on_demand_tools
-        from workbench.core.load_record import LoadRecord
-        from workbench.ext.manager import ExtensionManager
-
+        """(Re)build the tool registry from every tool source (the extensions that may
+        run here, the host's own tools, the MCP servers: ``ToolSources.rebuild``), and
+        publish ``ExtensionStatusChanged`` with the new report."""
         with self._loading:
-            if self.manager is None:
-                self.manager = ExtensionManager(self.home, self.store,
-                                                registry_url=str(self.config.get("extensions.registry")),
-                                                on_removed=self.databases.drop)
-            self.registry.clear()
-            self.memories.clear_shipped()
-            record = LoadRecord(self.manager)
-            self.hooks.clear()
-            self.providers.clear()
-            loaded = load_extensions(registry=self.registry, manager=record, memories=self.memories,
-                                     hooks=self.hooks, providers=self.providers,
-                                     cwd=self.cwd, enabled=bool(self.config.get("extensions.enabled")),
-                                     samples=bool(self.config.get("extensions.samples")))
-            for tool in host_tools(self) + on_demand_tools(self) + self.provider_tools():
-                self.registry.add(tool)
-            self.loaded_extensions = loaded.extensions
-            self.extension_notices = loaded.notices
-            self.add_mcp_tools()
-            self._load_record = record
+            self.sources.rebuild()
             self.extensions_loaded_at = time.time_ns() // 1_000_000
             reloaded = self._extensions_loaded
             if reloaded:
@@ -298,7 +303,9 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
                                    built_at=self.extensions_loaded_at, session=context,
                                    schema_budget=int(self.config.get("tools.schema_token_budget")),
                                    providers=self.providers,
-                                   memory_conflicts=self.memories.conflicts())
+                                   memory_conflicts=self.memories.conflicts(),
+                                   sources=self.sources.status_rows(),
+                                   conflicts=self.sources.conflicts())
 
     def __enter__(self) -> Host:
         return self
@@ -313,7 +320,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         this as the loop ends; ``close`` then closes the rest."""
         await self.hook_runtime.shutdown()
         await self.memory_puts_settled(PUTS_AT_EXIT_S)
-        await self.aclose_mcp()
+        await self.sources.stop()
         await self.sandbox.aclose()
 
     async def aclose(self) -> None:
@@ -340,13 +347,14 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         if callable(closer):
             closer()
         self.close_models()
+        self.sources.close()
         self.sandbox.close()
         self.databases.close()
         self.store.close()
         if self.gateway.call_log is not None:
             self.gateway.call_log.close()
 
-    def _unsandboxed_tools(self) -> set[str]:
+    def unsandboxed_tools(self) -> set[str]:
         """Tools the person allowed to run without a sandbox — from their own (global)
         config only: a project's config cannot opt a tool out of the sandbox."""
         if not str(self.config.origin("sandbox.unsandboxed_tools")).startswith(("global", "default")):
@@ -447,7 +455,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         session = self.session(session_id)
         self.ensure_extensions()
         installed = self._load_record.installed if self._load_record else []
-        if extension not in known_extensions(self.registry, self.loaded_extensions, installed):
+        known = known_extensions(self.registry, self.loaded_extensions, installed)
+        if extension not in known | {row.name for _, row in self.sources.status_rows()}:
             raise WorkbenchError(f"no extension named {extension!r}; `workbench ext status` "
                                  f"lists them")
         self.store.set_session_extension(session["id"], extension, enabled)
@@ -752,6 +761,84 @@ class Host(ExtensionOps, MemoryOps, McpOps, ScheduleOps, ProviderOps, SwitchOps)
         self.store.audit("person", "grant.revoke", key,
                          {"kind": kind, "value": value, "removed": removed})
         return removed
+
+    # --- what the schedules ask of the host (``ScheduleHost``) ----------------------
+
+    def switchable_extensions(self) -> set[str]:
+        """Every extension name a chat may switch (``known_extensions``), once loaded."""
+        self.ensure_extensions()
+        installed = self._load_record.installed if self._load_record else []
+        return known_extensions(self.registry, self.loaded_extensions, installed)
+
+    def resolve_tool_name(self, name: str) -> str:
+        """The ``EXTENSION.TOOL`` a tool name means here (extensions loaded first).
+
+        Raises:
+            ToolError: No such tool.
+        """
+        self.ensure_extensions()
+        return self.registry.resolve(name).qualified_name
+
+    def forget_workers(self, tool_name: str | None = None) -> None:
+        """Drop the warm workers (of one tool, or all)."""
+        self.sandbox.forget(tool_name)
+
+    # --- delegating to ``host.schedules`` while callers move to it -------------------
+
+    def schedule(self, schedule_id: int, *, runs: int = 20) -> dict[str, Any]:
+        return self.schedules.schedule(schedule_id, runs=runs)
+
+    def runs(self, schedule_id: int | None = None, *, limit: int | None = 50,
+             statuses: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+        return self.schedules.runs(schedule_id, limit=limit, statuses=statuses)
+
+    def run(self, run_id: int) -> dict[str, Any]:
+        return self.schedules.run(run_id)
+
+    def notifications(self, *, unread_only: bool = False, limit: int | None = 50) -> list[dict[str, Any]]:
+        return self.schedules.notifications(unread_only=unread_only, limit=limit)
+
+    def mark_notifications_read(self, ids: list[int] | None = None) -> int:
+        return self.schedules.mark_notifications_read(ids)
+
+    def scheduler_holder(self) -> dict[str, Any] | None:
+        return self.schedules.scheduler_holder()
+
+    def add_schedule(self, **fields: Any) -> dict[str, Any]:
+        return self.schedules.add_schedule(**fields)
+
+    def edit_schedule(self, schedule_id: int, **fields: Any) -> dict[str, Any]:
+        return self.schedules.edit_schedule(schedule_id, **fields)
+
+    def remove_schedule(self, schedule_id: int) -> bool:
+        return self.schedules.remove_schedule(schedule_id)
+
+    def pause_schedule(self, schedule_id: int) -> dict[str, Any]:
+        return self.schedules.pause_schedule(schedule_id)
+
+    def resume_schedule(self, schedule_id: int) -> dict[str, Any]:
+        return self.schedules.resume_schedule(schedule_id)
+
+    def card_grants(self, flags: list[str]) -> list[Any]:
+        return self.schedules.card_grants(flags)
+
+    def freeze_card(self, schedule: dict[str, Any]) -> dict[str, Any]:
+        return self.schedules.freeze_card(schedule)
+
+    async def run_schedule_now(self, schedule_id: int) -> dict[str, Any]:
+        return await self.schedules.run_schedule_now(schedule_id)
+
+    async def resume_run(self, run_id: int, *, approve: bool = False) -> dict[str, Any]:
+        return await self.schedules.resume_run(run_id, approve=approve)
+
+    def supervisor(self, *, refresh_extensions: bool = False) -> Any:
+        return self.schedules.supervisor(refresh_extensions=refresh_extensions)
+
+    @classmethod
+    async def execute_run(cls, run_id: int, *, env: dict[str, str] | None = None,
+                          out: Any = None) -> dict[str, Any]:
+        """``Schedules.execute_run`` in a host of this class (the child process of a run)."""
+        return await Schedules.execute_run(cls.open, run_id, env=env, out=out)
 
 
 def _busy_message(session_id: str, lease: dict[str, Any]) -> str:

@@ -5,8 +5,9 @@ is streaming), so they cannot run in a sandboxed worker. Each is a registry ``To
 with ``runtime="host"`` and a ``handler``, from the source ``builtin`` and the
 extension ``workbench``; the ``Dispatcher`` awaits the handler in-process. They
 still go through the gateway like every other call (validation, audit, events).
-``Host.reload_extensions`` registers them after the extensions, so they survive a
-reload.
+They are offered by ``HostToolSource`` (the ``ToolSource`` named ``host``), loaded
+after the extensions at every reload, so they survive it and ``web_search`` follows
+the search providers the extensions register.
 
 Beside ``extensions_status`` there are the tools a turn is offered only when it needs
 them (see :mod:`workbench.tools.disclosure`): the bridge ``tool_search`` and
@@ -19,13 +20,15 @@ chat's switches, validation, hooks, permissions and the audit all apply.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ToolError
-from workbench.tools.disclosure import BRIDGE_TOOLS
+from workbench.tools.disclosure import BRIDGE_TOOLS, is_on_demand
 from workbench.tools.ranking import index_for
 from workbench.tools.registry import HOST_RUNTIME, Tool
+from workbench.tools.source import SourceRow, ToolSource
 
 if TYPE_CHECKING:
     from workbench.core.host import Host
@@ -271,3 +274,31 @@ def on_demand_tools(host: Host) -> list[Tool]:
         _host_tool("skill_file", SKILL_FILE_DESCRIPTION, SKILL_FILE_PARAMETERS, _skill_file(host),
                    parallel_safe=True),
     ]
+
+
+class HostToolSource(ToolSource):
+    """The host's own tools as a ``ToolSource``: built-in, run in-process by their handlers.
+
+    Args:
+        make: Builds them (the host's tools, those offered on demand, ``web_search``
+            while a search provider is loaded); called at every load, after the
+            extensions' (whose providers it reads).
+    """
+
+    name = "host"
+    precedence = "builtin"
+
+    def __init__(self, make: Callable[[], list[Tool]]) -> None:
+        self._make = make
+        self._tools: list[Tool] = []
+
+    def load(self) -> None:
+        self._tools = self._make()
+
+    def tools(self) -> list[Tool]:
+        return list(self._tools)
+
+    def status_rows(self) -> list[SourceRow]:
+        """The row ``workbench`` (kind ``workbench``) while it offers a tool every turn."""
+        count = sum(1 for tool in self._tools if not is_on_demand(tool))
+        return [SourceRow(HOST_EXTENSION, HOST_EXTENSION, "workbench", count)] if count else []

@@ -1,9 +1,10 @@
 """MCP servers in the Host: their tools in the registry, their state, prompts and resources.
 
-``Host`` inherits ``McpOps``. ``Host.reload_extensions`` calls ``add_mcp_tools`` after
-the extensions and the host's own tools, so MCP tools take their place in the
-precedence (built-in, extension, MCP) and survive a reload; ``Host.aclose`` calls
-``aclose_mcp``. Each MCP tool is a registry ``Tool`` with ``runtime="mcp"``, the
+``Host`` inherits ``McpOps``. The servers are a ``ToolSource``
+(``workbench.core.mcp_source.McpSource``, loaded after the extensions and the host's
+own tools): a reload calls ``add_mcp_tools`` and registers ``mcp_tools()``, so MCP
+tools take their place in the precedence (built-in, extension, MCP) and survive a
+reload; ``Host.ashutdown`` stops the sources, which calls ``aclose_mcp``. Each MCP tool is a registry ``Tool`` with ``runtime="mcp"``, the
 source ``mcp``, the extension ``mcp:SERVER`` (a chat switches a server off like an
 extension) and a ``handler`` the ``Dispatcher`` awaits: every call goes through the
 gateway like an extension's — hooks, policy, audit, events, the time limit.
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from workbench.mcp.manager import McpManager
     from workbench.mcp.serve import ServeBackend
     from workbench.sandbox.policy import Limits
+    from workbench.tools.registry import Tool
 
 log = logging.getLogger(__name__)
 
@@ -91,12 +93,13 @@ class McpOps:
         return set()
 
     def add_mcp_tools(self: Host) -> None:
-        """Register the tools of every enabled server (called by ``reload_extensions``).
+        """Configure every enabled server, so that ``mcp_tools`` offers their tools (the
+        MCP source's load, at every reload).
 
         Servers whose tools were never listed are started now, together, within
         ``mcp.startup_timeout_ms``, except one whose last start failed: that one is
         started again in the background unless this work names it
-        (``McpManager.list_unknown``). The others register their cached tools and start
+        (``McpManager.list_unknown``). The others offer their cached tools and start
         at the first call.
         """
         _remember_loop(self)
@@ -112,14 +115,10 @@ class McpOps:
         needed = [name for name in active if self.mcp_needed is None or name in self.mcp_needed]
         failures = manager.list_unknown(needed, manager.launcher.startup_timeout_s + 1,
                                         wait_for=self.mcp_needed)
-        for name in active:
-            self._register_mcp_tools(name)
         notices = list(found.problems)
         notices += [f"MCP server {s.name} in {s.origin} is not trusted in this version, so it "
                     "does not start; run `workbench trust` to allow it" for s in found.pending.values()]
         notices += [f"MCP server {name} could not start: {why}" for name, why in failures.items()]
-        previous = self.__dict__.get("_mcp_notices", [])
-        self.extension_notices = [n for n in self.extension_notices if n not in previous] + notices
         self.__dict__["_mcp_notices"] = notices
         self.__dict__["_mcp_failures"] = failures
 
@@ -139,18 +138,27 @@ class McpOps:
                 return replace(outcome, error={**outcome.error, "message": message})
         return outcome
 
-    def _register_mcp_tools(self: Host, name: str) -> None:
+    def mcp_notices(self: Host) -> list[str]:
+        """What the last load of the servers found wrong, for the person."""
+        return list(self.__dict__.get("_mcp_notices", []))
+
+    def mcp_tools(self: Host) -> list[Tool]:
+        """The tools of every configured server (none before the first load)."""
+        manager = self.__dict__.get(_MANAGER)
+        if manager is None:
+            return []
+        return [tool for name in list(manager.servers) for tool in self._mcp_tools_of(name)]
+
+    def _mcp_tools_of(self: Host, name: str) -> list[Tool]:
         from workbench.mcp.tools import registry_tools
 
-        self.registry.remove_extension(extension_name(name))
         server = self.mcp.servers.get(name)
         specs = self.mcp.tools_of(name) if server is not None else None
         if server is None or specs is None:
-            return
+            return []
         folder = Path(server.config.cwd or self.cwd)
-        for tool in registry_tools(server.config, specs, folder,
-                                   lambda tool: self._mcp_handler(name, tool)):
-            self.registry.add(tool)
+        return list(registry_tools(server.config, specs, folder,
+                                   lambda tool: self._mcp_handler(name, tool)))
 
     def _mcp_handler(self: Host, server_name: str, tool: str):
         from workbench.mcp.connection import CallBridge
@@ -172,6 +180,13 @@ class McpOps:
         return handler
 
     # --- what front-ends show --------------------------------------------------------
+
+    def mcp_servers_if_any(self: Host) -> list[dict[str, Any]]:
+        """``mcp_servers``, without creating anything when no server entry applies."""
+        found = self.mcp_server_list()
+        if not (found.servers or found.pending or _MANAGER in self.__dict__):
+            return []
+        return self.mcp_servers()
 
     def mcp_servers(self: Host) -> list[dict[str, Any]]:
         """Every server entry with its state and tools, secrets masked: what ``mcp list``
@@ -266,7 +281,7 @@ class McpOps:
                 if server_of(extension) is not None:
                     self.registry.remove_extension(extension)
             if self._extensions_loaded:
-                self.add_mcp_tools()
+                self.sources.reload("mcp")
         return trust_notice(self.home, written)
 
     def mcp_prompts(self: Host) -> list[dict[str, Any]]:
@@ -353,12 +368,12 @@ class McpOps:
         from workbench.mcp.serve import host_backend
         from workbench.tools.registry import HOST_RUNTIME
 
-        sources = ("builtin", "extension") if builtin else ("extension",)
-
         def tools() -> list[tuple[str, str, dict[str, Any]]]:
             self.ensure_extensions()
+            served = self.sources.served()
             return [(t.name, t.description, t.parameters) for t in self.registry.available()
-                    if t.source in sources and t.runtime != HOST_RUNTIME]
+                    if t.origin in served and (builtin or t.source != "builtin")
+                    and t.runtime != HOST_RUNTIME]
 
         def call(name: str, arguments: dict[str, Any], call_id: str):
             return self.gateway.call(name, arguments, CallOptions(caller="agent", prompt=False),
@@ -405,7 +420,7 @@ class McpOps:
         if not self._extensions_loaded:
             return  # the first load registers them
         before = {t.name for t in self.registry.all_tools() if t.extension == extension_name(name)}
-        self._register_mcp_tools(name)
+        self.sources.refresh("mcp")
         after = {t.name for t in self.registry.all_tools() if t.extension == extension_name(name)}
         if before != after:
             self.bus.publish(ExtensionStatusChanged(report=self.status_report().to_json(),

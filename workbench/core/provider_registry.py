@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.agent.providers import BUILTIN_MODELS
-from workbench.tools.registry import SOURCE_ORDER
+from workbench.tools.precedence import SOURCE_ORDER, Conflict, Party, PrecedenceRegistry, source_rank
 
 PROVIDER_TYPES = ("model", "memory", "search")
 """What a provider answers, in the order the status report lists them."""
@@ -118,10 +118,10 @@ class RegisteredProvider:
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
     def rank(self) -> tuple[int, str]:
-        return (SOURCE_ORDER.index(self.source), self.extension)
+        return (source_rank(self.source), self.extension)
 
-    def party(self) -> dict[str, str]:
-        return {"source": self.source, "extension": self.extension}
+    def party(self) -> Party:
+        return Party(self.source, self.extension, self.qualified_name)
 
     def to_json(self) -> dict[str, Any]:
         data = {"type": self.type, "name": self.name, "extension": self.extension,
@@ -136,7 +136,8 @@ class ProviderRegistry:
     """Every provider the loaded extensions register, by type and name."""
 
     def __init__(self) -> None:
-        self._by_name: dict[tuple[str, str], list[RegisteredProvider]] = {}
+        self._by_name: PrecedenceRegistry[tuple[str, str], RegisteredProvider] = PrecedenceRegistry(
+            rank=RegisteredProvider.rank, party=RegisteredProvider.party, describe=lambda key: key)
 
     def clear(self) -> None:
         """Forget every provider (before a reload)."""
@@ -148,34 +149,30 @@ class ProviderRegistry:
             raise ValueError(f"unknown provider type {provider.type!r}")
         if provider.source not in SOURCE_ORDER:
             raise ValueError(f"unknown provider source {provider.source!r}")
-        candidates = self._by_name.setdefault((provider.type, provider.name), [])
-        candidates.append(provider)
-        candidates.sort(key=RegisteredProvider.rank)
+        self._by_name.add((provider.type, provider.name), provider)
 
     def all(self, type: str | None = None) -> list[RegisteredProvider]:
         """Every provider (of ``type``), shadowed ones included, by type then name."""
-        return [p for key in sorted(self._by_name, key=_order) for p in self._by_name[key]
+        return [p for key in self._by_name.keys(_order) for p in self._by_name.candidates(key)
                 if type is None or p.type == type]
 
     def get(self, type: str, extension: str, name: str) -> RegisteredProvider | None:
         """The provider ``name`` of ``extension``, whether it wins its name or not."""
-        return next((p for p in self._by_name.get((type, name), []) if p.extension == extension),
-                    None)
+        return self._by_name.first((type, name), lambda p: p.extension == extension)
 
     def resolve(self, type: str, name: str, exclude: Collection[str] = ()) -> RegisteredProvider | None:
         """The extension provider ``name`` means, or None when a built-in holds the name
         or no extension (outside ``exclude``) registers it."""
         if name in BUILTIN_PROVIDERS[type]:
             return None
-        return next((p for p in self._by_name.get((type, name), []) if p.extension not in exclude),
-                    None)
+        return self._by_name.first((type, name), lambda p: p.extension not in exclude)
 
     def winners(self, type: str, exclude: Collection[str] = ()) -> list[RegisteredProvider]:
         """The provider that wins each name of ``type``, leaving out ``exclude``'s
         extensions (a name one of them won goes to the next by precedence) and names a
         built-in holds; by name."""
         found = []
-        for kind, name in sorted(self._by_name):
+        for kind, name in self._by_name.keys():
             if kind == type:
                 winner = self.resolve(type, name, exclude)
                 if winner is not None:
@@ -188,31 +185,33 @@ class ProviderRegistry:
         names outside ``exclude``'s extensions, are on, and serve one of ``scopes``."""
         return [p for p in self.winners("memory", exclude) if p.enabled and p.serves(scopes)]
 
-    def conflicts(self) -> list[dict[str, Any]]:
-        """Every name registered more than once, or registered over a built-in:
-        ``{"type", "name", "winner", "shadowed"}``, each party ``{"source", "extension"}``."""
-        found = []
-        for key in sorted(self._by_name, key=_order):
-            type, name = key
-            candidates = self._by_name[key]
-            if name in BUILTIN_PROVIDERS[type]:
-                winner, shadowed = {"source": "builtin", "extension": BUILTIN_OWNER}, candidates
-            elif len(candidates) > 1:
-                winner, shadowed = candidates[0].party(), candidates[1:]
-            else:
-                continue
-            found.append({"type": type, "name": name, "winner": winner,
-                          "shadowed": [p.party() for p in shadowed]})
-        return found
+    def conflicts(self) -> list[Conflict]:
+        """Every name registered more than once, or registered over a built-in (the
+        host holds it: ``Party("builtin", BUILTIN_OWNER)``); the ``kind`` of each is the
+        provider type."""
+        return self._by_name.conflicts(order=_order, held=_held_by_host)
 
     def registration(self) -> dict[str, Any]:
         """What the status report says of providers (its ``provider_registration``):
-        ``registered`` (the winners), ``conflicts``, ``total_registered`` and
+        ``registered`` (the winners), ``conflicts`` (``{"type", "name", "winner",
+        "shadowed"}``, each party ``{"source", "extension"}``), ``total_registered`` and
         ``total_conflicts``."""
         winners = [p for type in PROVIDER_TYPES for p in self.winners(type)]
-        conflicts = self.conflicts()
+        conflicts = [conflict_json(c) for c in self.conflicts()]
         return {"registered": [p.to_json() for p in winners], "conflicts": conflicts,
                 "total_registered": len(winners), "total_conflicts": len(conflicts)}
+
+
+def conflict_json(conflict: Conflict) -> dict[str, Any]:
+    """A provider conflict as the status report gives it: ``{"type", "name", "winner",
+    "shadowed"}``, each party ``{"source", "extension"}``."""
+    data = conflict.to_json()
+    return {"type": data.pop("kind"), **data}
+
+
+def _held_by_host(key: tuple[str, str]) -> Party | None:
+    type, name = key
+    return Party("builtin", BUILTIN_OWNER) if name in BUILTIN_PROVIDERS[type] else None
 
 
 def _order(key: tuple[str, str]) -> tuple[int, str]:

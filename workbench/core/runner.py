@@ -32,14 +32,13 @@ from workbench.core.ctx_handler import CallHandler
 from workbench.errors import ToolError
 from workbench.ext.consent import FileSeen, changed_since_approved
 from workbench.ext.project import is_project_identity
-from workbench.mcp.naming import MCP_RUNTIME
 from workbench.permissions.policy import GrantChanged, PolicyError, build_policy
 from workbench.sandbox.client import SandboxUnavailable, ZygoteClient
 from workbench.sandbox.policy import Limits, Policy
 from workbench.sandbox.worker_host import Worker
 from workbench.tools.context import ToolContext
-from workbench.tools.inprocess import run_inprocess
-from workbench.tools.registry import HOST_RUNTIME, Tool
+from workbench.tools.registry import Tool
+from workbench.tools.source import ToolSources
 
 log = logging.getLogger(__name__)
 
@@ -296,42 +295,18 @@ def _discard(task: asyncio.Task[Worker]) -> None:
 
 
 class Dispatcher:
-    """Sends each call to the sandbox, or — only where this machine cannot sandbox and
-    the person listed the tool in ``sandbox.unsandboxed_tools`` — runs it in-process.
-
-    A host-native tool (``runtime == "host"``, such as ``extensions_status``) is the
-    host's own code: its handler is awaited here, in-process, before any sandbox
-    check; so is an MCP server's tool (``runtime == "mcp"``), whose handler calls the
-    server. The gateway has validated, authorized and recorded the call as for any other.
-
-    A model or a tool's arguments cannot reach that list: it is the person's setting.
+    """Hands each call the gateway validated, authorized and records to the
+    ``ToolSource`` that offered its tool (``ToolSources.owner``), which runs it: the
+    extensions' source in a sandboxed worker, the host's own tools and MCP servers'
+    tools by their in-process handlers, any other source as it says.
     """
 
-    def __init__(self, sandbox: SandboxRunner, unsandboxed: Callable[[], set[str]]) -> None:
-        self.sandbox = sandbox
-        self.unsandboxed = unsandboxed
+    def __init__(self, sources: ToolSources) -> None:
+        self.sources = sources
 
     async def __call__(self, tool: Tool, arguments: Any, ctx: ToolContext, *,
                        timeout_ms: int = 300_000) -> Any:
-        if tool.runtime == HOST_RUNTIME:
-            if tool.handler is None:
-                raise ToolError("unavailable", f"{tool.qualified_name} has no handler")
-            return await tool.handler(arguments, ctx)
-        if tool.runtime == MCP_RUNTIME:
-            # An MCP server's tool: its handler calls the server (which runs on its own,
-            # sandboxed when its entry asks for it), carrying progress, forms and cancellation.
-            if tool.handler is None:
-                raise ToolError("unavailable", f"{tool.qualified_name} has no MCP connection")
-            return await tool.handler(arguments, ctx)
-        ready, missing = await self.sandbox.ready()
-        if ready:
-            return await self.sandbox(tool, arguments, ctx, timeout_ms=timeout_ms)
-        if tool.qualified_name in self.unsandboxed():
-            if self.sandbox.files is not None:
-                await self.sandbox.files.check(tool)
-            ctx.log("warn", f"running {tool.qualified_name} WITHOUT a sandbox, as you allowed "
-                    f"(this machine lacks: {missing})")
-            return await run_inprocess(tool, arguments, ctx,
-                                       handler=CallHandler(tool, ctx, self.sandbox.services))
-        raise ToolError("unavailable", f"this machine cannot sandbox tools ({missing}); "
-                        "see `workbench doctor`")
+        source = self.sources.owner(tool)
+        if source is None:
+            raise ToolError("unavailable", f"{tool.qualified_name} has no source to run it")
+        return await source.call(tool, arguments, ctx, timeout_ms=timeout_ms)

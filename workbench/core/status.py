@@ -29,7 +29,9 @@ from workbench.core.provider_registry import ProviderRegistry
 from workbench.ext.consent import permission_items
 from workbench.ext.plan import read_version
 from workbench.tools.disclosure import DisclosureSummary, catalog_for, is_on_demand, summarize
+from workbench.tools.precedence import Conflict
 from workbench.tools.registry import HOST_RUNTIME, SOURCE_ORDER, Tool, ToolRegistry
+from workbench.tools.source import SourceRow
 
 SOURCE_LABELS = {"builtin": "Built-in", "extension": "From extensions", "mcp": "From MCP",
                  "plugin": "From plugins"}
@@ -185,6 +187,10 @@ class StatusReport:
     "name", "winner", "shadowed"}``, each party ``{"source", "extension"}``),
     ``total_registered`` and ``total_conflicts``; None when built without providers."""
 
+    sources: tuple[dict[str, Any], ...] = ()
+    """One row per thing a tool source offers (``ToolSource.status_rows``): ``{"source",
+    "name", "title", "kind", "tools", "state", "note"}``, sources in load order."""
+
     memory_conflicts: tuple[dict[str, Any], ...] = ()
     """``{"title", "kind", "winner", "shadowed"}`` per memory title (a skill's name) that
     more than one source gives; each party ``{"source", "extension"?, "path"?}``, the
@@ -240,6 +246,7 @@ class StatusReport:
                 **(self.disclosure.to_json() if self.disclosure else {})},
             "provider_registration": self.provider_registration or _NO_PROVIDERS,
             "memory_conflicts": [dict(c) for c in self.memory_conflicts],
+            "sources": [dict(row) for row in self.sources],
             "total_loaded": self.total_loaded,
             "total_errors": self.total_errors,
             "built_at": self.built_at,
@@ -486,15 +493,10 @@ def _providers_of(name: str, folder: Path, providers: ProviderRegistry | None
                  for p in providers.all() if p.extension == name and p.folder == folder)
 
 
-def _conflicts(registry: ToolRegistry, tools: list[Tool]) -> tuple[dict[str, Any], ...]:
-    by_qualified = {tool.qualified_name: tool for tool in tools}
-
-    def party(qualified: str) -> dict[str, Any]:
-        tool = by_qualified[qualified]
-        return {"source": tool.source, "extension": tool.extension}
-
-    return tuple({"tool_name": c.name, "winner": party(c.winner),
-                  "shadowed": [party(s) for s in c.shadowed]} for c in registry.conflicts())
+def _conflicts(conflicts: Iterable[Conflict]) -> tuple[dict[str, Any], ...]:
+    return tuple({"tool_name": c.name, "winner": c.winner.to_json(),
+                  "shadowed": [party.to_json() for party in c.shadowed]}
+                 for c in conflicts if c.kind == "tool")
 
 
 def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegistry,
@@ -503,7 +505,9 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
                         session: SessionContext | None = None,
                         schema_budget: int | None = None,
                         providers: ProviderRegistry | None = None,
-                        memory_conflicts: Iterable[dict[str, Any]] = ()) -> StatusReport:
+                        memory_conflicts: Iterable[dict[str, Any]] = (),
+                        sources: Iterable[tuple[str, SourceRow]] = (),
+                        conflicts: Iterable[Conflict] | None = None) -> StatusReport:
     """Put the report together from what loading found.
 
     Args:
@@ -518,6 +522,8 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
         schema_budget: ``tools.schema_token_budget``, to say whether disclosure is on.
         providers: The providers the extensions registered.
         memory_conflicts: The memory titles more than one source gives.
+        sources: Each tool source's rows, with its name (``ToolSources.status_rows``).
+        conflicts: The tool conflicts (``ToolSources.conflicts``); the registry's when None.
     """
     tools = registry.all_tools()
     every = registry.available()
@@ -532,7 +538,7 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
                     (record.state_of(Path(error.path)) if record is not None else None) or "broken",
                     error.message)
         for error in registry.load_errors)
-    conflicts = _conflicts(registry, tools)
+    conflicts = _conflicts(registry.conflicts() if conflicts is None else conflicts)
     counts = {"total_tools": len(available)}
     for source in SOURCE_ORDER:
         counts[f"{source}_count"] = sum(1 for tool in available if tool.source == source)
@@ -549,6 +555,7 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
                         built_at=built_at, session=session,
                         provider_registration=providers.registration() if providers else None,
                         memory_conflicts=tuple(memory_conflicts),
+                        sources=tuple({"source": name, **row.to_json()} for name, row in sources),
                         host_tools=tuple(t.name for t in available if t.runtime == HOST_RUNTIME),
                         disabled=tuple(found.name for found in (record.installed if record else ())
                                        if found.ok and not found.enabled))

@@ -23,8 +23,9 @@ from typing import Any
 
 from workbench.config.home import storage_name
 from workbench.errors import ToolError
+from workbench.tools.precedence import SOURCE_ORDER, Conflict, Party, PrecedenceRegistry, source_rank
 
-SOURCE_ORDER = ("builtin", "extension", "mcp", "plugin")
+__all__ = ["SOURCE_ORDER", "Conflict", "HOST_RUNTIME", "LoadError", "Tool", "ToolRegistry"]
 
 HOST_RUNTIME = "host"
 """The ``runtime`` of a tool that is the host's own code, run in-process by its handler."""
@@ -60,6 +61,10 @@ class Tool:
     owner: str = ""
     """The extension's identity when it is not its name: ``project:FOLDER`` for a
     project's own extension. Empty for installed ones (their name is the identity)."""
+    origin: str = field(default="", compare=False)
+    """The name of the ``ToolSource`` that offers it (``host``, ``extensions``, ``mcp``...),
+    set as its source's tools are registered; it runs the tool's calls. Empty for a
+    tool put in a registry by hand."""
 
     @property
     def identity(self) -> str:
@@ -86,7 +91,10 @@ class Tool:
         return f"{self.extension}.{self.name}"
 
     def rank(self) -> tuple[int, str]:
-        return (SOURCE_ORDER.index(self.source), self.extension)
+        return (source_rank(self.source), self.extension)
+
+    def party(self) -> Party:
+        return Party(self.source, self.extension, self.qualified_name)
 
 
 @dataclass(frozen=True)
@@ -99,15 +107,6 @@ class LoadError:
     tools: tuple[str, ...] = ()
     """The tools it would have brought (when its manifest could be read), so that a
     call of one says why it is missing."""
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """A tool name provided more than once: who won and who is shadowed."""
-
-    name: str
-    winner: str
-    shadowed: tuple[str, ...]
 
 
 def session_platforms(env: dict[str, str] | None = None) -> set[str]:
@@ -129,7 +128,8 @@ class ToolRegistry:
     """Holds every tool from every source and resolves names by precedence."""
 
     def __init__(self, platforms: set[str] | None = None) -> None:
-        self._by_name: dict[str, list[Tool]] = {}
+        self._by_name: PrecedenceRegistry[str, Tool] = PrecedenceRegistry(
+            rank=Tool.rank, party=Tool.party, describe=lambda name: ("tool", name))
         self.load_errors: list[LoadError] = []
         self.platforms = session_platforms() if platforms is None else platforms
 
@@ -142,18 +142,15 @@ class ToolRegistry:
         """Offer ``tool``; precedence decides whether it wins its name."""
         if tool.source not in SOURCE_ORDER:
             raise ValueError(f"unknown tool source {tool.source!r}")
-        candidates = self._by_name.setdefault(tool.name, [])
-        candidates.append(tool)
-        candidates.sort(key=Tool.rank)
+        self._by_name.add(tool.name, tool)
 
     def remove_extension(self, extension: str) -> None:
         """Withdraw every tool of ``extension``."""
-        for name in list(self._by_name):
-            left = [t for t in self._by_name[name] if t.extension != extension]
-            if left:
-                self._by_name[name] = left
-            else:
-                del self._by_name[name]
+        self._by_name.remove_where(lambda tool: tool.extension == extension)
+
+    def remove_origin(self, origin: str) -> None:
+        """Withdraw every tool the ``ToolSource`` named ``origin`` offered."""
+        self._by_name.remove_where(lambda tool: tool.origin == origin)
 
     def runs_here(self, tool: Tool) -> bool:
         """Whether ``tool`` runs on this system (its ``platforms``, when it names some)."""
@@ -174,14 +171,15 @@ class ToolRegistry:
         Raises:
             ToolError: of kind ``not_found`` when nothing by that name runs here.
         """
-        candidates = [t for t in self._by_name.get(name, []) if self._offered(t, exclude, skip)]
-        if candidates:
-            return candidates[0]
+        found = self._by_name.first(name, lambda t: self._offered(t, exclude, skip))
+        if found is not None:
+            return found
         extension, dot, tool_name = name.rpartition(".")
         if dot:
-            for tool in self._by_name.get(tool_name, []):
-                if tool.extension == extension and self._offered(tool, exclude, skip):
-                    return tool
+            found = self._by_name.first(tool_name, lambda t: t.extension == extension
+                                        and self._offered(t, exclude, skip))
+            if found is not None:
+                return found
         for error in self.load_errors:
             if tool_name in error.tools and (not dot or extension == error.extension):
                 raise ToolError("not_found", f"no tool named {name!r}: its extension "
@@ -196,23 +194,15 @@ class ToolRegistry:
                 of them won goes to the next tool by precedence.
             skip: Single tools to leave out, by ``EXTENSION.TOOL``; the same holds.
         """
-        winners = []
-        for name in sorted(self._by_name):
-            candidates = [t for t in self._by_name[name] if self._offered(t, exclude, skip)]
-            if candidates:
-                winners.append(candidates[0])
-        return winners
+        winners = (self._by_name.first(name, lambda t: self._offered(t, exclude, skip))
+                   for name in self._by_name.keys())
+        return [tool for tool in winners if tool is not None]
 
     def all_tools(self) -> list[Tool]:
         """Every tool, shadowed ones included."""
-        return [t for name in sorted(self._by_name) for t in self._by_name[name]]
+        return list(self._by_name)
 
     def conflicts(self) -> list[Conflict]:
-        """Every name provided more than once, with its winner and the shadowed ones."""
-        found = []
-        for name in sorted(self._by_name):
-            candidates = self._by_name[name]
-            if len(candidates) > 1:
-                found.append(Conflict(name, candidates[0].qualified_name,
-                                      tuple(t.qualified_name for t in candidates[1:])))
-        return found
+        """Every name provided more than once, with its winner and the shadowed ones
+        (each party's ``qualified`` is the ``EXTENSION.TOOL`` that still reaches it)."""
+        return self._by_name.conflicts()

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider, search_scopes
+from workbench.core.provider_registry import (ProviderRegistry, RegisteredProvider, conflict_json,
+                                              search_scopes)
 
 
 def provider(type: str, name: str, extension: str, *, source: str = "extension",
@@ -52,7 +53,7 @@ def test_a_shadowed_provider_is_still_reached_by_its_extension(registry):
 
 
 def test_conflicts_name_the_winner_and_every_shadowed_provider(registry):
-    assert registry.conflicts() == [
+    assert [conflict_json(c) for c in registry.conflicts()] == [
         {"type": "model", "name": "echo", "winner": {"source": "builtin", "extension": "workbench"},
          "shadowed": [{"source": "extension", "extension": "acme"}]},
         {"type": "model", "name": "shared", "winner": {"source": "extension", "extension": "acme"},

@@ -20,7 +20,8 @@ from workbench.tools.loader import BUILTIN_DIR
 from workbench.ext.manager import ExtensionManager
 from workbench.store import Store
 from workbench.tools.context import ToolContext
-from workbench.tools.registry import HOST_RUNTIME, Tool
+from workbench.tools.registry import HOST_RUNTIME, Tool, ToolRegistry
+from workbench.tools.source import ToolSource, ToolSources
 
 READ_NOTES = {"read": [{"path": "$home/notes", "reason": "Read the notes you name."}]}
 
@@ -384,11 +385,22 @@ async def test_the_report_of_a_chat_counts_its_single_tool_switches(project):
 
 # --- host-native tools in the dispatcher ----------------------------------------------------
 
-class NoSandbox:
-    """A sandbox that must not be asked: host-native tools never reach it."""
+class NoSandbox(ToolSource):
+    """The sandboxed source, which must not be asked: host-native tools never reach it."""
 
-    async def ready(self):
+    name = "extensions"
+
+    def tools(self) -> list[Tool]:
+        return []
+
+    async def call(self, tool, arguments, ctx, *, timeout_ms):
         raise AssertionError("the sandbox was consulted for a host-native tool")
+
+
+def dispatcher() -> Dispatcher:
+    sources = ToolSources(ToolRegistry(), fallback="extensions")
+    sources.register(NoSandbox())
+    return Dispatcher(sources)
 
 
 def bare_context() -> ToolContext:
@@ -412,8 +424,8 @@ async def test_the_dispatcher_awaits_a_host_tool_in_process_before_any_sandbox_c
         return {"ran": True}
 
     ctx = bare_context()
-    dispatcher = Dispatcher(NoSandbox(), lambda: set())
-    assert await dispatcher(host_tool(handler), {"x": 1}, ctx) == {"ran": True}
+    run = dispatcher()
+    assert await run(host_tool(handler), {"x": 1}, ctx) == {"ran": True}
     assert calls == [({"x": 1}, ctx)]
 
 
@@ -421,7 +433,7 @@ async def test_a_host_tool_without_a_handler_is_unavailable():
     from workbench.errors import ToolError
 
     with pytest.raises(ToolError) as caught:
-        await Dispatcher(NoSandbox(), lambda: set())(host_tool(None), {}, bare_context())
+        await dispatcher()(host_tool(None), {}, bare_context())
     assert caught.value.kind == "unavailable"
 
 

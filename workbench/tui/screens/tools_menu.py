@@ -26,7 +26,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Label, ListItem, ListView, Static, Switch
 
 from workbench.core.host import Host
-from workbench.core.host_tools import HOST_EXTENSION
 from workbench.errors import WorkbenchError
 from workbench.events import ExtensionStatusChanged
 from workbench.tools.disclosure import is_on_demand
@@ -36,6 +35,7 @@ from workbench.tui.times import when
 
 SHORT_ID = 8
 KIND_ORDER = {"built-in": 0, "workbench": 1, "extension": 2, "MCP server": 3}
+"""Where each kind of row is listed; a source's own kind comes after these."""
 
 
 @dataclass(frozen=True)
@@ -81,30 +81,16 @@ class ToolGrants:
 
 
 def switch_rows(host: Host, session_id: str | None) -> list[SwitchRow]:
-    """Every extension a chat may switch, with whether ``session_id`` uses it."""
+    """Every extension a chat may switch — each row of every tool source
+    (``ToolSource.status_rows``) — with whether ``session_id`` uses it."""
     host.ensure_extensions()
     report = host.status_report(session_id)
     off = set(report.session.switched_off) if report.session is not None else set()
-    counts: dict[str, int] = {}
-    kinds: dict[str, str] = {}
-    for tool in host.registry.all_tools():
-        if is_on_demand(tool):
-            continue
-        counts[tool.extension] = counts.get(tool.extension, 0) + 1
-        kinds[tool.extension] = ("workbench" if tool.extension == HOST_EXTENSION
-                                 else "built-in" if tool.source == "builtin"
-                                 else "MCP server" if tool.source == "mcp" else "extension")
-    for entry in report.extensions:
-        kinds.setdefault(entry.name, "built-in" if entry.source == "builtin" else "extension")
-    rows = {name: SwitchRow(name, name, kind, counts.get(name, 0), name not in off)
-            for name, kind in kinds.items() if kind != "MCP server"}
-    for server in host.mcp_servers():
-        name = f"mcp:{server['name']}"
-        note = {"disabled": "switched off everywhere (Settings: mcp.disabled)",
-                "untrusted": "in a project config that is not trusted"}.get(server["state"], "")
-        rows[name] = SwitchRow(name, server["name"], "MCP server",
-                               counts.get(name, len(server["tools"])), name not in off, note)
-    return sorted(rows.values(), key=lambda row: (KIND_ORDER[row.kind], row.title))
+    rows = {row["name"]: SwitchRow(row["name"], row["title"], row["kind"], row["tools"],
+                                   row["name"] not in off, row["note"])
+            for row in report.sources}
+    return sorted(rows.values(), key=lambda row: (KIND_ORDER.get(row.kind, len(KIND_ORDER)),
+                                                  row.title))
 
 
 def tool_grants(host: Host, extension: str, session_id: str | None) -> list[ToolGrants]:
@@ -366,11 +352,7 @@ class ToolsMenuScreen(ModalScreen[None]):
         when it has none."""
         host = self.host
         try:
-            session = self._session()
-            if row.kind == "MCP server":
-                host.set_mcp_server_enabled(session, row.title, on_)
-            else:
-                host.set_extension_enabled(session, row.name, on_)
+            host.set_extension_enabled(self._session(), row.name, on_)
         except WorkbenchError as exc:
             self.app.call_from_thread(self._refused, row.name, exc)
             return

@@ -1,6 +1,8 @@
 """Scheduled prompts as the ``Host`` offers them: schedules, run cards, runs, the supervisor.
 
-Both faces use these methods: ``workbench schedule|runs|daemon`` and the TUI's Tasks
+``Schedules`` is a service the ``Host`` builds and reaches as ``host.schedules``; its
+dependencies are given to it in ``__init__`` and it keeps no state it did not declare
+there. Both faces use its methods: ``workbench schedule|runs|daemon`` and the TUI's Tasks
 screen. A schedule made here freezes its run card at once (model, extensions switched
 on, grants approved, folder); one a tool proposed (saved by
 ``HostServices.schedule_prompt``) gets its card when a supervisor first sees it: that
@@ -12,7 +14,8 @@ card's model in the card's folder, applies the card to the run's session
 (``scheduler.card.apply_card``) and answers every request with ``CardResponder``: a run
 that needs more ends at once, ``failed`` or ``paused`` as the card says.
 
-This module imports the scheduler and the supervisor; never a front-end.
+This module imports the scheduler and the supervisor; never a front-end, and never
+``workbench.core.host`` (the host is handed in, typed by what is asked of it).
 """
 
 from __future__ import annotations
@@ -21,11 +24,11 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from workbench.core.host_tools import HOST_EXTENSION
-from workbench.core.switches import known_extensions
 from workbench.errors import ExitCode, WorkbenchError
 from workbench.scheduler.card import CardGrant, CardResponder, RunCard, apply_card, grants_needed
 from workbench.scheduler.arithmetic import next_after
@@ -40,12 +43,11 @@ from workbench.store.runs import ENDED
 from workbench.supervisor.supervisor import Supervisor, SupervisorSettings
 
 if TYPE_CHECKING:
+    from workbench.agent.loop import TurnResult
     from workbench.config.files import Config
     from workbench.config.home import Home
     from workbench.core.bus import EventBus
     from workbench.store import Store
-
-
 
 def _filled(text: str, what: str) -> str:
     if not text.strip():
@@ -67,21 +69,63 @@ def run_command(run_id: int) -> list[str]:
     return [sys.executable, "-P", "-m", "workbench", "runs", "exec", str(run_id)]
 
 
-class ScheduleOps:
-    """The schedule operations of the ``Host``; see the module docstring.
+class ScheduleHost(Protocol):
+    """What the schedules ask of the host they serve (``Host`` is one)."""
 
-    A mixin: it uses the host's ``home``, ``config``, ``store``, ``bus``, ``model``,
-    ``cwd``, ``registry``, loaded extensions, ``sandbox`` and ``send_prompt``.
+    model: str
+    cwd: Path
+    config: Config
+
+    def ensure_extensions(self) -> None: ...
+
+    @property
+    def loaded_extensions(self) -> list[dict]: ...
+
+    def switchable_extensions(self) -> set[str]: ...
+
+    def resolve_tool_name(self, name: str) -> str: ...
+
+    def resolve_grant_flags(self, name: str, flags: list[str],
+                            grant_all: bool = False) -> tuple[tuple[str, str], ...]: ...
+
+    def reload_extensions(self) -> None: ...
+
+    def forget_workers(self, tool_name: str | None = None) -> None: ...
+
+    def new_session(self, title: str | None = None) -> dict[str, Any]: ...
+
+    async def send_prompt(self, text: str, session_id: str | None = None, *,
+                          wait: bool = False) -> TurnResult: ...
+
+    def cancel(self) -> bool: ...
+
+
+class Schedules:
+    """The schedule operations; see the module docstring.
+
+    Args:
+        home: The home (its scheduler lock, its run logs).
+        store: Where schedules, cards and runs are kept.
+        bus: Where runs and the supervisor publish.
+        host: The host: its model, folder, config and extensions for a card; its
+            turns for a run executed here.
     """
 
-    home: Home
-    config: Config
-    store: Store
-    bus: EventBus
+    def __init__(self, *, home: Home, store: Store, bus: EventBus, host: ScheduleHost) -> None:
+        self.home = home
+        self.store = store
+        self.bus = bus
+        self.host = host
+        self._supervisor: Supervisor | None = None
+        """The supervisor last made here (``supervisor``), woken when a schedule changes."""
+
+    def __call__(self) -> list[dict[str, Any]]:
+        """``list_schedules``, for callers that call ``host.schedules()``."""
+        return self.list_schedules()
 
     # --- reading -------------------------------------------------------------
 
-    def schedules(self) -> list[dict[str, Any]]:
+    def list_schedules(self) -> list[dict[str, Any]]:
         """Every schedule with its words, next time, run card, last run and failures."""
         summaries = self.store.run_summaries()
         return [self._present(row, summaries.get(row["id"])) for row in self.store.list_schedules()]
@@ -231,10 +275,9 @@ class ScheduleOps:
             if not sep or not rest:
                 raise WorkbenchError(f"--grant {flag}: expected TOOL:KIND[:VALUE]",
                                      exit_code=ExitCode.USAGE)
-            self.ensure_extensions()
-            name = self.registry.resolve(tool).qualified_name
+            name = self.host.resolve_tool_name(tool)
             found += [CardGrant(name, kind, value)
-                      for kind, value in self.resolve_grant_flags(name, [rest])]
+                      for kind, value in self.host.resolve_grant_flags(name, [rest])]
         return found
 
     def freeze_card(self, schedule: dict[str, Any]) -> dict[str, Any]:
@@ -287,23 +330,29 @@ class ScheduleOps:
                 so one installed since this host started is switched on (the daemon's
                 host runs no turns; a TUI's keeps its own registry current).
         """
-        pool = WarmPool(f"pool:{os.getpid()}", self.sandbox.forget, publish=self.bus.publish)
+        pool = WarmPool(f"pool:{os.getpid()}", self.host.forget_workers, publish=self.bus.publish)
         self.bus.subscribe(pool.track)
         self._supervisor = Supervisor(
             store=self.store, lock=SchedulerLock(self._lock_path()), launcher=self._launcher(),
             settings=SupervisorSettings(
-                idle_stop_s=float(self.config.get("sandbox.idle_stop_s")),
-                grace_ms=int(float(self.config.get("schedule.missed_after_s")) * 1000),
-                max_parallel=int(self.config.get("schedule.max_parallel"))),
+                idle_stop_s=float(self.host.config.get("sandbox.idle_stop_s")),
+                grace_ms=int(float(self.host.config.get("schedule.missed_after_s")) * 1000),
+                max_parallel=int(self.host.config.get("schedule.max_parallel"))),
             publish=self.bus.publish, clock=self.store.clock, pools=[pool],
-            prepare=lambda row: (refresh_extensions and self.reload_extensions(), self.freeze_card(row)))
+            prepare=lambda row: (refresh_extensions and self.host.reload_extensions(),
+                                 self.freeze_card(row)))
         return self._supervisor
 
-    @classmethod
-    async def execute_run(cls, run_id: int, *, env: dict[str, str] | None = None,
+    @staticmethod
+    async def execute_run(open_host: Callable[..., Any], run_id: int, *,
+                          env: dict[str, str] | None = None,
                           out: IO[str] | None = None) -> dict[str, Any]:
         """The child process's side of run ``run_id``: run its turn under its card and
-        record the outcome; see the module docstring. Events go to ``out`` as JSON lines."""
+        record the outcome; see the module docstring. Events go to ``out`` as JSON lines.
+
+        Args:
+            open_host: Opens the host the run's turn runs in (``Host.open``).
+        """
         from workbench.config.home import Home
         from workbench.store import Store
 
@@ -324,33 +373,35 @@ class ScheduleOps:
         cwd = Path(card.cwd) if card.cwd and Path(card.cwd).is_dir() else home.root
         responder = CardResponder()
         try:
-            host = cls.open(cwd=cwd, model=card.model, responder=responder, env=env)
+            host = open_host(cwd=cwd, model=card.model, responder=responder, env=env)
         except WorkbenchError as exc:
             with Store.open(home.db_path) as store:
                 store.finish_run(run_id, "failed", error=f"could not start: {exc}", only_if=("running",))
                 return store.get_run(run_id)
         async with host:
-            return await host._run_turn(run, row, card, responder, out or sys.stdout)
+            return await host.schedules.run_turn(run, row, card, responder, out or sys.stdout)
 
-    async def _run_turn(self, run: dict[str, Any], row: dict[str, Any], card: RunCard,
+    async def run_turn(self, run: dict[str, Any], row: dict[str, Any], card: RunCard,
                         responder: CardResponder, out: IO[str]) -> dict[str, Any]:
+        """Run ``run``'s turn in this host under ``card``, record its outcome, and return
+        the run's record (``execute_run`` calls it in the child process)."""
+        host = self.host
         session_id = run["session_id"]
         if session_id is None or self.store.get_session(session_id) is None:
-            session_id = self.new_session(title=f"⏱ {row['title']}")["id"]
+            session_id = host.new_session(title=f"⏱ {row['title']}")["id"]
             self.store.set_run_session(run["id"], session_id)
-        await asyncio.to_thread(self.ensure_extensions)
-        installed = self._load_record.installed if self._load_record else []
+        await asyncio.to_thread(host.ensure_extensions)
         apply_card(self.store, session_id, card, always_on=HOST_EXTENSION,
-                   known=known_extensions(self.registry, self.loaded_extensions, installed))
+                   known=host.switchable_extensions())
         # The run's chat keeps the card's model and folder, even one resumed after an edit.
         self.store.set_session_model(session_id, card.model)
-        self.store.set_session_folder(session_id, str(self.cwd))
+        self.store.set_session_folder(session_id, str(host.cwd))
         loop = asyncio.get_running_loop()
 
         def end_now(need: dict[str, Any]) -> None:
             # The first need ends the run: its turn is cancelled, nothing waits.
             if len(responder.needs) == 1:
-                loop.call_soon(self.cancel)
+                loop.call_soon(host.cancel)
 
         def watch(event: Any) -> None:
             out.write(json.dumps(event.to_json(), default=str, ensure_ascii=False) + "\n")
@@ -360,7 +411,7 @@ class ScheduleOps:
         responder.on_need = end_now
         unsubscribe = self.bus.subscribe(watch)
         try:
-            result = await self.send_prompt(row["instruction"], session_id)
+            result = await host.send_prompt(row["instruction"], session_id)
         finally:
             unsubscribe()
         status, error = responder.outcome(on_need=card.on_need, run_id=run["id"],
@@ -379,8 +430,8 @@ class ScheduleOps:
             store=self.store, command=run_command,
             env={**os.environ, "WORKBENCH_HOME": str(self.home.root)},
             logs=self.home.logs_dir / "runs",
-            settings=LaunchSettings(daily_limit=int(self.config.get("schedule.daily_limit")),
-                                    timeout_s=float(self.config.get("schedule.run_timeout_s"))),
+            settings=LaunchSettings(daily_limit=int(self.host.config.get("schedule.daily_limit")),
+                                    timeout_s=float(self.host.config.get("schedule.run_timeout_s"))),
             publish=self.bus.publish, clock=self.store.clock)
 
     async def _execute(self, run_id: int) -> dict[str, Any]:
@@ -392,20 +443,20 @@ class ScheduleOps:
         return run
 
     def _wake(self) -> None:
-        supervisor = getattr(self, "_supervisor", None)
-        if supervisor is not None:
-            supervisor.wake()
+        if self._supervisor is not None:
+            self._supervisor.wake()
 
     def _card(self, *, model: str | None = None, extensions: list[str] | None = None,
               grants: tuple[CardGrant, ...] = (), on_need: str | None = None,
               cwd: str | None = None, frozen_by: str = "person") -> RunCard:
+        host = self.host
         if extensions is None:
-            self.ensure_extensions()
-            extensions = sorted({entry["name"] for entry in self.loaded_extensions})
+            host.ensure_extensions()
+            extensions = sorted({entry["name"] for entry in host.loaded_extensions})
         try:
-            card = RunCard(model=model or self.model, extensions=tuple(extensions),
-                           on_need=on_need or str(self.config.get("schedule.on_need")),
-                           cwd=cwd or str(self.cwd), frozen_at=self.store.clock(), frozen_by=frozen_by)
+            card = RunCard(model=model or host.model, extensions=tuple(extensions),
+                           on_need=on_need or str(host.config.get("schedule.on_need")),
+                           cwd=cwd or str(host.cwd), frozen_at=self.store.clock(), frozen_by=frozen_by)
         except ValueError as exc:
             raise WorkbenchError(str(exc), exit_code=ExitCode.USAGE) from None
         return card.with_grants(grants)
