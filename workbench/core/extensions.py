@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.capabilities.memories import Memories, read_shipped
+from workbench.core.load_record import LoadRecord
 from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider
 from workbench.errors import WorkbenchError
 from workbench.manifest.front_matter import FrontMatterError
@@ -87,7 +88,8 @@ def _load(registry: ToolRegistry, memories: Memories, loaded: Loaded, folder: Pa
                                   "tools": [t.name for t in tools]})
 
 
-def load_extensions(*, registry: ToolRegistry, manager: ExtensionManager, memories: Memories,
+def load_extensions(*, registry: ToolRegistry, manager: ExtensionManager | LoadRecord,
+                    memories: Memories,
                     cwd: Path, enabled: bool, samples: bool,
                     hooks: HookRegistry | None = None,
                     providers: ProviderRegistry | None = None) -> Loaded:

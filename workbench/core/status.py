@@ -538,17 +538,17 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
                     (record.state_of(Path(error.path)) if record is not None else None) or "broken",
                     error.message)
         for error in registry.load_errors)
-    conflicts = _conflicts(registry.conflicts() if conflicts is None else conflicts)
+    shown = _conflicts(registry.conflicts() if conflicts is None else conflicts)
     counts = {"total_tools": len(available)}
     for source in SOURCE_ORDER:
         counts[f"{source}_count"] = sum(1 for tool in available if tool.source == source)
-    counts["shadowed_count"] = sum(len(c["shadowed"]) for c in conflicts)
+    counts["shadowed_count"] = sum(len(c["shadowed"]) for c in shown)
     in_chat = (list(session.tools) if session is not None and session.tools is not None
                else registry.available(exclude=switched_off))
     disclosure = summarize(in_chat, schema_budget) if schema_budget is not None else None
     tokens = (disclosure.total_tokens if disclosure
               else catalog_for([t for t in in_chat if not is_on_demand(t)]).total_tokens)
-    return StatusReport(extensions=entries, load_errors=problems, conflicts=conflicts,
+    return StatusReport(extensions=entries, load_errors=problems, conflicts=shown,
                         counts=counts, schema_tokens=tokens, notices=tuple(notices),
                         disclosure_active=bool(disclosure and disclosure.active),
                         disclosure=disclosure,

@@ -33,7 +33,7 @@ class Store(LeasesMixin, SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsM
     """
 
     @classmethod
-    def open(cls, path):  # type: ignore[override]
+    def open(cls, path):
         """``StoreBase.open``, then the room kept for a turn the disk cuts short
         (``reserve.py``), made when there is room for it."""
         store = super().open(path)

@@ -125,7 +125,7 @@ class PrecedenceRegistry(Generic[K, T]):
 
     def keys(self, order: Callable[[K], Any] | None = None) -> list[K]:
         """Every key held, sorted (by ``order`` when given)."""
-        return sorted(self._by_key, key=order)  # type: ignore[arg-type]
+        return sorted(self._by_key, key=order)  # type: ignore[arg-type,type-var]
 
     def __iter__(self) -> Iterator[T]:
         """Every candidate, key by key in sorted order, each key's in precedence order."""
