@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from shell_helpers import palette_listed
 from textual.widgets import Input, Static
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ext"))
@@ -114,9 +115,9 @@ class TestOpening:
         app = make_app([])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("ctrl+p")
-            await pilot.pause()
+            await until(pilot, lambda: palette_listed(app))
             await pilot.press(*"Extensions")
-            await pilot.pause(0.3)
+            await until(pilot, lambda: palette_listed(app, "Extensions"))
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, ExtensionsScreen))
 
