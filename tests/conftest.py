@@ -7,6 +7,7 @@ empty working folder. No test reads or writes the user's real config or data.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,37 @@ def home(_isolated: None):
     from workbench.config.home import Home
 
     return Home.resolve().ensure()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, start the slow tests (``e2e``, ``slow``) first, spread over the workers.
+
+    ``--dist worksteal`` hands worker k the k-th contiguous share of this order, and an
+    idle worker then takes half of another's queue. A slow test late in a share keeps
+    its worker busy after the others are done; at the head of each share, the slow
+    tests run side by side and the quick ones fill in around them. A module's slow
+    tests stay in one share, so that its module-scoped setup (a model server) is made
+    once. Nothing is left out or added.
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers < 2:
+        return
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        if item.get_closest_marker("e2e") or item.get_closest_marker("slow"):
+            modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    if not modules:
+        return
+    heads: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for module in sorted(modules.values(), key=len, reverse=True):
+        min(heads, key=len).extend(module)
+    chosen = {id(item) for module in modules.values() for item in module}
+    quick = [item for item in items if id(item) not in chosen]
+    order: list[pytest.Item] = []
+    for share, head in enumerate(heads):
+        # The share's size as the scheduler cuts it: what is left over the workers left.
+        size = (len(items) - len(order)) // (workers - share)
+        fill = max(0, size - len(head))
+        order += head + quick[:fill]
+        del quick[:fill]
+    items[:] = order + quick

@@ -55,12 +55,12 @@ class Terminal:
                              for x in range(self.screen.columns))
         return ()
 
-    def wait_for_change(self, words: str, before: tuple, what: str, timeout: float = 20.0) -> tuple:
+    def wait_for_change(self, words: str, before: tuple, what: str, timeout: float = 60.0) -> tuple:
         """Read output until the line showing ``words`` is drawn otherwise than ``before``."""
         self.wait_for(lambda _text: self.look(words) not in ((), before), what, timeout)
         return self.look(words)
 
-    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 20.0) -> None:
+    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 60.0) -> None:
         """Read output until ``predicate(visible text)`` holds."""
         deadline = time.monotonic() + timeout
         while True:
@@ -77,7 +77,7 @@ def spawn_workbench(tmp_path: Path, model: str) -> Terminal:
     env.update(TERM="xterm-256color", WORKBENCH_HOME=str(tmp_path / "home"))
     child = pexpect.spawn(sys.executable, ["-m", "workbench", "--model", model],
                           cwd=str(tmp_path / "work"), env=env, dimensions=(ROWS, COLUMNS),
-                          timeout=20)
+                          timeout=60)
     return Terminal(child)
 
 
@@ -103,7 +103,7 @@ def test_chat_reply_and_quit(tmp_path: Path) -> None:
         term.wait_for(lambda text: "session " in text.splitlines()[0], "the session id in the header")
 
         term.child.send("\x11")  # ctrl+q
-        term.child.expect(pexpect.EOF, timeout=20)
+        term.child.expect(pexpect.EOF, timeout=60)
     finally:
         term.child.close(force=True)
     assert term.child.exitstatus == 0, term.text
@@ -120,7 +120,7 @@ def test_setup_errors_are_reported_before_the_screen_opens(
     (tmp_path / "work").mkdir(exist_ok=True)
     term = spawn_workbench(tmp_path, model)
     try:
-        term.child.expect(pexpect.EOF, timeout=20)
+        term.child.expect(pexpect.EOF, timeout=60)
     finally:
         term.child.close(force=True)
     output = term.child.before.decode(errors="replace")

@@ -37,7 +37,7 @@ def spawn(tmp_path: Path, replies: list[dict]) -> Terminal:
     env.update(TERM="xterm-256color", WORKBENCH_HOME=str(tmp_path / "home"),
                SURVEY_GREETING="hello from the environment")
     child = pexpect.spawn(sys.executable, ["-m", "workbench", "--model", f"scripted:{script}"],
-                          cwd=str(work), env=env, dimensions=(ROWS, COLUMNS), timeout=30)
+                          cwd=str(work), env=env, dimensions=(ROWS, COLUMNS), timeout=60)
     term = Terminal(child)
     term.screen.resize(ROWS, COLUMNS)
     return term
@@ -89,7 +89,7 @@ def test_install_grant_answer_and_see_the_bubbles(tmp_path: Path) -> None:
         term.wait_for(lambda text: "favorite: blue" in text or "votes" in text,
                       "a bubble on screen")
         term.child.send(CTRL_Q)
-        term.child.expect(pexpect.EOF, timeout=30)
+        term.child.expect(pexpect.EOF, timeout=60)
     finally:
         term.child.close(force=True)
     assert term.child.exitstatus == 0, term.text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import socket
 import time
 
@@ -147,13 +148,14 @@ async def test_env_binaries_signals_and_ffi(lab, monkeypatch):
 
 
 async def test_granted_run_cannot_leave_anything_behind(lab):
-    marker = "27182.8"
+    # A duration sleep takes, and no other run of this test on the machine uses.
+    marker = f"{random.randint(20_000, 90_000)}.{os.getpid()}"
     declare(lab, leaveBehind={"permissions": {"run": [{"binary": "/bin/sleep", "reason": "Sleep."}]}})
-    assert (await lab.call("leaveBehind", {"marker": marker})).ok
-    for _ in range(50):
-        if not processes_with(marker):
-            break
-        await asyncio.sleep(0.1)
+    outcome = await lab.call("leaveBehind", {"marker": marker})
+    assert outcome.ok and outcome.result == "spawned", outcome.error
+    deadline = time.monotonic() + 30
+    while processes_with(marker) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
     assert processes_with(marker) == []
 
 

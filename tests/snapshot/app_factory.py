@@ -33,7 +33,7 @@ async def no_cursor_blink(pilot: Pilot) -> None:
     await pilot.pause()
 
 
-async def wait_until(pilot: Pilot, predicate, timeout: float = 20.0) -> None:
+async def wait_until(pilot: Pilot, predicate, timeout: float = 60.0) -> None:
     """Let the app run until ``predicate()`` holds."""
     deadline = time.monotonic() + timeout
     while not predicate():

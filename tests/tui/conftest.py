@@ -38,7 +38,7 @@ def until() -> Callable:
     return what it returned. A predicate that queries a widget not mounted yet
     (``NoMatches``) has not held yet: screens mount their children after they are shown."""
 
-    async def wait(pilot: Pilot, predicate: Callable[[], Any], timeout: float = 20.0) -> Any:
+    async def wait(pilot: Pilot, predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
         # The bound only decides how long a failing test takes: a loaded machine (the suite
         # runs in parallel) can take seconds for what a person sees at once.
         deadline = time.monotonic() + timeout

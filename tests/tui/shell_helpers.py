@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widget import Widget
@@ -50,3 +51,18 @@ async def settle(pilot: Pilot) -> None:
             continue
         break
     await pilot.pause()
+
+
+def palette_listed(app, first: str = "") -> CommandList | None:
+    """The command palette's list once its search has ended and its first hit starts
+    with ``first`` (what a person sees), or None until then."""
+    palette = app.screen
+    if not isinstance(palette, CommandPalette) or not palette.has_class("-ready"):
+        return None  # not on top, or its first search has not ended
+    if any(worker.group == CommandPalette._GATHER_COMMANDS_GROUP and not worker.is_finished
+           for worker in app.workers):
+        return None  # searching for what was typed
+    results = palette.query_one(CommandList)
+    if not results.option_count or not options_of(results)[0].startswith(first):
+        return None
+    return results

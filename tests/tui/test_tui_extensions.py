@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from shell_helpers import palette_listed
 from textual.widgets import Input, Static
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ext"))
@@ -114,9 +115,9 @@ class TestOpening:
         app = make_app([])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("ctrl+p")
-            await pilot.pause()
+            await until(pilot, lambda: palette_listed(app))
             await pilot.press(*"Extensions")
-            await pilot.pause(0.3)
+            await until(pilot, lambda: palette_listed(app, "Extensions"))
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, ExtensionsScreen))
 
@@ -125,19 +126,21 @@ class TestOpening:
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_screen(pilot, until)
             await pilot.press("2")
-            assert screen.active_tab == "marketplace"
-            assert isinstance(screen.focused, Input)
+            # The tab is shown, then its search box takes the focus (a message later).
+            await until(pilot, lambda: screen.active_tab == "marketplace"
+                        and isinstance(screen.focused, Input))
             await pilot.press("3")  # a digit typed in the search box stays there
+            await until(pilot, lambda: screen.query_one("#market-search", Input).value == "3")
             assert screen.active_tab == "marketplace"
-            assert screen.query_one("#market-search", Input).value == "3"
             await pilot.press("escape")
             await pilot.press("ctrl+e")
             await until(pilot, lambda: app.screen is screen)
             screen.set_focus(screen.query_one(PackageList))
+            await until(pilot, lambda: isinstance(screen.focused, PackageList))
             await pilot.press("3")
-            assert screen.active_tab == "status"
+            await until(pilot, lambda: screen.active_tab == "status")
             await pilot.press("1")
-            assert screen.active_tab == "installed"
+            await until(pilot, lambda: screen.active_tab == "installed")
 
 
 # --- installing ----------------------------------------------------------------------------
@@ -411,7 +414,7 @@ class TestStatus:
                                       "gamma": "broken"}
             await pilot.press("3")
             view = screen.query_one(StatusView)
-            assert screen.focused is view
+            await until(pilot, lambda: screen.focused is view)
             await until(pilot, lambda: view.report is not None)
             await pilot.pause()
             lines = text_of(view)

@@ -164,7 +164,7 @@ async def test_an_extensions_manifest_on_the_install_review(make_app, until, wor
         await pilot.press("i")
         await until(pilot, lambda: isinstance(app.screen, SourcePromptScreen))
         await pilot.press(*str(folder), "enter")
-        await until(pilot, lambda: isinstance(app.screen, ReviewScreen), timeout=20)
+        await until(pilot, lambda: isinstance(app.screen, ReviewScreen))
         await until(pilot, lambda: "Reason-words" in terminal_output(app))
         assert_inert(app, "Reason-words")
 

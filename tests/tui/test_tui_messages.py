@@ -134,10 +134,14 @@ async def test_a_reply_is_markdown_while_it_streams(make_app, until) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"plan it", "enter")
         await until(pilot, lambda: len(texts(app)) == 2)
-        await pilot.pause(0.1)
         reply = list(app.chat.query(MessageView))[-1]
+
+        def drawn() -> list[str]:
+            return [line.strip("▌ ") for line in widget_lines(reply)]
+
+        await until(pilot, lambda: "• first" in drawn())
         assert reply.streaming
-        lines = [line.strip("▌ ") for line in widget_lines(reply)]
+        lines = drawn()
         assert "Plan" in lines and "• first" in lines
         assert "**" not in "\n".join(lines)
         model.go.set()

@@ -3,9 +3,8 @@ bindings themselves, so a screen's new binding shows in both without more code."
 
 from __future__ import annotations
 
-from shell_helpers import open_screen, options_of, settle, text_of
+from shell_helpers import open_screen, options_of, palette_listed, settle, text_of
 from textual.binding import Binding
-from textual.command import CommandList, CommandPalette
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -38,11 +37,7 @@ async def open_palette(pilot, until) -> list[str]:
     """Open the palette and return its commands (title and help of each)."""
     app = pilot.app
     await pilot.press("ctrl+p")
-    results = await until(pilot, lambda: isinstance(app.screen, CommandPalette)
-                          and app.screen.query_one(CommandList))
-    await until(pilot, lambda: results.option_count > 0)
-    await pilot.pause(0.2)
-    return options_of(results)
+    return options_of(await until(pilot, lambda: palette_listed(app)))
 
 
 def titles(commands: list[str]) -> set[str]:

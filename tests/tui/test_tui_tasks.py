@@ -308,7 +308,7 @@ async def test_run_now_runs_it_and_lists_the_run(make_app, until) -> None:
                                        for run in app.host.runs(made["id"])), timeout=60)
         run = app.host.runs(made["id"])[0]
         assert run["fired_by"] == "manual" and run["result"] == "Here is your digest."
-        await until(pilot, lambda: "✔ ok" in text_of(screen.query_one("#tasks-detail")), timeout=10)
+        await until(pilot, lambda: "✔ ok" in text_of(screen.query_one("#tasks-detail")))
         assert "(manual)" in text_of(screen.query_one("#tasks-detail"))
 
 

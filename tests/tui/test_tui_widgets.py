@@ -50,15 +50,14 @@ async def test_tool_call_card_progress_then_error() -> None:
         assert not bar.display
 
 
-async def test_message_view_streams_then_renders_markdown() -> None:
+async def test_message_view_streams_then_renders_markdown(until) -> None:
     view = MessageView("assistant", "Hel", streaming=True)
     app = Harness(view)
     async with app.run_test() as pilot:
         view.append("lo *you*")
-        await pilot.pause(0.1)
         assert view.text == "Hello *you*"
         # Markdown while it streams: the emphasis is drawn, not its asterisks.
-        assert "Hello you" in lines_of(view)[0]
+        await until(pilot, lambda: lines_of(view) and "Hello you" in lines_of(view)[0])
         assert view.has_class("-streaming")
         await view.finish("Hello **world**")
         await pilot.pause()

@@ -18,6 +18,7 @@ import signal
 import socket
 import struct
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Protocol
 
 from workbench.errors import ToolError
@@ -108,7 +109,14 @@ class Worker:
         Raises:
             ToolError: The worker could not start or its tool failed to import.
         """
-        spawned = await client.spawn_async(policy)
+        # The spawn runs in a thread, which a cancellation does not stop: the worker it
+        # hands back after one is killed, not left running with its descriptors open.
+        spawning = asyncio.ensure_future(client.spawn_async(policy))
+        try:
+            spawned = await asyncio.shield(spawning)
+        except asyncio.CancelledError:
+            spawning.add_done_callback(partial(_kill_spawned, client, policy))
+            raise
         worker = cls(client, spawned, policy)
         try:
             await worker._connect()
@@ -137,9 +145,12 @@ class Worker:
             sock=self.spawned.bridge, limit=protocol.MAX_LINE)
 
     async def _await_ready(self) -> None:
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for drops a cancellation
+        # that lands as the ready message arrives, and the call runs on unstoppable.
         try:
-            message = await asyncio.wait_for(self._next(), READY_TIMEOUT)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(READY_TIMEOUT):
+                message = await self._next()
+        except TimeoutError:
             raise ToolError("tool", f"the worker did not start within {READY_TIMEOUT:g} s") from None
         if message is None:
             raise ToolError("tool", f"the worker failed to start: {await self._ended()}")
@@ -315,6 +326,14 @@ class Worker:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def _kill_spawned(client: ZygoteClient, policy: Policy, spawning: asyncio.Future) -> None:
+    """Kill the worker a cancelled start was handed after all (if it was)."""
+    if not spawning.cancelled() and spawning.exception() is None:
+        spawned = spawning.result()
+        Worker(client, spawned, policy).kill()
+        os.close(spawned.output_fd)
 
 
 def _notify(handler: CtxHandler, method: str, params: dict[str, Any]) -> None:

@@ -144,10 +144,23 @@ async def test_progress_logs_and_bubbles_become_events(host):
 
 
 async def test_ask_user_pauses_the_timeout(host):
-    responder = Scripted(0.4)
+    class HoldsTheForm(Scripted):
+        """Keeps the form open longer than the whole limit, however long the call took
+        to reach it: without the pause, the limit passes while the form is open."""
+
+        async def answer(self, request):
+            self.asked.append(request)
+            await asyncio.sleep(limit_s + 0.2)
+            return ["slow"]
+
+    # A first call starts the tool's worker, so that the timed call finds the next one
+    # warm: the limit then covers two messages to a running worker, not a process start.
+    host.set_responder(Scripted(["warm"]))
+    assert (await host.call_tool("asks", {})).ok
+    limit_s = 1.0
+    responder = HoldsTheForm()
     host.set_responder(responder)
-    tool = host.registry.resolve("asks")
-    object.__setattr__(tool, "timeout_ms", 200)
+    object.__setattr__(host.registry.resolve("asks"), "timeout_ms", int(limit_s * 1000))
     outcome = await host.call_tool("asks", {})
     assert outcome.to_json() == {"ok": True, "result": {"answers": ["slow"]}}
     assert isinstance(responder.asked[0], AskUserRequest)

@@ -207,6 +207,8 @@ class ExtensionsScreen(ChangesInThread, Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action not in ("install", "update", "remove", "trust"):
             return True
+        if not self.query(TabbedContent) or not self.query(ExtensionList):
+            return None  # not mounted yet, or no longer (the footer asks meanwhile)
         if self.active_tab != "installed":
             return False
         if self.working:

@@ -94,7 +94,12 @@ class McpScreen(Screen):
 
     @property
     def selected(self) -> dict[str, Any] | None:
-        index = self.query_one(OptionList).highlighted
+        """The server under the cursor (none while the list is not mounted, or no longer:
+        the footer asks for the keys as the screen is built and taken down)."""
+        lists = self.query(OptionList)
+        if not lists:
+            return None
+        index = lists.first().highlighted
         if index is None or not 0 <= index < len(self.servers):
             return None
         return self.servers[index]
