@@ -75,7 +75,7 @@ async def test_a_start_cancelled_in_any_turn_of_the_loop_is_cancelled_and_its_wo
             worker = await start
         except asyncio.CancelledError:
             if client.asked:  # the spawn goes on in its thread: its worker is killed after
-                await until(lambda: client.killed)
+                await until(lambda client=client: client.killed)
             assert client.killed == ([4242] if client.asked else []), (
                 f"cancelled after {turns} turns, the worker was left running")
         else:
