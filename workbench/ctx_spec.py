@@ -186,15 +186,26 @@ BUILTIN: tuple[Capability, ...] = (
 
 _capabilities: dict[str, Capability] = {c.name: c for c in BUILTIN}
 
+LOCAL = ("signal", "display", "log", "set_progress", "setProgress", "get_chat_context",
+         "getChatContext")
+"""The members each shim answers itself, which no capability may be named."""
+
 
 def register(capability: Capability) -> Capability:
     """Add a capability (its handler is registered with ``core.ctx_handler.handles``).
 
     Raises:
-        ValueError: A capability, member or permission kind of that name exists.
+        ValueError: A capability or permission kind of that name exists, or its name is
+            one of the shims' own members (``LOCAL``) or no identifier.
     """
+    names = [capability.name] + [m.name for m in capability.members if capability.top_level]
+    if any(not name.isidentifier() or name in LOCAL for name in names):
+        raise ValueError(f"ctx capability {capability.name!r}: not a name ctx can give it")
     if capability.name in _capabilities:
         raise ValueError(f"ctx already has a capability {capability.name!r}")
+    if capability.permission is not None and capability.permission.family != "capability":
+        raise ValueError(f"ctx capability {capability.name!r}: its permission kind must be "
+                         "of the capability family")
     if capability.permission is not None and capability.permission.kind in permission_kinds():
         raise ValueError(f"a permission kind {capability.permission.kind!r} exists")
     _capabilities[capability.name] = capability

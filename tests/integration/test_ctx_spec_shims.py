@@ -118,3 +118,11 @@ def test_mock_context_groups_are_the_spec_groups():
         assert sorted(n for n in vars(getattr(ctx, group))) == sorted(members)
     for name in ctx_spec.top_level():
         assert callable(getattr(ctx, name))
+
+
+@pytest.mark.parametrize("name", ["display", "signal", "log", "memories", "not a name"])
+def test_a_capability_cannot_take_a_name_ctx_has(name):
+    taken = ctx_spec.Capability(name, (ctx_spec.Member("go"),), "form")
+    with pytest.raises(ValueError):
+        ctx_spec.register(taken)
+    assert ctx_spec.capabilities() == ctx_spec.BUILTIN

@@ -3,7 +3,8 @@
 The members a worker has are built from the spec the host sends, but the host does
 not trust what the worker makes of it: each request is looked up in the host's own
 ``ctx_spec`` and gated there. A tool that forges a request (a member that does not
-exist, a group without a member, a top-level name used as a group, a write sent
+exist, a group without a member, a top-level name used as a group, a member
+without the ``ctx/`` prefix, a write sent
 under a read member's name) or rebuilds its members from a spec of its own is
 refused, and nothing is served.
 """
@@ -19,7 +20,7 @@ PY = '''
 from workbench.sandbox import worker
 
 FORGED = ["ctx/memories.delete", "ctx/memories", "ctx/askUser.now", "ctx/db.query.x",
-          "ctx/", "ctx/__class__", "ctx/weather.forecast", "tool/call", "ctx/schedulePrompt."]
+          "ctx/", "ctx/__class__", "ctx/weather.forecast", "tool/call", "ctx/schedulePrompt.", "memories.list"]
 
 def forge(args, ctx):
     refused = {}
@@ -67,7 +68,7 @@ async def test_a_forged_request_is_refused_as_no_member(lab, tools):
     outcome = await lab.call("forge", grant_all=False)
     assert outcome.ok, outcome.error
     assert outcome.result == {method: "invalid_arguments" for method in outcome.result}
-    assert len(outcome.result) == 9
+    assert len(outcome.result) == 10
     assert tools.asked == []  # refused before any gate: nothing was asked for
 
 

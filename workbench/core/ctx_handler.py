@@ -105,7 +105,7 @@ class CallHandler:
         """Answer a request ``ctx/<member>``: the member must be one the spec declares
         (``ctx_spec``) with a handler here, and its capability's gate must hold."""
         name = method.removeprefix("ctx/")
-        found = ctx_spec.find(name)
+        found = ctx_spec.find(name) if method.startswith("ctx/") else None
         handler = HANDLERS.get(found[0].name) if found is not None else None
         if found is None or handler is None:
             raise ToolError("invalid_arguments", f"ctx has no member {name!r}")
