@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from workbench import ctx_spec
 from workbench.core import ctx_handler
@@ -194,3 +195,13 @@ def test_taken_back_it_is_gone_from_the_manifest_and_the_mock(weather):
         MockContext(weather={})
     parsed = Manifest.model_validate(manifest("python"))
     assert "weather" not in parsed.tools[0].permissions.model_dump()
+
+
+def test_the_manifest_checks_the_new_kind_entries_where_they_are(weather):
+    bad = manifest("python")
+    bad["tools"][0]["permissions"] = {"weather": [{"reason": "ok"}, {"optional": True}]}
+    with pytest.raises(ValidationError) as refused:
+        Manifest.model_validate(bad)
+    [error] = refused.value.errors()
+    assert error["loc"] == ("tools", 0, "permissions", "weather", 1, "reason")
+    assert error["type"] == "missing"

@@ -12,8 +12,8 @@ was) or narrowed, each with its reason.
 which files of an extension differ from the approved ones.
 
 This module imports nothing of ours but the permission kinds (``ctx_spec``), the
-manifest models, the fingerprint, and the sandbox's lookup of a ``run`` binary (an entry for another system is shown as not
-applicable here).
+manifest models, the fingerprint, and the sandbox's lookup of a ``run`` binary (an
+entry for another system is shown as not applicable here).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from workbench.sandbox.policy import resolve_binary
 
 CONSENT_FORMAT = 1
 """The version of the consent JSON's layout."""
-
 
 ChangeKind = Literal["added", "removed", "widened", "narrowed"]
 

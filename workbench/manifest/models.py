@@ -168,7 +168,7 @@ _OS_ENTRY_MODELS: dict[str, type[PermissionEntry]] = {
 _WORDED_ENTRY_MODELS: dict[str, type[PermissionEntry]] = {"memories": MemoriesPermission}
 """Capability entry models written out for the words of the published schema; any
 other capability kind's is built from its spec."""
-_built_entry_models: dict[tuple[str, tuple[str, ...]], type[PermissionEntry]] = {}
+_built_entry_models: dict[tuple[str, str, tuple[str, ...]], type[PermissionEntry]] = {}
 
 
 def permission_entry_model(kind: str) -> type[PermissionEntry] | None:
@@ -184,7 +184,7 @@ def permission_entry_model(kind: str) -> type[PermissionEntry] | None:
         return _WORDED_ENTRY_MODELS[kind]
     if not spec.access or spec.field is None:
         return CapabilityPermission
-    key = (kind, spec.access)
+    key = (kind, spec.field, spec.access)
     if key not in _built_entry_models:
         level = Literal.__getitem__(spec.access)
         _built_entry_models[key] = create_model(
@@ -264,11 +264,12 @@ class Permissions(BaseModel):
         return not any(getattr(self, name) for name in type(self).model_fields)
 
 
-_extended: dict[tuple[type, tuple[str, ...]], type[Permissions]] = {}
+_extended: dict[tuple[type, str], type[Permissions]] = {}
 
 
 def _permissions_with(base: type[Permissions], kinds: tuple[str, ...]) -> type[Permissions]:
-    key = (base, kinds)
+    """``base`` with a field for each of ``kinds`` too (built once per set of specs)."""
+    key = (base, repr([ctx_spec.permission(kind) for kind in kinds]))
     if key not in _extended:
         fields = {}
         for kind in kinds:
