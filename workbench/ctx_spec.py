@@ -186,6 +186,8 @@ BUILTIN: tuple[Capability, ...] = (
 
 _capabilities: dict[str, Capability] = {c.name: c for c in BUILTIN}
 
+_wire: tuple[dict[str, Any], ...] | None = None
+
 LOCAL = ("signal", "display", "log", "set_progress", "setProgress", "get_chat_context",
          "getChatContext")
 """The members each shim answers itself, which no capability may be named."""
@@ -208,7 +210,9 @@ def register(capability: Capability) -> Capability:
                          "of the capability family")
     if capability.permission is not None and capability.permission.kind in permission_kinds():
         raise ValueError(f"a permission kind {capability.permission.kind!r} exists")
+    global _wire
     _capabilities[capability.name] = capability
+    _wire = None
     return capability
 
 
@@ -216,7 +220,9 @@ def unregister(name: str) -> None:
     """Take back a capability ``register`` added (the built-in ones stay)."""
     if any(c.name == name for c in BUILTIN):
         raise ValueError(f"{name!r} is a built-in ctx capability")
+    global _wire
     _capabilities.pop(name, None)
+    _wire = None
 
 
 def capabilities() -> tuple[Capability, ...]:
@@ -282,11 +288,15 @@ def top_level() -> tuple[str, ...]:
     return tuple(c.members[0].name for c in _capabilities.values() if c.top_level)
 
 
-def wire() -> list[dict[str, Any]]:
+def wire() -> tuple[dict[str, Any], ...]:
     """The members as the worker shims build them, sent with each call: one object per
     member with its group (empty on ``ctx`` itself), Python and TypeScript names, the
-    request it sends, its parameters and their defaults."""
-    return [{"group": "" if c.top_level else c.name, "name": m.name, "js": m.ts,
-             "method": "ctx/" + c.method(m), "params": list(m.params),
-             "defaults": dict(m.defaults)}
-            for c in _capabilities.values() for m in c.members]
+    request it sends, its parameters and their defaults. Built once per set of
+    capabilities; not to be changed by its readers."""
+    global _wire
+    if _wire is None:
+        _wire = tuple({"group": "" if c.top_level else c.name, "name": m.name, "js": m.ts,
+                       "method": "ctx/" + c.method(m), "params": list(m.params),
+                       "defaults": dict(m.defaults)}
+                      for c in _capabilities.values() for m in c.members)
+    return _wire

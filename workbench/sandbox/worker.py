@@ -26,6 +26,7 @@ import socket
 import sys
 import threading
 import traceback
+from collections.abc import Sequence
 from typing import Any
 
 from workbench import ctx_spec, jsontext
@@ -182,7 +183,7 @@ class Context:
     with the call); this side declares none of its own."""
 
     def __init__(self, channel: Channel, chat: dict[str, Any],
-                 members: list[dict[str, Any]] | None = None) -> None:
+                 members: Sequence[dict[str, Any]] | None = None) -> None:
         self._channel = channel
         self._chat = chat
         self.signal = Signal(channel)
