@@ -22,8 +22,9 @@ take a dict or any object with the members as attributes: ``memories={"get": fn}
 it when called from a plain function and returns an awaitable when called inside a
 running event loop, so one set of stubs serves sync and async tools alike.
 
-This module imports only the standard library: an extension's tests need neither
-the host nor a terminal.
+The members are those ``workbench.ctx_spec`` declares, as the real ``ctx`` has them. This
+module imports only the standard library and that spec: an extension's tests need
+neither the host nor a terminal.
 """
 
 from __future__ import annotations
@@ -39,22 +40,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench import ctx_spec
+
 __all__ = [
     "Bubble", "Call", "CtxError", "CtxPermissionDenied", "MockContext", "MockDatabase",
     "MockMemories", "MockSignal", "ProgressUpdate", "UnstubbedMember", "WorkbenchMockContext",
     "WorkbenchMockDatabase", "WorkbenchMockMemories", "run_tool",
 ]
 
-GROUPS: dict[str, tuple[str, ...]] = {
-    "memories": ("list", "get", "get_file", "write", "edit"),
-    "db": ("query", "execute"),
-    "llm": ("complete",),
-    "tts": ("speak",),
-    "stt": ("transcribe",),
-}
-"""The ctx groups whose members answer, and their members (Python names)."""
+GROUPS = ctx_spec.groups()
+"""The ctx groups whose members answer, and their members (Python names), as
+``workbench.ctx_spec`` declares them when this module is imported."""
 
-ANSWERING = ("ask_user", "schedule_prompt", "get_chat_context")
+ANSWERING = (*ctx_spec.top_level(), "get_chat_context")
 """The top-level members that answer; they fail unless stubbed."""
 
 RECORDED = ("set_progress", "log")
@@ -166,12 +164,13 @@ class _Group:
     """A ctx group (``ctx.db``…) whose members go to their stubs."""
 
     def __init__(self, ctx: MockContext, name: str, stub: Any) -> None:
+        members = ctx_spec.groups()[name]
         if isinstance(stub, Mapping):
-            unknown = sorted(set(stub) - set(GROUPS[name]))
+            unknown = sorted(set(stub) - set(members))
             if unknown:
                 raise TypeError(f"ctx.{name} has no member {', '.join(unknown)}; "
-                                f"it has {', '.join(GROUPS[name])}")
-        for member in GROUPS[name]:
+                                f"it has {', '.join(members)}")
+        for member in members:
             if stub is None:
                 target = _UNSTUBBED
             elif isinstance(stub, Mapping):
@@ -234,7 +233,8 @@ class MockContext:
     """
 
     def __init__(self, *, signal: MockSignal | None = None, **stubs: Any) -> None:
-        known = set(ANSWERING) | set(GROUPS) | set(RECORDED) | {"display"}
+        groups, answering = ctx_spec.groups(), (*ctx_spec.top_level(), "get_chat_context")
+        known = set(answering) | set(groups) | set(RECORDED) | {"display"}
         unknown = sorted(set(stubs) - known)
         if unknown:
             raise TypeError(f"ctx has no member {', '.join(unknown)}; it has {', '.join(sorted(known))}")
@@ -247,11 +247,13 @@ class MockContext:
         self.display = _Display(self, stubs.get("display"))
         self._progress_stub = stubs.get("set_progress")
         self._log_stub = stubs.get("log")
-        for name in GROUPS:
+        for name in groups:
             setattr(self, name, _Group(self, name, stubs.get(name)))
         self._ask_user = self._answering("ask_user", stubs.get("ask_user", _UNSTUBBED),
                                          before=_check_questions, after=_check_answers)
-        self._schedule = self._answering("schedule_prompt", stubs.get("schedule_prompt", _UNSTUBBED))
+        for name in ctx_spec.top_level():
+            if not hasattr(self, name):  # ask_user, with its checks, is the class's own
+                setattr(self, name, self._answering(name, stubs.get(name, _UNSTUBBED)))
         self._chat = stubs.get("get_chat_context", _UNSTUBBED)
 
     # --- recorded, never failing ------------------------------------------------
@@ -288,9 +290,6 @@ class MockContext:
 
     def ask_user(self, questions: list[dict[str, Any]]):
         return self._ask_user(list(questions) if isinstance(questions, tuple) else questions)
-
-    def schedule_prompt(self, draft: dict[str, Any]):
-        return self._schedule(draft)
 
     def _answering(self, member: str, stub: Any, *, before: Callable[..., None] | None = None,
                    after: Callable[[tuple, Any], Any] | None = None) -> Callable[..., Any]:

@@ -7,12 +7,17 @@ which only a model provider's call has. Requests are checked before they are
 served: capabilities are asked for at their first use, the private database only
 exists for an extension that declared ``"database": true``, and every payload is
 checked for shape so that a hostile worker cannot make the host misbehave.
+
+Which requests exist, and how each is gated, is ``workbench.ctx_spec``; each
+capability's answer is a function registered here with ``@handles(name)``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from workbench import ctx_spec
 from workbench.errors import ToolError
 from workbench.tools.context import LOG_LEVELS, NoStream, ToolContext
 from workbench.tools.registry import Tool
@@ -97,37 +102,76 @@ class CallHandler:
     # --- requests ------------------------------------------------------------
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
+        """Answer a request ``ctx/<member>``: the member must be one the spec declares
+        (``ctx_spec``) with a handler here, and its capability's gate must hold."""
         name = method.removeprefix("ctx/")
-        if name == "askUser":
-            return await self.ctx.ask_user(check_questions(params.get("questions")))
-        if name == "schedulePrompt":
-            draft = _require(params, "draft", dict)
-            return await self.services.schedule_prompt(self.tool, draft, self.ctx)
-        group, _, member = name.partition(".")
-        if group == "memories":
-            access = "write" if member in ("write", "edit") else "read"
-            await self.ctx.authorize("memories", access)
-            return await self.services.memories(self.tool, member, params,
-                                                session_id=self.ctx.chat.session_id)
-        if group == "db":
-            if not self.tool.database:
-                raise ToolError("permission", f"{self.tool.extension} has no private database: "
-                                "set \"database\": true in its loca.json")
-            sql = _require(params, "sql")
-            if member == "query":
-                return self.services.databases.query(self.tool.storage_name, sql, params.get("params"))
-            if member == "execute":
-                return self.services.databases.execute(self.tool.storage_name, sql, params.get("params"))
-        if group == "llm" and member == "complete":
-            await self.ctx.authorize("llm", "")
-            request = params.get("request", params)
-            return await self.services.complete(request if isinstance(request, dict) else {},
-                                                session_id=self.ctx.chat.session_id)
-        if group == "tts" and member == "speak":
-            await self.ctx.authorize("tts", "")
-            return await self.services.speak(_require(params, "text"))
-        if group == "stt" and member == "transcribe":
-            await self.ctx.authorize("stt", "")
-            request = params.get("request", params)
-            return await self.services.transcribe(request if isinstance(request, dict) else {})
-        raise ToolError("invalid_arguments", f"ctx has no member {name!r}")
+        found = ctx_spec.find(name) if method.startswith("ctx/") else None
+        handler = HANDLERS.get(found[0].name) if found is not None else None
+        if found is None or handler is None:
+            raise ToolError("invalid_arguments", f"ctx has no member {name!r}")
+        capability, member = found
+        if capability.gate == "permission":
+            assert capability.permission is not None
+            await self.ctx.authorize(capability.permission.kind, member.access)
+        elif capability.gate == "database" and not self.tool.database:
+            raise ToolError("permission", f"{self.tool.extension} has no private database: "
+                            "set \"database\": true in its loca.json")
+        return await handler(self, member.name, params)
+
+
+Handler = Callable[[CallHandler, str, dict[str, Any]], Awaitable[Any]]
+"""``(call, member, params)``: one capability's answer to one request of a call, once
+its gate holds; ``member`` is the member's Python name."""
+
+HANDLERS: dict[str, Handler] = {}
+"""The handler of each capability, by the capability's name in ``ctx_spec``."""
+
+
+def handles(capability: str) -> Callable[[Handler], Handler]:
+    """Register the decorated function as the handler of ``capability``."""
+    def register(handler: Handler) -> Handler:
+        HANDLERS[capability] = handler
+        return handler
+    return register
+
+
+@handles("askUser")
+async def _ask_user(call: CallHandler, member: str, params: dict[str, Any]) -> Any:
+    return await call.ctx.ask_user(check_questions(params.get("questions")))
+
+
+@handles("schedulePrompt")
+async def _schedule_prompt(call: CallHandler, member: str, params: dict[str, Any]) -> Any:
+    draft = _require(params, "draft", dict)
+    return await call.services.schedule_prompt(call.tool, draft, call.ctx)
+
+
+@handles("memories")
+async def _memories(call: CallHandler, member: str, params: dict[str, Any]) -> Any:
+    return await call.services.memories(call.tool, member, params,
+                                        session_id=call.ctx.chat.session_id)
+
+
+@handles("db")
+async def _db(call: CallHandler, member: str, params: dict[str, Any]) -> Any:
+    databases = call.services.databases
+    run = databases.query if member == "query" else databases.execute
+    return run(call.tool.storage_name, _require(params, "sql"), params.get("params"))
+
+
+@handles("llm")
+async def _llm(call: CallHandler, member: str, params: dict[str, Any]) -> Any:
+    request = params.get("request", params)
+    return await call.services.complete(request if isinstance(request, dict) else {},
+                                        session_id=call.ctx.chat.session_id)
+
+
+@handles("tts")
+async def _tts(call: CallHandler, member: str, params: dict[str, Any]) -> Any:
+    return await call.services.speak(_require(params, "text"))
+
+
+@handles("stt")
+async def _stt(call: CallHandler, member: str, params: dict[str, Any]) -> Any:
+    request = params.get("request", params)
+    return await call.services.transcribe(request if isinstance(request, dict) else {})

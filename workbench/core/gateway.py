@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 
+from workbench import ctx_spec, jsontext
 from workbench.agent.messages import new_call_id
-from workbench import jsontext
 from workbench.core.argument_check import Check, quick_check
 from workbench.core.call_log import CallLog
 from workbench.errors import ToolError
@@ -493,8 +493,9 @@ class ToolGateway:
 
         async def authorize(kind: str, access: str) -> None:
             declared = [r for r in self.requirements(tool) if r.kind == kind]
-            if kind == "memories":
-                declared = [r for r in declared if r.value == "write" or access == "read"]
+            levels = ctx_spec.permission(kind)
+            if levels is not None and levels.access:
+                declared = [r for r in declared if levels.covers(r.value, access)]
                 declared.sort(key=lambda r: r.value != access)  # a read asks for the read entry
             if not declared:
                 raise ToolError("permission", f"{tool.qualified_name} did not declare the "

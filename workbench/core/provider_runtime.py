@@ -37,6 +37,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from workbench import ctx_spec
 from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider, search_scopes
 from workbench.errors import ToolError, WorkbenchError
 from workbench.permissions.broker import Broker, Refusal
@@ -248,8 +249,9 @@ class ProviderRuntime:
                 raise ToolError("permission", f"{provider.qualified_name} is a model provider: "
                                 "it cannot ask the model (it would ask itself)")
             declared = [r for r in self.requirements(provider) if r.kind == kind]
-            if kind == "memories":
-                declared = [r for r in declared if r.value == "write" or access == "read"]
+            levels = ctx_spec.permission(kind)
+            if levels is not None and levels.access:
+                declared = [r for r in declared if levels.covers(r.value, access)]
                 declared.sort(key=lambda r: r.value != access)  # a read asks for the read entry
             if not declared:
                 raise ToolError("permission", f"the provider {provider.qualified_name} did not "

@@ -11,9 +11,9 @@ was) or narrowed, each with its reason.
 :func:`changed_since_approved` tells, cheaply enough to run at every worker start,
 which files of an extension differ from the approved ones.
 
-This module imports nothing of ours but the manifest models, the fingerprint, and the
-sandbox's lookup of a ``run`` binary (an entry for another system is shown as not
-applicable here).
+This module imports nothing of ours but the permission kinds (``ctx_spec``), the
+manifest models, the fingerprint, and the sandbox's lookup of a ``run`` binary (an
+entry for another system is shown as not applicable here).
 """
 
 from __future__ import annotations
@@ -24,19 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from workbench import ctx_spec
 from workbench.ext.fingerprint import RUNTIME_DIRS, RUNTIME_FILES, file_digest
 from workbench.manifest.models import Manifest, net_text
 from workbench.sandbox.policy import resolve_binary
 
 CONSENT_FORMAT = 1
 """The version of the consent JSON's layout."""
-
-PERMISSION_KINDS: tuple[str, ...] = (
-    "net", "read", "write", "run", "env", "ffi", "sys", "memories", "llm", "tts", "stt")
-"""Every permission kind, in the order they are shown."""
-
-_KEY_FIELD = {"net": "host", "read": "path", "write": "path", "run": "binary", "env": "key",
-              "sys": "flag"}
 
 ChangeKind = Literal["added", "removed", "widened", "narrowed"]
 
@@ -115,11 +109,8 @@ def describe_entry(kind: str, entry: Mapping[str, Any]) -> str:
         ports = entry.get("ports") or []
         ports = "*" if ports == "*" else ",".join(str(port) for port in ports)
         return f"{entry.get('host', '')}:{ports}" if ports else str(entry.get("host", ""))
-    if kind in _KEY_FIELD:
-        return str(entry.get(_KEY_FIELD[kind], ""))
-    if kind == "memories":
-        return str(entry.get("access", "read"))
-    return ""
+    spec = ctx_spec.permission(kind)
+    return spec.value_of(entry) if spec is not None else ""
 
 
 @dataclass(frozen=True)
@@ -154,7 +145,7 @@ def permission_items(permissions: Mapping[str, Any]) -> tuple[PermissionItem, ..
     """Every entry of a tool's permissions (consent JSON shape), in kind order."""
     return tuple(PermissionItem(kind, describe_entry(kind, entry), str(entry.get("reason", "")),
                                 bool(entry.get("optional", False)))
-                 for kind in PERMISSION_KINDS for entry in _entries(permissions, kind))
+                 for kind in ctx_spec.permission_kinds() for entry in _entries(permissions, kind))
 
 
 @dataclass(frozen=True)
@@ -272,18 +263,18 @@ def _covers(kind: str, outer: Mapping[str, Any], inner: Mapping[str, Any]) -> bo
     if kind == "net":
         host_ok = outer.get("host") == "*" or outer.get("host") == inner.get("host")
         return host_ok and _ports_cover(outer, inner)
-    if kind == "memories":
-        return outer.get("access") == "write" or inner.get("access") == "read"
+    spec = ctx_spec.permission(kind)
+    if spec is not None and spec.access:  # memories: write covers read
+        return spec.covers(describe_entry(kind, outer), describe_entry(kind, inner))
     return describe_entry(kind, outer) == describe_entry(kind, inner)
 
 
 def _same_key(kind: str, a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    if kind == "memories":  # a read entry and a write entry may both be listed
-        return a.get("access", "read") == b.get("access", "read")
-    field_name = _KEY_FIELD.get(kind)
-    if field_name is None:
+    spec = ctx_spec.permission(kind)
+    if spec is None or spec.field is None:
         return True  # ffi, llm, tts, stt: all-or-nothing
-    return str(a.get(field_name, "")).rstrip("/") == str(b.get(field_name, "")).rstrip("/")
+    # A memories read entry and a write entry may both be listed: each is its own.
+    return spec.value_of(a).rstrip("/") == spec.value_of(b).rstrip("/")
 
 
 def _diff_kind(tool: str, kind: str, old: list[dict[str, Any]],
@@ -368,7 +359,7 @@ def _permission_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[
     changes: list[PermissionChange] = []
     for holder, permissions in new.items():
         before = old.get(holder)
-        for kind in PERMISSION_KINDS:
+        for kind in ctx_spec.permission_kinds():
             changes += _diff_kind(holder, kind, _entries(before or {}, kind),
                                   _entries(permissions, kind))
     for holder, permissions in old.items():

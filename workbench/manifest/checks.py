@@ -24,18 +24,19 @@ from typing import Any
 from jsonschema.exceptions import best_match
 from jsonschema.validators import Draft202012Validator, validator_for
 
+from workbench import ctx_spec
 from workbench.manifest.exports import scan_exports
 from workbench.manifest.front_matter import FrontMatterError, parse_front_matter
 from workbench.manifest.locate import join_pointer
 from workbench.manifest.models import (
     EXPORT_NAME_PATTERN,
-    PERMISSION_ENTRY_MODELS,
     PROVIDER_NAME_PATTERN,
     TOOL_NAME_PATTERN,
     Memory,
     Permissions,
     Provider,
     Tool,
+    permission_entry_model,
 )
 from workbench.manifest.paths import ENTRY_CANDIDATES, check_relative_path, entry_candidates, runtime_for
 from workbench.manifest.problems import Collector
@@ -143,11 +144,13 @@ def _unknown_keys(data: Any, known: list[str], pointer: str, found: Collector) -
 
 def _check_permission_keys(permissions: Any, pointer: str, found: Collector) -> None:
     """Warn about keys of a permissions object (at ``pointer``) that the models ignore."""
-    _unknown_keys(permissions, _keys(Permissions), pointer, found)
+    known = _keys(Permissions)
+    _unknown_keys(permissions, known + [k for k in ctx_spec.capability_kinds() if k not in known],
+                  pointer, found)
     if not isinstance(permissions, dict):
         return
     for kind, entries in permissions.items():
-        model = PERMISSION_ENTRY_MODELS.get(kind)
+        model = permission_entry_model(kind)
         kind_pointer = join_pointer(pointer, kind)
         if model is None:
             continue

@@ -6,7 +6,8 @@ camelCase key of the file is an alias, and both spellings are accepted. Unknown 
 are refused at the top level and ignored below it (the validator warns about them).
 Values are checked strictly, as JSON has them: `"5"` is not an integer.
 
-This module imports nothing of workbench but `errors` and `manifest.paths`.
+This module imports nothing of workbench but `ctx_spec` (the permission kinds),
+`errors` and `manifest.paths`.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Discriminator, Field,
-                      StringConstraints, Tag)
+                      StringConstraints, Tag, create_model, model_validator)
 
+from workbench import ctx_spec
 from workbench.errors import ManifestError
 from workbench.manifest.paths import (
     ENTRY_PATH_PATTERN,
@@ -159,19 +161,56 @@ class CapabilityPermission(PermissionEntry):
     """Use an all-or-nothing capability the host brokers (`llm`, `tts`, `stt`)."""
 
 
+_OS_ENTRY_MODELS: dict[str, type[PermissionEntry]] = {
+    "net": NetPermission, "read": PathPermission, "write": PathPermission,
+    "run": RunPermission, "env": EnvPermission, "ffi": FfiPermission, "sys": SysPermission,
+}
+_WORDED_ENTRY_MODELS: dict[str, type[PermissionEntry]] = {"memories": MemoriesPermission}
+"""Capability entry models written out for the words of the published schema; any
+other capability kind's is built from its spec."""
+_built_entry_models: dict[tuple[str, str, tuple[str, ...]], type[PermissionEntry]] = {}
+
+
+def permission_entry_model(kind: str) -> type[PermissionEntry] | None:
+    """The entry model of a permission kind (``ctx_spec``), or None for no kind: an
+    all-or-nothing capability's is ``CapabilityPermission``, one with access levels
+    has its level field."""
+    if kind in _OS_ENTRY_MODELS:
+        return _OS_ENTRY_MODELS[kind]
+    spec = ctx_spec.permission(kind)
+    if spec is None:
+        return None
+    if kind in _WORDED_ENTRY_MODELS:
+        return _WORDED_ENTRY_MODELS[kind]
+    if not spec.access or spec.field is None:
+        return CapabilityPermission
+    key = (kind, spec.field, spec.access)
+    if key not in _built_entry_models:
+        level = Literal.__getitem__(spec.access)
+        _built_entry_models[key] = create_model(
+            f"{kind.title()}Permission", __base__=PermissionEntry, __doc__=spec.label,
+            **{spec.field: (level, ...)})
+    return _built_entry_models[key]
+
+
 def _as_list(value: Any) -> Any:
     """Accept a capability permission as one object or as a list of them (as the OS
     kinds are): ``memories`` may list a read entry and a write entry, each with its reason."""
     return [value] if isinstance(value, dict) else value
 
 
-_CAPABILITIES = ("memories", "llm", "tts", "stt")
+def _capability_field(spec: ctx_spec.PermissionKind) -> tuple[Any, Any]:
+    entry = permission_entry_model(spec.kind)
+    return (Annotated[list[entry], BeforeValidator(_as_list)],  # type: ignore[valid-type]
+            Field(default=[], description=spec.description or None))
 
 
 def _capability_schema(schema: dict[str, Any]) -> None:
     """Publish the capability permissions as an object or a list of them."""
-    for key in _CAPABILITIES:
-        prop = schema["properties"][key]
+    for key in ctx_spec.capability_kinds():
+        prop = schema["properties"].get(key)
+        if prop is None or "items" not in prop:
+            continue
         items = prop.pop("items")
         prop.pop("type", None)
         prop.pop("default", None)
@@ -203,28 +242,43 @@ class Permissions(BaseModel):
     """Native libraries to load."""
     sys: list[SysPermission] = []
     """System APIs to reach."""
-    memories: Annotated[list[MemoriesPermission], BeforeValidator(_as_list)] = []
-    """The person's memories, with read or write access: one entry, or a list (a read
-    entry and a write entry, each with its reason)."""
-    llm: Annotated[list[CapabilityPermission], BeforeValidator(_as_list)] = []
-    """One completion at a time from the person's model."""
-    tts: Annotated[list[CapabilityPermission], BeforeValidator(_as_list)] = []
-    """Speech synthesis (also needs Text-to-Speech on)."""
-    stt: Annotated[list[CapabilityPermission], BeforeValidator(_as_list)] = []
-    """Transcription (also needs Speech-to-Text on)."""
+    # The capability family is ctx_spec's: a field per kind, one entry or a list.
+    for _spec in ctx_spec.capability_permissions():
+        __annotations__[_spec.kind], vars()[_spec.kind] = _capability_field(_spec)
+    del _spec
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _registered_since(cls, data: Any, handler: Any) -> Any:
+        """A capability registered after this model was built (``ctx_spec.register``)
+        is validated by a model with a field for it as well."""
+        if isinstance(data, dict):
+            since = tuple(kind for kind in ctx_spec.capability_kinds()
+                          if kind in data and kind not in cls.model_fields)
+            if since:
+                return _permissions_with(cls, since).model_validate(data)
+        return handler(data)
 
     def is_empty(self) -> bool:
         """Return True when the tool asks for no access at all."""
         return not any(getattr(self, name) for name in type(self).model_fields)
 
 
-PERMISSION_ENTRY_MODELS: dict[str, type[PermissionEntry]] = {
-    "net": NetPermission, "read": PathPermission, "write": PathPermission,
-    "run": RunPermission, "env": EnvPermission, "ffi": FfiPermission, "sys": SysPermission,
-    "memories": MemoriesPermission, "llm": CapabilityPermission,
-    "tts": CapabilityPermission, "stt": CapabilityPermission,
-}
-"""The entry model of each permission kind."""
+_extended: dict[tuple[type, str], type[Permissions]] = {}
+
+
+def _permissions_with(base: type[Permissions], kinds: tuple[str, ...]) -> type[Permissions]:
+    """``base`` with a field for each of ``kinds`` too (built once per set of specs)."""
+    key = (base, repr([ctx_spec.permission(kind) for kind in kinds]))
+    if key not in _extended:
+        fields = {}
+        for kind in kinds:
+            spec = ctx_spec.permission(kind)
+            assert spec is not None
+            fields[kind] = _capability_field(spec)
+        _extended[key] = create_model(base.__name__, __base__=base, __doc__=base.__doc__,
+                                      **fields)
+    return _extended[key]
 
 
 def net_text(value: str) -> str:

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench import ctx_spec
 from workbench.sandbox.paths import Pin
 from workbench.sandbox.policy import resolve_binary
 
-OS_KINDS = ("net", "read", "write", "run", "env", "ffi", "sys")
+OS_KINDS = ctx_spec.os_kinds()
 PATH_KINDS = ("read", "write")
 """The kinds whose value is a path, pinned when granted (see ``sandbox/paths.py``)."""
-CAPABILITY_KINDS = ("memories", "llm", "tts", "stt")
 
 _TEMPLATE = re.compile(r"^\$(home|downloads|models|sessions|extension|env\.([A-Za-z_][A-Za-z0-9_]*))(?=/|$)")
 
@@ -115,7 +115,7 @@ def requirements_of(permissions: Mapping[str, Any], *, roots: TemplateRoots,
                     extension_dir: Path, env: Mapping[str, str] | None = None) -> list[Requirement]:
     """Flatten a tool's ``permissions`` object (manifest JSON shape) into requirements."""
     found: list[Requirement] = []
-    for kind in OS_KINDS + CAPABILITY_KINDS:
+    for kind in ctx_spec.permission_kinds():
         for entry in _entries(permissions.get(kind)):
             reason = str(entry.get("reason", ""))
             optional = bool(entry.get("optional", False))
@@ -129,11 +129,8 @@ def requirements_of(permissions: Mapping[str, Any], *, roots: TemplateRoots,
                 value = str(entry["binary"])
             elif kind == "env":
                 value = str(entry["key"])
-            elif kind == "sys":
-                value = str(entry.get("flag", ""))
-            elif kind == "memories":
-                value = str(entry.get("access", "read"))
-            else:
-                value = ""
+            else:  # sys names its flag, a capability its access level or nothing
+                spec = ctx_spec.permission(kind)
+                value = spec.value_of(entry) if spec is not None else ""
             found.append(Requirement(kind, value, reason, optional))
     return found

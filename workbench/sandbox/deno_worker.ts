@@ -48,6 +48,39 @@ function ask(method: string, params: unknown): Promise<any> {
 const controller = new AbortController();
 let chat: Record<string, unknown> = {};
 
+// The members that ask the host come with the call (the host's ctx_spec.wire()): each
+// names its group ("" for ctx itself), its TypeScript name, the request it sends, its
+// parameters in order, and what a parameter left out is sent as.
+type MemberSpec = {
+  group: string;
+  js: string;
+  method: string;
+  params: string[];
+  defaults: Record<string, unknown>;
+};
+
+function member(spec: MemberSpec) {
+  return (...args: unknown[]) => {
+    const params: Record<string, unknown> = { ...spec.defaults };
+    spec.params.forEach((name, index) => {
+      if (args[index] !== undefined) params[name] = args[index];
+    });
+    return ask(spec.method, params);
+  };
+}
+
+function build(members: MemberSpec[]): void {
+  const target = ctx as Record<string, any>;
+  for (const spec of members) {
+    if (spec.group) {
+      target[spec.group] ??= {};
+      target[spec.group][spec.js] = member(spec);
+    } else {
+      target[spec.js] = member(spec);
+    }
+  }
+}
+
 const ctx = {
   setProgress(progress: number, label?: string, description?: string) {
     notify("ctx/progress", { progress, label: label ?? null, description: description ?? null });
@@ -60,7 +93,6 @@ const ctx = {
   },
   signal: controller.signal,
   getChatContext: () => ({ ...chat }),
-  askUser: (questions: unknown[]) => ask("ctx/askUser", { questions }),
   display: {
     markdown: (text: string) => notify("ctx/display", { display: "markdown", payload: { text: String(text) } }),
     image: (dataB64: string, mime: string, alt?: string) =>
@@ -73,21 +105,6 @@ const ctx = {
     diff: (before: string, after: string, title?: string) =>
       notify("ctx/display", { display: "diff", payload: { before, after, title: title ?? null } }),
   },
-  memories: {
-    list: () => ask("ctx/memories.list", {}),
-    get: (title: string) => ask("ctx/memories.get", { title }),
-    getFile: (title: string, name: string) => ask("ctx/memories.get_file", { title, name }),
-    write: (title: string, content: string) => ask("ctx/memories.write", { title, content }),
-    edit: (title: string, find: string, replace: string) => ask("ctx/memories.edit", { title, find, replace }),
-  },
-  db: {
-    query: (sql: string, params?: unknown[]) => ask("ctx/db.query", { sql, params: params ?? [] }),
-    execute: (sql: string, params?: unknown[]) => ask("ctx/db.execute", { sql, params: params ?? [] }),
-  },
-  llm: { complete: (request: unknown) => ask("ctx/llm.complete", { request }) },
-  tts: { speak: (text: string) => ask("ctx/tts.speak", { text }) },
-  stt: { transcribe: (request: unknown) => ask("ctx/stt.transcribe", { request }) },
-  schedulePrompt: (draft: unknown) => ask("ctx/schedulePrompt", { draft }),
 };
 
 function failure(error: unknown): { kind: string; message: string } {
@@ -129,8 +146,12 @@ async function load(): Promise<Function> {
   return tool;
 }
 
-async function run(id: number, params: { arguments: unknown; chat: Record<string, unknown> }) {
+async function run(
+  id: number,
+  params: { arguments: unknown; chat: Record<string, unknown>; ctx?: MemberSpec[] },
+) {
   chat = params.chat ?? {};
+  build(params.ctx ?? []);
   try {
     const fn = await load();
     const value = await fn(params.arguments ?? {}, ctx);

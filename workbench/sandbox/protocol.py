@@ -1,7 +1,8 @@
 """The worker protocol: JSON-RPC 2.0 messages, one per line, over the worker's socket.
 
-Host to worker: ``tool/call`` (a request: ``{"arguments", "chat"}``) and
-``tool/cancel`` (a notification). Worker to host: ``worker/ready`` once its tool is
+Host to worker: ``tool/call`` (a request: ``{"arguments", "chat", "ctx"}``, where
+``ctx`` lists the members that ask the host, ``workbench.ctx_spec.wire()``, from which
+the worker builds them) and ``tool/cancel`` (a notification). Worker to host: ``worker/ready`` once its tool is
 imported (or failed to import), notifications ``ctx/progress``, ``ctx/log``,
 ``ctx/display`` and, from a function that streams its answer, ``ctx/reply.open`` then
 ``ctx/reply.piece`` per item, requests ``ctx/<member>`` for everything that needs an

@@ -26,9 +26,10 @@ import socket
 import sys
 import threading
 import traceback
+from collections.abc import Sequence
 from typing import Any
 
-from workbench import jsontext
+from workbench import ctx_spec, jsontext
 from workbench.sandbox import protocol
 
 
@@ -132,22 +133,22 @@ class Signal:
             raise asyncio.CancelledError("the call was cancelled")
 
 
+def _member(channel: Channel, spec: dict[str, Any]):
+    """A ctx member built from the spec's wire form (``ctx_spec.wire``): its positional
+    arguments are named by its parameters, what is left out takes its default."""
+    method, fields = spec["method"], tuple(spec["params"])
+    defaults = dict(spec.get("defaults") or {})
+
+    def call(*args, **kwargs):
+        params = {**defaults, **dict(zip(fields, args)), **kwargs}
+        return _answer(channel, method, params)
+
+    call.__name__ = spec["name"]
+    return call
+
+
 class _Group:
-    def __init__(self, channel: Channel, prefix: str, members: dict[str, tuple[str, ...]]) -> None:
-        self._channel = channel
-        for name, fields in members.items():
-            setattr(self, name, self._member(prefix, name, fields))
-
-    def _member(self, prefix: str, name: str, fields: tuple[str, ...]):
-        method = f"ctx/{prefix}.{name}"
-
-        def call(*args, **kwargs):
-            params = dict(zip(fields, args))
-            params.update(kwargs)
-            return _answer(self._channel, method, params)
-
-        call.__name__ = name
-        return call
+    """A ctx group (``ctx.memories``…): one attribute per member."""
 
 
 class Display:
@@ -177,20 +178,22 @@ class Context:
 
     ``channel`` is the worker's socket (``Channel``), or, for a tool the person let run
     without a sandbox, ``workbench.tools.inprocess.LocalChannel``: anything with
-    ``notify``, a blocking ``ask`` and an ``aborted`` event."""
+    ``notify``, a blocking ``ask`` and an ``aborted`` event. ``members`` are the
+    members that ask the host, as ``ctx_spec.wire`` gives them (the host sends them
+    with the call); this side declares none of its own."""
 
-    def __init__(self, channel: Channel, chat: dict[str, Any]) -> None:
+    def __init__(self, channel: Channel, chat: dict[str, Any],
+                 members: Sequence[dict[str, Any]] | None = None) -> None:
         self._channel = channel
         self._chat = chat
         self.signal = Signal(channel)
         self.display = Display(channel)
-        self.memories = _Group(channel, "memories", {
-            "list": (), "get": ("title",), "get_file": ("title", "name"),
-            "write": ("title", "content"), "edit": ("title", "find", "replace")})
-        self.db = _Group(channel, "db", {"query": ("sql", "params"), "execute": ("sql", "params")})
-        self.llm = _Group(channel, "llm", {"complete": ("request",)})
-        self.tts = _Group(channel, "tts", {"speak": ("text",)})
-        self.stt = _Group(channel, "stt", {"transcribe": ("request",)})
+        for spec in members if members is not None else ctx_spec.wire():
+            owner = self
+            if spec["group"]:
+                owner = self.__dict__.get(spec["group"]) or _Group()
+                setattr(self, spec["group"], owner)
+            setattr(owner, spec["name"], _member(channel, spec))
 
     def set_progress(self, progress: float, label: str | None = None, description: str | None = None) -> None:
         self._channel.notify("ctx/progress", {"progress": float(progress), "label": label,
@@ -203,12 +206,6 @@ class Context:
 
     def get_chat_context(self) -> dict[str, Any]:
         return dict(self._chat)
-
-    def ask_user(self, questions: list[dict[str, Any]]):
-        return _answer(self._channel, "ctx/askUser", {"questions": list(questions)})
-
-    def schedule_prompt(self, draft: dict[str, Any]):
-        return _answer(self._channel, "ctx/schedulePrompt", {"draft": dict(draft)})
 
 
 def _import(path: str):
@@ -314,7 +311,7 @@ def serve(sock: socket.socket, entry: str, function_name: str,
         traceback.print_exc()
         return 1
     params = call.get("params") or {}
-    ctx = Context(channel, params.get("chat") or {})
+    ctx = Context(channel, params.get("chat") or {}, params.get("ctx"))
     try:
         value = _run(function, params.get("arguments") or {}, ctx, channel)
     except BaseException as exc:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol
 
+from workbench import ctx_spec
 from workbench.errors import ToolError
 from workbench.sandbox import protocol
 from workbench.sandbox.client import Spawned, ZygoteClient
@@ -248,7 +249,8 @@ class Worker:
         try:
             for event in self._net_events:
                 handler.notify("net/event", event)
-            self._send(protocol.request(1, "tool/call", {"arguments": arguments, "chat": chat}))
+            self._send(protocol.request(1, "tool/call", {"arguments": arguments, "chat": chat,
+                                                        "ctx": ctx_spec.wire()}))
             while True:
                 message = await self._next()
                 if message is None:

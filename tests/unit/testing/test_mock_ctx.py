@@ -310,10 +310,11 @@ def test_the_mock_memories_answer_like_the_host():
 # --- importable anywhere -------------------------------------------------------------
 
 
-def test_importing_it_loads_nothing_but_the_standard_library():
+def test_importing_it_loads_nothing_but_the_standard_library_and_the_ctx_spec():
     code = ("import sys, workbench.testing\n"
             "ours = sorted(m for m in sys.modules if m.split('.')[0] == 'workbench')\n"
             "heavy = [m for m in ('textual', 'pydantic', 'jsonschema', 'rich') if m in sys.modules]\n"
             "print(ours, heavy)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
-    assert done.stdout.strip() == "['workbench', 'workbench.testing'] []", done.stderr
+    assert done.stdout.strip() == "['workbench', 'workbench.ctx_spec', 'workbench.testing'] []", \
+        done.stderr

@@ -23,17 +23,19 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Static
 
+from workbench import ctx_spec
 from workbench.events import PermissionAnswer, PermissionRequest
 from workbench.manifest.models import net_text
 from workbench.tui.paths import shown_path
 
 DECISIONS = ("once", "session", "always", "deny")
 
-VERBS = {"read": "Read", "write": "Write to", "net": "Connect to", "run": "Run the program",
-         "env": "Read the environment variable", "ffi": "Load native libraries",
-         "sys": "Use the system interface", "llm": "Ask your model for completions",
-         "tts": "Turn text into speech", "stt": "Transcribe speech"}
-"""What each kind of permission lets a tool do, as the prompt says it."""
+
+def label(kind: str, value: str = "") -> str:
+    """What a permission of ``kind`` naming ``value`` lets a tool do, as the prompt says
+    it (``ctx_spec``'s label; an access level has its own)."""
+    spec = ctx_spec.permission(kind)
+    return spec.label_for(value) if spec is not None else kind
 
 
 def _home() -> str | None:
@@ -48,8 +50,9 @@ def describe(entry: dict[str, Any]) -> tuple[str, str, str]:
     warning is empty unless the grant is broad."""
     kind = str(entry.get("kind", ""))
     value = str(entry.get("value", "") or "")
-    if kind == "memories":
-        return ("Read and change your memories" if value == "write" else "Read your memories"), "", ""
+    spec = ctx_spec.permission(kind)
+    if spec is not None and spec.access:  # the access level is what it says, not a value
+        return label(kind, value), "", ""
     if kind in ("read", "write"):
         # A path that leads elsewhere through a link is granted where it leads: say so,
         # and judge its breadth by that.
@@ -57,18 +60,18 @@ def describe(entry: dict[str, Any]) -> tuple[str, str, str]:
         real = resolved or value
         shown = shown_path(value) + (f" (leads to {shown_path(resolved)})" if resolved else "")
         if real == "/":
-            return VERBS[kind], shown, "the whole file system"
+            return label(kind), shown, "the whole file system"
         if real and real == _home():
-            return VERBS[kind], shown, "your whole home folder"
-        return VERBS[kind], shown, ""
+            return label(kind), shown, "your whole home folder"
+        return label(kind), shown, ""
     if kind == "net":
         host, _, ports = value.partition(":")
         if host == "*":
-            return VERBS[kind], net_text(value), "any host on the internet"
+            return label(kind), net_text(value), "any host on the internet"
         if ports == "*":
-            return VERBS[kind], net_text(value), "any port of the host"
-        return VERBS[kind], f"{host} port {ports}" if ports else host, ""
-    return VERBS.get(kind, kind), value, ""
+            return label(kind), net_text(value), "any port of the host"
+        return label(kind), f"{host} port {ports}" if ports else host, ""
+    return label(kind), value, ""
 
 
 def entry_key(entry: dict[str, Any]) -> str:
