@@ -28,6 +28,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
+from workbench.config.settings import DEFAULTS
 from workbench.core.ctx_handler import CallHandler
 from workbench.errors import ToolError
 from workbench.ext.consent import FileSeen, changed_since_approved
@@ -184,7 +185,7 @@ class SandboxRunner:
         return f"{tool.qualified_name}:{hashlib.sha256(blob).hexdigest()[:16]}"
 
     async def __call__(self, tool: Tool, arguments: Any, ctx: ToolContext, *,
-                       timeout_ms: int = 300_000) -> Any:
+                       timeout_ms: int = DEFAULTS.tools.timeout_ms) -> Any:
         ready, missing = await self.ready()
         if not ready:
             raise ToolError("unavailable", "this machine cannot sandbox tools "
@@ -295,7 +296,7 @@ class Dispatcher:
         self.unsandboxed = unsandboxed
 
     async def __call__(self, tool: Tool, arguments: Any, ctx: ToolContext, *,
-                       timeout_ms: int = 300_000) -> Any:
+                       timeout_ms: int = DEFAULTS.tools.timeout_ms) -> Any:
         if tool.runtime == HOST_RUNTIME:
             if tool.handler is None:
                 raise ToolError("unavailable", f"{tool.qualified_name} has no handler")

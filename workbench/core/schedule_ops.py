@@ -292,9 +292,9 @@ class ScheduleOps:
         self._supervisor = Supervisor(
             store=self.store, lock=SchedulerLock(self._lock_path()), launcher=self._launcher(),
             settings=SupervisorSettings(
-                idle_stop_s=float(self.config.get("sandbox.idle_stop_s")),
-                grace_ms=int(float(self.config.get("schedule.missed_after_s")) * 1000),
-                max_parallel=int(self.config.get("schedule.max_parallel"))),
+                idle_stop_s=self.config.settings.sandbox.idle_stop_s,
+                grace_ms=int(self.config.settings.schedule.missed_after_s * 1000),
+                max_parallel=self.config.settings.schedule.max_parallel),
             publish=self.bus.publish, clock=self.store.clock, pools=[pool],
             prepare=lambda row: (refresh_extensions and self.reload_extensions(), self.freeze_card(row)))
         return self._supervisor
@@ -379,8 +379,8 @@ class ScheduleOps:
             store=self.store, command=run_command,
             env={**os.environ, "WORKBENCH_HOME": str(self.home.root)},
             logs=self.home.logs_dir / "runs",
-            settings=LaunchSettings(daily_limit=int(self.config.get("schedule.daily_limit")),
-                                    timeout_s=float(self.config.get("schedule.run_timeout_s"))),
+            settings=LaunchSettings(daily_limit=self.config.settings.schedule.daily_limit,
+                                    timeout_s=self.config.settings.schedule.run_timeout_s),
             publish=self.bus.publish, clock=self.store.clock)
 
     async def _execute(self, run_id: int) -> dict[str, Any]:
@@ -404,7 +404,7 @@ class ScheduleOps:
             extensions = sorted({entry["name"] for entry in self.loaded_extensions})
         try:
             card = RunCard(model=model or self.model, extensions=tuple(extensions),
-                           on_need=on_need or str(self.config.get("schedule.on_need")),
+                           on_need=on_need or self.config.settings.schedule.on_need,
                            cwd=cwd or str(self.cwd), frozen_at=self.store.clock(), frozen_by=frozen_by)
         except ValueError as exc:
             raise WorkbenchError(str(exc), exit_code=ExitCode.USAGE) from None

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.config.settings import DEFAULTS
 from workbench.events import NotificationPosted
 from workbench.scheduler.planner import GRACE_MS, plan, settled_until
 from workbench.scheduler.shapes import ScheduleError, check_schedule
@@ -50,10 +51,10 @@ RECOVER_EVERY_MS = 30_000
 class SupervisorSettings:
     """How the loop behaves (the run limits are the launcher's)."""
 
-    idle_stop_s: float = 300.0
+    idle_stop_s: float = DEFAULTS.sandbox.idle_stop_s
     grace_ms: int = GRACE_MS
     """How late a window may be seen and still be on time, not missed."""
-    max_parallel: int = 4
+    max_parallel: int = DEFAULTS.schedule.max_parallel
     poll_s: float = 0.5
     stop_grace_s: float = 5.0
 
