@@ -21,10 +21,10 @@ from typing import Any
 
 from workbench.config.settings import DEFAULTS
 from workbench.events import Notice, NotificationPosted
+from workbench.states import ProcessState
 from workbench.store.owners import this_process
 from workbench.supervisor.events import ScheduleFired, ScheduleRunEnded
 from workbench.supervisor.process import SupervisedProcess
-from workbench.supervisor.states import ProcessState
 
 DAY_MS = 86_400_000
 NOTIFY = {"failed": "error", "timed_out": "error", "paused": "warning", "refused": "warning",

@@ -33,13 +33,13 @@ from workbench.events import NotificationPosted
 from workbench.scheduler.planner import GRACE_MS, plan, settled_until
 from workbench.scheduler.shapes import ScheduleError, check_schedule
 from workbench.scheduler.zone import local_zone
+from workbench.states import ProcessState, Stateful
 from workbench.store.owners import owner_alive
 from workbench.supervisor.events import ProcessStateChanged, ScheduleRunEnded
 from workbench.supervisor.launch import RunLauncher, notify
 from workbench.supervisor.lock import Holder, SchedulerLock
 from workbench.supervisor.pools import WarmPool
 from workbench.supervisor.proctree import alive, kill_tree
-from workbench.supervisor.states import ProcessState, Stateful
 
 log = logging.getLogger(__name__)
 
