@@ -26,6 +26,7 @@ from typing import Any
 from workbench.agent.history_repair import repair
 from workbench.agent.messages import ChatMessage, ModelChunk, TextChunk, ToolCall, ToolCallChunk, ToolSpec
 from workbench.agent.wire import SSEDecoder, StreamRequest, Usage, mask, post_stream, safe_url
+from workbench.config.settings import DEFAULTS
 from workbench.errors import ModelError
 
 API_VERSION = "2023-06-01"
@@ -104,8 +105,11 @@ class AnthropicProvider:
         last_usage: The usage the last reply reported.
     """
 
-    def __init__(self, model: str, *, base_url: str, api_key: str | None, max_tokens: int = 4096,
-                 max_retries: int = 3, max_retry_wait_s: float = 60.0, timeout_s: float = 120.0,
+    def __init__(self, model: str, *, base_url: str, api_key: str | None,
+                 max_tokens: int = DEFAULTS.anthropic.max_tokens,
+                 max_retries: int = DEFAULTS.providers.max_retries,
+                 max_retry_wait_s: float = DEFAULTS.providers.max_retry_wait_s,
+                 timeout_s: float = DEFAULTS.providers.timeout_s,
                  notice: str | None = None, transport: Any = None) -> None:
         self.model = model
         self.base_url = base_url.rstrip("/")

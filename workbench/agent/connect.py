@@ -27,9 +27,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from workbench.config.settings import DEFAULTS, Settings
 from workbench.errors import ModelError
 
-OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
+OPENAI_DEFAULT_BASE = DEFAULTS.openai.base_url
 
 LOCAL_PORTS: tuple[tuple[int, str], ...] = (
     (11434, "Ollama"), (8080, "llama.cpp or LocalAI"), (8000, "vLLM"))
@@ -38,10 +39,11 @@ LOCAL_PORTS: tuple[tuple[int, str], ...] = (
 _GLOBAL_ONLY = ("openai.base_url", "openai.api_key_env", "anthropic.base_url", "anthropic.api_key_env")
 
 
-class Settings(Protocol):
+class ConfigSource(Protocol):
     """What is read from the config: ``Config`` fits."""
 
-    def get(self, key: str) -> Any: ...
+    @property
+    def settings(self) -> Settings: ...
 
     def origin(self, key: str) -> str: ...
 
@@ -49,36 +51,38 @@ class Settings(Protocol):
 class Context:
     """The settings, the environment and the home a provider is built with."""
 
-    def __init__(self, settings: Settings, env: Mapping[str, str], home_root: Path) -> None:
-        self.settings = settings
+    def __init__(self, settings: ConfigSource, env: Mapping[str, str], home_root: Path) -> None:
+        self.config = settings
+        self.settings: Settings = settings.settings
+        """The values that apply; read the global-only ones with ``own``."""
         self.env = env
         self.home_root = home_root
         self.notices: list[str] = []
 
-    def get(self, key: str) -> Any:
-        """A setting's value; a key that must come from the person's own config falls
-        back to its default when a project set it."""
-        value = self.settings.get(key)
-        if key in _GLOBAL_ONLY and str(self.settings.origin(key)).startswith("project"):
-            from workbench.config.settings import SETTINGS
-
+    def own(self, key: str) -> str:
+        """A setting only the person's own config may say (``_GLOBAL_ONLY``): its value,
+        or its default when a project set it."""
+        assert key in _GLOBAL_ONLY, key
+        section, name = key.split(".")
+        if str(self.config.origin(key)).startswith("project"):
             self.notices.append(f"the project's {key} is ignored: only your own config can say "
                                 f"where model keys go")
-            return SETTINGS[key].default
-        return value
+            return str(getattr(getattr(DEFAULTS, section), name))
+        return str(getattr(getattr(self.settings, section), name))
 
     def set_by_person(self, key: str) -> bool:
-        return str(self.settings.origin(key)).startswith("global")
+        return str(self.config.origin(key)).startswith("global")
 
     def key(self, setting: str) -> tuple[str, str | None]:
         """The variable named by ``setting`` and its value (None when unset or empty)."""
-        name = str(self.get(setting))
+        name = self.own(setting)
         return name, (self.env.get(name) or "").strip() or None
 
     def http(self) -> dict[str, Any]:
-        return {"max_retries": int(self.get("providers.max_retries")),
-                "max_retry_wait_s": float(self.get("providers.max_retry_wait_s")),
-                "timeout_s": float(self.get("providers.timeout_s"))}
+        providers = self.settings.providers
+        return {"max_retries": providers.max_retries,
+                "max_retry_wait_s": providers.max_retry_wait_s,
+                "timeout_s": providers.timeout_s}
 
 
 def _shown_name(name: str, setting: str) -> str:
@@ -89,11 +93,11 @@ def _shown_name(name: str, setting: str) -> str:
 def openai_provider(model: str, ctx: Context, *, notice: str | None = None):
     from workbench.agent.openai import OpenAIProvider
 
-    base = str(ctx.get("openai.base_url"))
+    base = ctx.own("openai.base_url")
     if not ctx.set_by_person("openai.base_url") and ctx.env.get("OPENAI_BASE_URL", "").strip():
         base = ctx.env["OPENAI_BASE_URL"].strip()
     name, key = ctx.key("openai.api_key_env")
-    model = model or str(ctx.get("openai.model"))
+    model = model or ctx.settings.openai.model
     if key is None and base.rstrip("/") == OPENAI_DEFAULT_BASE:
         raise ModelError(f"openai:{model} needs an API key: set "
                          f"{_shown_name(name, 'openai.api_key_env')} (or point openai.base_url "
@@ -106,13 +110,13 @@ def anthropic_provider(model: str, ctx: Context, *, notice: str | None = None):
     from workbench.agent.anthropic import AnthropicProvider
 
     name, key = ctx.key("anthropic.api_key_env")
-    base = str(ctx.get("anthropic.base_url"))
-    model = model or str(ctx.get("anthropic.model"))
-    if key is None and base.rstrip("/") == "https://api.anthropic.com":
+    base = ctx.own("anthropic.base_url")
+    model = model or ctx.settings.anthropic.model
+    if key is None and base.rstrip("/") == DEFAULTS.anthropic.base_url:
         raise ModelError(f"anthropic:{model} needs an API key: set "
                          f"{_shown_name(name, 'anthropic.api_key_env')}")
     return AnthropicProvider(model, base_url=base, api_key=key,
-                             max_tokens=int(ctx.get("anthropic.max_tokens")),
+                             max_tokens=ctx.settings.anthropic.max_tokens,
                              notice=_joined(notice, ctx.notices), **ctx.http())
 
 
@@ -120,7 +124,7 @@ def local_model_path(ctx: Context, argument: str = "") -> tuple[Path, bool]:
     """The GGUF file ``local[:FILE]`` runs, and whether it is the built-in model."""
     from workbench.agent.model_files import builtin_path
 
-    chosen = argument or str(ctx.get("local.model"))
+    chosen = argument or ctx.settings.local.model
     if not chosen:
         return builtin_path(ctx.home_root), True
     path = Path(os.path.abspath(Path(chosen).expanduser()))
@@ -138,11 +142,11 @@ def local_provider(argument: str, ctx: Context, *, notice: str | None = None):
     check_gguf(path)
     if importlib.util.find_spec("xllamacpp") is None:
         raise ModelError("the local model needs the xllamacpp package: pip install xllamacpp")
-    return LocalProvider(path, builtin=builtin, context_tokens=int(ctx.get("local.context_tokens")),
-                         threads=int(ctx.get("local.threads")),
-                         tool_mode=ctx.get("local.tool_mode"),
-                         max_tokens=int(ctx.get("local.max_tokens")),
-                         timeout_s=max(300.0, float(ctx.get("providers.timeout_s"))),
+    return LocalProvider(path, builtin=builtin, context_tokens=ctx.settings.local.context_tokens,
+                         threads=ctx.settings.local.threads,
+                         tool_mode=ctx.settings.local.tool_mode,
+                         max_tokens=ctx.settings.local.max_tokens,
+                         timeout_s=max(300.0, ctx.settings.providers.timeout_s),
                          log_path=ctx.home_root / "logs" / "llama-server.log",
                          notice=notice)
 
@@ -181,14 +185,14 @@ def auto_provider(ctx: Context, *, ports: tuple[tuple[int, str], ...] = LOCAL_PO
     name, key = ctx.key("openai.api_key_env")
     if key or ctx.env.get("OPENAI_BASE_URL", "").strip():
         why = _shown_name(name, "openai.api_key_env") if key else "OPENAI_BASE_URL"
-        model = str(ctx.get("openai.model"))
+        model = ctx.settings.openai.model
         return openai_provider(model, ctx, notice=f"Using openai:{model}, found through {why}.")
     name, key = ctx.key("anthropic.api_key_env")
     if key:
-        model = str(ctx.get("anthropic.model"))
+        model = ctx.settings.anthropic.model
         return anthropic_provider(model, ctx, notice=f"Using anthropic:{model}, found through "
                                                      f"{_shown_name(name, 'anthropic.api_key_env')}.")
-    if ctx.get("providers.probe_local"):
+    if ctx.settings.providers.probe_local:
         found = probe_local_servers(ports)
         if found:
             base, model, who = found

@@ -34,6 +34,7 @@ from workbench.agent.grammar import tool_list
 from workbench.agent.messages import ChatMessage, ModelChunk, ToolSpec
 from workbench.agent.openai import OpenAIProvider
 from workbench.agent.wire import ModelHTTPError, Usage
+from workbench.config.settings import DEFAULTS
 from workbench.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,8 @@ class LlamaServer:
         max_restarts: How often a server that died is started again.
     """
 
-    def __init__(self, model: Path, *, context_tokens: int = 4096, threads: int = 0,
+    def __init__(self, model: Path, *, context_tokens: int = DEFAULTS.local.context_tokens,
+                 threads: int = DEFAULTS.local.threads,
                  log_path: Path | None = None, start_timeout_s: float = 120.0,
                  max_restarts: int = 1, python: str = sys.executable) -> None:
         self.model = model
@@ -261,9 +263,11 @@ class LocalProvider:
         log_path: The server's log file.
     """
 
-    def __init__(self, model: Path, *, builtin: bool = False, context_tokens: int = 4096,
-                 threads: int = 0, tool_mode: Literal["native", "grammar"] = "grammar",
-                 max_tokens: int = 512, timeout_s: float = 300.0, log_path: Path | None = None,
+    def __init__(self, model: Path, *, builtin: bool = False,
+                 context_tokens: int = DEFAULTS.local.context_tokens,
+                 threads: int = DEFAULTS.local.threads,
+                 tool_mode: Literal["native", "grammar"] = DEFAULTS.local.tool_mode,
+                 max_tokens: int = DEFAULTS.local.max_tokens, timeout_s: float = 300.0, log_path: Path | None = None,
                  notice: str | None = None) -> None:
         self.name = "local" if builtin else f"local:{model}"
         self.notice = WEAK_MODEL_NOTICE if builtin and notice is None else notice

@@ -33,6 +33,7 @@ from workbench.agent.messages import ChatMessage, ModelChunk, TextChunk, ToolCal
 from workbench.agent.openai_wire import Reply, to_wire, tools_to_wire
 from workbench.agent.toolcall_text import could_be_tool_call, parse_tool_calls
 from workbench.agent.wire import ModelHTTPError, SSEDecoder, StreamRequest, Usage, mask, post_stream, safe_url
+from workbench.config.settings import DEFAULTS
 from workbench.errors import ModelError
 
 _MAX_PLAIN_BODY = 16 * 1024 * 1024
@@ -62,7 +63,9 @@ class OpenAIProvider:
 
     def __init__(self, model: str, *, base_url: str, api_key: str | None = None,
                  label: str | None = None, tool_mode: Literal["native", "grammar"] = "native",
-                 max_retries: int = 3, max_retry_wait_s: float = 60.0, timeout_s: float = 120.0,
+                 max_retries: int = DEFAULTS.providers.max_retries,
+                 max_retry_wait_s: float = DEFAULTS.providers.max_retry_wait_s,
+                 timeout_s: float = DEFAULTS.providers.timeout_s,
                  extra_body: dict[str, Any] | None = None, grammar_body: dict[str, Any] | None = None,
                  notice: str | None = None, transport: Any = None) -> None:
         self.model = model

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from workbench.config.settings import DEFAULTS
 from workbench.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -202,9 +203,9 @@ class StreamRequest:
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
     secrets: tuple[str, ...] = ()
-    max_retries: int = 3
-    max_wait_s: float = 60.0
-    timeout_s: float = 120.0
+    max_retries: int = DEFAULTS.providers.max_retries
+    max_wait_s: float = DEFAULTS.providers.max_retry_wait_s
+    timeout_s: float = DEFAULTS.providers.timeout_s
 
     def fail(self, message: str, status: int | None = None) -> ModelHTTPError:
         return ModelHTTPError(mask(message, self.secrets), where=self.label, status=status)

@@ -55,7 +55,7 @@ def list_command(
     with reported():
         home = Home.resolve()
         config = Config.load(home)
-        configured = str(config.get("local.model")) or None
+        configured = config.settings.local.model or None
         path, _ = local_model_path(Context(config, {}, home.root))
         found = list_models(home.root, path if configured else None)
     if as_json:

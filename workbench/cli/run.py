@@ -56,10 +56,10 @@ def run_command(
                 if model is not None:
                     host.set_session_model(session, model)
             responder = HeadlessResponder(
-                approvals or str(host.config.get("headless.approvals")),
-                allowlist=list(host.config.get("headless.allowlist")),
+                approvals or host.config.settings.headless.approvals,
+                allowlist=list(host.config.settings.headless.allowlist),
                 answers=load_answers(answers) if answers else None,
-                delegate_timeout=float(host.config.get("headless.delegate_timeout_s")),
+                delegate_timeout=host.config.settings.headless.delegate_timeout_s,
                 record=writer.request)
             host.set_responder(responder)
             host.turn_holder = "workbench run"

@@ -35,7 +35,7 @@ def open_tui(model: str | None) -> None:
             app.host.provider()
         # Before the app runs: a terminal's answer to "which images do you draw?"
         # arrives as keyboard input, which Textual reads once it runs.
-        terminal_graphics.prepare(str(app.host.config.get("tui.images")), os.environ)
+        terminal_graphics.prepare(app.host.config.settings.tui.images, os.environ)
         app.run()
     if app.return_code:
         raise typer.Exit(app.return_code)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from workbench.config.document import read_values, values_from_text, write_setting
 from workbench.config.home import Home, find_project_config, project_config_path
-from workbench.config.settings import SETTINGS, lookup, parse_value, validate
+from workbench.config.settings import SETTINGS, Settings, lookup, parse_value, validate
 from workbench.config.trust import TrustRecord, check_trust, sha256_of
 from workbench.errors import ConfigError
 
@@ -60,6 +60,7 @@ class Config:
         """Things to tell the person about how the config was applied."""
         self.layers: list[Layer] = []
         """The file layers that apply, lowest first (defaults are not a layer)."""
+        self._view: tuple[list[Layer], Settings] | None = None
 
     @classmethod
     def load(cls, home: Home | None = None, cwd: Path | None = None) -> Config:
@@ -138,8 +139,22 @@ class Config:
         values = values_from_text(record.content, f"{path} (trusted version)")
         return Layer(f"project: {path} (trusted version from {record.trusted_at})", values)
 
+    @property
+    def settings(self) -> Settings:
+        """The values that apply, typed and read-only: ``config.settings.tools.timeout_ms``.
+
+        Built once per set of layers read; ``reload`` and ``set`` give the next read a
+        fresh view, and a view already handed out keeps the values it was built with.
+        """
+        view = self._view
+        if view is None or view[0] is not self.layers:
+            view = (self.layers, Settings.from_values({key: self.get(key) for key in SETTINGS}))
+            self._view = view
+        return view[1]
+
     def get(self, key: str) -> Any:
-        """The value that applies for ``key``.
+        """The value that applies for ``key``, by its dotted name (``config show``, the
+        Settings screen); code reads ``settings`` instead.
 
         Raises:
             UnknownSettingError: When ``key`` is not a known setting.

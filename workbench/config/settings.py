@@ -1,10 +1,18 @@
-"""The table of known settings: each key's type, default and one line of help.
+"""The declaration of every setting, the table derived from it, and the checks of values.
+
+Each setting is declared once, as a field of the pydantic models below (``Settings`` and
+its sections): its type, its default, its rule (``Rule``) and, as the field's docstring,
+its one line of help. ``SETTINGS``, the table ``config list``, ``config set``, the file
+reader and the Settings screen work from, is built from those fields, and ``Settings`` is
+also the typed, read-only view of the values that apply (``Config.settings``), so code
+reads ``settings.tools.timeout_ms`` rather than ``int(config.get("tools.timeout_ms"))``.
 
 A dotted key (``tools.timeout_ms``) is a key inside a TOML table (``[tools]``).
 Values are checked here, whether they come from a file or from the command line;
 the callers say where the value came from so an error can name it.
 
-This module must not import tomlkit or touch files; it imports only ``workbench.errors``.
+This module must not import tomlkit or touch files; it imports only pydantic and
+``workbench.errors``.
 """
 
 from __future__ import annotations
@@ -13,9 +21,11 @@ import difflib
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal, get_origin
+
+from pydantic import BaseModel, ConfigDict
 
 from workbench.errors import ConfigError, ExitCode, UnknownSettingError
 
@@ -118,134 +128,297 @@ def _no_empty_items(value: list[str]) -> str | None:
     return "must not contain empty names" if any(not item.strip() for item in value) else None
 
 
-SETTINGS: dict[str, Setting] = {
-    setting.key: setting
-    for setting in (
-        Setting("model", str, "auto",
-                "The model new chats use: auto (find one), openai:MODEL, anthropic:MODEL, local, "
-                "local:FILE.gguf, echo, scripted:FILE, or an extension's model provider as "
-                "ext:EXTENSION/NAME.", _non_empty),
-        Setting("theme", str, "workbench-dark", "The TUI theme.", _non_empty),
-        Setting("locale", str, "",
-                "The locale tools are told (getChatContext().locale), e.g. en-US; empty takes "
-                "it from LC_ALL, LC_MESSAGES or LANG.", _locale_name),
-        Setting("tools.timeout_ms", int, 300_000,
-                "How long one tool call may run, in milliseconds.", _between(0, DAY_S * 1000, above=True, unit="ms")),
-        Setting("tools.max_output_bytes", int, 1_048_576,
-                "The largest tool result kept, in bytes.", _between(0, 1 << 30, above=True, unit="bytes")),
-        Setting("tools.schema_token_budget", int, 6000,
-                "Estimated tokens the tools offered to the model may take; past it, the model "
-                "gets the tools relevant to the message and finds the rest with tool_search.",
-                _between(0, 10_000_000, above=True)),
-        Setting("extensions.enabled", bool, True,
-                "Load extensions; when off, extension diagnostics still run."),
-        Setting("extensions.samples", bool, False,
-                "Load the samples extension (one small tool per ctx capability), for development."),
-        Setting("extensions.registry", str, "https://registry.npmjs.org",
-                "The npm registry extensions are searched for and installed from.",
-                _http_url),
-        Setting("headless.approvals", str, "deny",
-                "How headless runs answer permission requests: "
-                "deny, allowlisted or delegate:COMMAND.", _approval_policy),
-        Setting("headless.allowlist", list, [],
-                "Tools a headless run may use without asking, when approvals is allowlisted.",
-                _no_empty_items),
-        Setting("headless.delegate_timeout_s", float, 30.0,
-                "How long a delegate command may take to answer, in seconds.",
-                _between(0, DAY_S, above=True, unit="s")),
-        Setting("sandbox.memory_mb", int, 1024,
-                "The memory one tool worker may use, in MiB.",
-                _between(0, 1 << 20, above=True, unit="MiB")),
-        Setting("sandbox.per_process_memory", bool, False,
-                "Let tools granted `run` start processes where this machine cannot make a memory "
-                "cgroup per worker (see `workbench doctor`): each process is then bounded alone, "
-                "so N processes may hold N times sandbox.memory_mb. Off: such calls are refused."),
-        Setting("sandbox.keep_warm", bool, True,
-                "Start each tool's next worker ahead of its call (never shared between calls)."),
-        Setting("sandbox.unsandboxed_tools", list, [],
-                "Tools you allow to run WITHOUT the sandbox where this machine cannot provide "
-                "one (EXTENSION.TOOL); empty means such tools are refused.", _no_empty_items),
-        Setting("sandbox.idle_stop_s", float, 300.0,
-                "Stop a host's warm tool workers after this many seconds without a tool call.",
-                _between(0, 365 * DAY_S, above=True, unit="s")),
-        Setting("schedule.daily_limit", int, 50,
-                "Scheduled runs that may start in any 24 hours (per home); past it runs are "
-                "refused and recorded as refused.", _between(0, 1_000_000, above=True)),
-        Setting("schedule.run_timeout_s", float, 900.0,
-                "How long one scheduled run may take before it is killed with every process it "
-                "started (recorded as timed out).", _between(0, 7 * DAY_S, above=True, unit="s")),
-        Setting("schedule.missed_after_s", float, 60.0,
-                "How late a schedule's window may be seen and still run on time; older windows "
-                "were missed (they run once later only with runMissed).",
-                _between(0, 365 * DAY_S, above=True, unit="s")),
-        Setting("schedule.max_parallel", int, 4,
-                "Scheduled runs that may go on at once (one per schedule).",
-                _between(0, 1000, above=True)),
-        Setting("schedule.on_need", str, "fail",
-                "What a scheduled run does when it needs something its run card lacks (a "
-                "permission, an answer): fail, or pause until approved.", _one_of("fail", "pause")),
-        Setting("hooks.budget_ms", int, 2000,
-                "How long one hook handler may run before its worker is killed.",
-                _between(0, DAY_S * 1000, above=True, unit="ms")),
-        Setting("memories.context_budget_chars", int, 12000,
-                "Characters of knowledge and skill listings handed to the model each turn; "
-                "the rest stay findable with memory_search.", _between(1000, 100_000_000)),
-        Setting("speech.tts", bool, False, "Text-to-Speech for tools (needs espeak-ng)."),
-        Setting("speech.stt", bool, False, "Speech-to-Text for tools (needs pocketsphinx)."),
-        Setting("mcp.startup_timeout_ms", int, 30_000,
-                "How long an MCP server may take to start and list its tools, in milliseconds.",
-                _between(0, DAY_S * 1000, above=True, unit="ms")),
-        Setting("mcp.disabled", list, [],
-                "MCP servers switched off everywhere, by name (`workbench mcp disable NAME`).",
-                _no_empty_items),
-        Setting("openai.base_url", str, "https://api.openai.com/v1",
-                "The OpenAI-compatible API root, with /v1 (else OPENAI_BASE_URL); only your own "
-                "config can change it.", _http_url),
-        Setting("openai.api_key_env", str, "OPENAI_API_KEY",
-                "The environment variable that holds the OpenAI-compatible API key (its name, "
-                "not the key).", _env_name, secret=True),
-        Setting("openai.model", str, "gpt-4o-mini", "The model 'openai' and auto use.", _non_empty),
-        Setting("anthropic.base_url", str, "https://api.anthropic.com",
-                "The Anthropic API root; only your own config can change it.", _http_url),
-        Setting("anthropic.api_key_env", str, "ANTHROPIC_API_KEY",
-                "The environment variable that holds the Anthropic API key (its name, not the key).",
-                _env_name, secret=True),
-        Setting("anthropic.model", str, "claude-sonnet-4-5", "The model 'anthropic' and auto use.",
-                _non_empty),
-        Setting("anthropic.max_tokens", int, 4096, "The most tokens one Anthropic reply may use.",
-                _between(0, 10_000_000, above=True)),
-        Setting("local.model", str, "",
-                "The GGUF file 'local' runs; empty: the built-in model `workbench models pull` fetches."),
-        Setting("local.context_tokens", int, 4096, "The local model's context size, in tokens.",
-                _between(0, 10_000_000, above=True)),
-        Setting("local.max_tokens", int, 512, "The most tokens one local reply may use.",
-                _between(0, 10_000_000, above=True)),
-        Setting("local.threads", int, 0, "CPU threads for the local model; 0 lets llama.cpp choose.",
-                _between(0, 4096)),
-        Setting("local.tool_mode", str, "grammar",
-                "How the local model calls tools: grammar (JSON-schema constrained) or native.",
-                _one_of("grammar", "native")),
-        Setting("providers.max_retries", int, 3,
-                "How often a rate-limited (429) or overloaded model request is retried.",
-                _between(0, 100)),
-        Setting("providers.max_retry_wait_s", float, 60.0,
-                "The longest total wait across those retries, in seconds.",
-                _between(0, DAY_S, unit="s")),
-        Setting("providers.timeout_s", float, 120.0,
-                "How long to wait for a model server to say anything, in seconds.",
-                _between(0, DAY_S, above=True, unit="s")),
-        Setting("providers.probe_local", bool, True,
-                "Let auto look for a model server on this machine's usual ports "
-                "(Ollama 11434, llama.cpp/LocalAI 8080, vLLM 8000)."),
-        # Asking a terminal what it draws costs a wait when it does not answer, so auto
-        # asks only a terminal whose environment names one that draws images; the other
-        # two values are for a terminal that says the wrong thing (or nothing).
-        Setting("tui.images", str, "auto",
-                "How the TUI draws images: auto (terminal graphics where the terminal says "
-                "it draws them, else half blocks), graphics (always) or halfblock (never).",
-                _one_of("auto", "graphics", "halfblock")),
-    )
-}
+class Rule:
+    """A check beyond the type, attached to a field: ``Annotated[int, Rule(_between(0, 10))]``."""
+
+    def __init__(self, check: Callable[[Any], str | None]) -> None:
+        self.check = check
+
+
+class Secret:
+    """Marks a field whose value is never repeated in an error (a key may be pasted there)."""
+
+
+_SECRET = Secret()
+
+
+def _positive(high: int | float, unit: str = "") -> Rule:
+    return Rule(_between(0, high, above=True, unit=unit))
+
+
+class _Section(BaseModel):
+    """A group of settings: a TOML table, read-only once built."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class ToolsSettings(_Section):
+    """``[tools]``: tool calls."""
+
+    timeout_ms: Annotated[int, _positive(DAY_S * 1000, "ms")] = 300_000
+    """How long one tool call may run, in milliseconds."""
+
+    max_output_bytes: Annotated[int, _positive(1 << 30, "bytes")] = 1_048_576
+    """The largest tool result kept, in bytes."""
+
+    schema_token_budget: Annotated[int, _positive(10_000_000)] = 6000
+    """Estimated tokens the tools offered to the model may take; past it, the model
+    gets the tools relevant to the message and finds the rest with tool_search."""
+
+
+class ExtensionsSettings(_Section):
+    """``[extensions]``: loading and installing extensions."""
+
+    enabled: bool = True
+    """Load extensions; when off, extension diagnostics still run."""
+
+    samples: bool = False
+    """Load the samples extension (one small tool per ctx capability), for development."""
+
+    registry: Annotated[str, Rule(_http_url)] = "https://registry.npmjs.org"
+    """The npm registry extensions are searched for and installed from."""
+
+
+class HeadlessSettings(_Section):
+    """``[headless]``: how runs without a person answer permission requests."""
+
+    approvals: Annotated[str, Rule(_approval_policy)] = "deny"
+    """How headless runs answer permission requests: deny, allowlisted or delegate:COMMAND."""
+
+    allowlist: Annotated[tuple[str, ...], Rule(_no_empty_items)] = ()
+    """Tools a headless run may use without asking, when approvals is allowlisted."""
+
+    delegate_timeout_s: Annotated[float, _positive(DAY_S, "s")] = 30.0
+    """How long a delegate command may take to answer, in seconds."""
+
+
+class SandboxSettings(_Section):
+    """``[sandbox]``: the tool workers' limits."""
+
+    memory_mb: Annotated[int, _positive(1 << 20, "MiB")] = 1024
+    """The memory one tool worker may use, in MiB."""
+
+    per_process_memory: bool = False
+    """Let tools granted `run` start processes where this machine cannot make a memory
+    cgroup per worker (see `workbench doctor`): each process is then bounded alone,
+    so N processes may hold N times sandbox.memory_mb. Off: such calls are refused."""
+
+    keep_warm: bool = True
+    """Start each tool's next worker ahead of its call (never shared between calls)."""
+
+    unsandboxed_tools: Annotated[tuple[str, ...], Rule(_no_empty_items)] = ()
+    """Tools you allow to run WITHOUT the sandbox where this machine cannot provide
+    one (EXTENSION.TOOL); empty means such tools are refused."""
+
+    idle_stop_s: Annotated[float, _positive(365 * DAY_S, "s")] = 300.0
+    """Stop a host's warm tool workers after this many seconds without a tool call."""
+
+
+class ScheduleSettings(_Section):
+    """``[schedule]``: scheduled runs."""
+
+    daily_limit: Annotated[int, _positive(1_000_000)] = 50
+    """Scheduled runs that may start in any 24 hours (per home); past it runs are
+    refused and recorded as refused."""
+
+    run_timeout_s: Annotated[float, _positive(7 * DAY_S, "s")] = 900.0
+    """How long one scheduled run may take before it is killed with every process it
+    started (recorded as timed out)."""
+
+    missed_after_s: Annotated[float, _positive(365 * DAY_S, "s")] = 60.0
+    """How late a schedule's window may be seen and still run on time; older windows
+    were missed (they run once later only with runMissed)."""
+
+    max_parallel: Annotated[int, _positive(1000)] = 4
+    """Scheduled runs that may go on at once (one per schedule)."""
+
+    on_need: Annotated[str, Rule(_one_of("fail", "pause"))] = "fail"
+    """What a scheduled run does when it needs something its run card lacks (a
+    permission, an answer): fail, or pause until approved."""
+
+
+class HooksSettings(_Section):
+    """``[hooks]``: hook handlers."""
+
+    budget_ms: Annotated[int, _positive(DAY_S * 1000, "ms")] = 2000
+    """How long one hook handler may run before its worker is killed."""
+
+
+class MemoriesSettings(_Section):
+    """``[memories]``: knowledge and skills handed to the model."""
+
+    context_budget_chars: Annotated[int, Rule(_between(1000, 100_000_000))] = 12000
+    """Characters of knowledge and skill listings handed to the model each turn;
+    the rest stay findable with memory_search."""
+
+
+class SpeechSettings(_Section):
+    """``[speech]``: speech for tools."""
+
+    tts: bool = False
+    """Text-to-Speech for tools (needs espeak-ng)."""
+
+    stt: bool = False
+    """Speech-to-Text for tools (needs pocketsphinx)."""
+
+
+class McpSettings(_Section):
+    """``[mcp]``: MCP servers (their entries live in ``[mcp.servers.NAME]``)."""
+
+    startup_timeout_ms: Annotated[int, _positive(DAY_S * 1000, "ms")] = 30_000
+    """How long an MCP server may take to start and list its tools, in milliseconds."""
+
+    disabled: Annotated[tuple[str, ...], Rule(_no_empty_items)] = ()
+    """MCP servers switched off everywhere, by name (`workbench mcp disable NAME`)."""
+
+
+class OpenAISettings(_Section):
+    """``[openai]``: an OpenAI-compatible model server."""
+
+    base_url: Annotated[str, Rule(_http_url)] = "https://api.openai.com/v1"
+    """The OpenAI-compatible API root, with /v1 (else OPENAI_BASE_URL); only your own
+    config can change it."""
+
+    api_key_env: Annotated[str, Rule(_env_name), _SECRET] = "OPENAI_API_KEY"
+    """The environment variable that holds the OpenAI-compatible API key (its name,
+    not the key)."""
+
+    model: Annotated[str, Rule(_non_empty)] = "gpt-4o-mini"
+    """The model 'openai' and auto use."""
+
+
+class AnthropicSettings(_Section):
+    """``[anthropic]``: the Anthropic API."""
+
+    base_url: Annotated[str, Rule(_http_url)] = "https://api.anthropic.com"
+    """The Anthropic API root; only your own config can change it."""
+
+    api_key_env: Annotated[str, Rule(_env_name), _SECRET] = "ANTHROPIC_API_KEY"
+    """The environment variable that holds the Anthropic API key (its name, not the key)."""
+
+    model: Annotated[str, Rule(_non_empty)] = "claude-sonnet-4-5"
+    """The model 'anthropic' and auto use."""
+
+    max_tokens: Annotated[int, _positive(10_000_000)] = 4096
+    """The most tokens one Anthropic reply may use."""
+
+
+class LocalSettings(_Section):
+    """``[local]``: the model run on this machine with llama.cpp."""
+
+    model: str = ""
+    """The GGUF file 'local' runs; empty: the built-in model `workbench models pull` fetches."""
+
+    context_tokens: Annotated[int, _positive(10_000_000)] = 4096
+    """The local model's context size, in tokens."""
+
+    max_tokens: Annotated[int, _positive(10_000_000)] = 512
+    """The most tokens one local reply may use."""
+
+    threads: Annotated[int, Rule(_between(0, 4096))] = 0
+    """CPU threads for the local model; 0 lets llama.cpp choose."""
+
+    tool_mode: Annotated[Literal["grammar", "native"], Rule(_one_of("grammar", "native"))] = "grammar"
+    """How the local model calls tools: grammar (JSON-schema constrained) or native."""
+
+
+class ProvidersSettings(_Section):
+    """``[providers]``: talking to model servers."""
+
+    max_retries: Annotated[int, Rule(_between(0, 100))] = 3
+    """How often a rate-limited (429) or overloaded model request is retried."""
+
+    max_retry_wait_s: Annotated[float, Rule(_between(0, DAY_S, unit="s"))] = 60.0
+    """The longest total wait across those retries, in seconds."""
+
+    timeout_s: Annotated[float, _positive(DAY_S, "s")] = 120.0
+    """How long to wait for a model server to say anything, in seconds."""
+
+    probe_local: bool = True
+    """Let auto look for a model server on this machine's usual ports
+    (Ollama 11434, llama.cpp/LocalAI 8080, vLLM 8000)."""
+
+
+class TuiSettings(_Section):
+    """``[tui]``: the terminal interface."""
+
+    # Asking a terminal what it draws costs a wait when it does not answer, so auto
+    # asks only a terminal whose environment names one that draws images; the other
+    # two values are for a terminal that says the wrong thing (or nothing).
+    images: Annotated[str, Rule(_one_of("auto", "graphics", "halfblock"))] = "auto"
+    """How the TUI draws images: auto (terminal graphics where the terminal says
+    it draws them, else half blocks), graphics (always) or halfblock (never)."""
+
+
+class Settings(_Section):
+    """Every known setting: the one declaration of each one's key, type, default, rule and
+    help, and the typed, read-only view of the values that apply (``Config.settings``).
+
+    A field of a section is the dotted key ``section.field`` (``tools.timeout_ms``); its
+    docstring is the help ``config list`` and the Settings screen show.
+    """
+
+    model: Annotated[str, Rule(_non_empty)] = "auto"
+    """The model new chats use: auto (find one), openai:MODEL, anthropic:MODEL, local,
+    local:FILE.gguf, echo, scripted:FILE, or an extension's model provider as
+    ext:EXTENSION/NAME."""
+
+    theme: Annotated[str, Rule(_non_empty)] = "workbench-dark"
+    """The TUI theme."""
+
+    locale: Annotated[str, Rule(_locale_name)] = ""
+    """The locale tools are told (getChatContext().locale), e.g. en-US; empty takes
+    it from LC_ALL, LC_MESSAGES or LANG."""
+
+    tools: ToolsSettings = ToolsSettings()
+    extensions: ExtensionsSettings = ExtensionsSettings()
+    headless: HeadlessSettings = HeadlessSettings()
+    sandbox: SandboxSettings = SandboxSettings()
+    schedule: ScheduleSettings = ScheduleSettings()
+    hooks: HooksSettings = HooksSettings()
+    memories: MemoriesSettings = MemoriesSettings()
+    speech: SpeechSettings = SpeechSettings()
+    mcp: McpSettings = McpSettings()
+    openai: OpenAISettings = OpenAISettings()
+    anthropic: AnthropicSettings = AnthropicSettings()
+    local: LocalSettings = LocalSettings()
+    providers: ProvidersSettings = ProvidersSettings()
+    tui: TuiSettings = TuiSettings()
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> Settings:
+        """The view of checked values by dotted key (``Config.as_dict()``)."""
+        nested: dict[str, Any] = {}
+        for key, value in values.items():
+            section, dot, name = key.rpartition(".")
+            (nested.setdefault(section, {}) if dot else nested)[name] = value
+        return cls.model_validate(nested)
+
+
+DEFAULTS = Settings()
+"""Every setting at its default: where code with no ``Config`` at hand (a parameter's
+default, a fallback) takes a setting's default from, rather than writing it again."""
+
+_PLAIN_TYPES: dict[Any, type] = {str: str, int: int, float: float, bool: bool,
+                                  tuple[str, ...]: list}
+
+
+def _declared(model: type[BaseModel], prefix: str = "") -> Iterator[Setting]:
+    """The table rows of a model's fields, sections walked in place, in declaration order."""
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, _Section):
+            yield from _declared(annotation, f"{name}.")
+            continue
+        kind = str if get_origin(annotation) is Literal else _PLAIN_TYPES[annotation]
+        rules = [item.check for item in field.metadata if isinstance(item, Rule)]
+        default = list(field.default) if kind is list else field.default
+        yield Setting(prefix + name, kind, default, " ".join((field.description or "").split()),
+                      rules[0] if rules else None,
+                      secret=any(isinstance(item, Secret) for item in field.metadata))
+
+
+SETTINGS: dict[str, Setting] = {setting.key: setting for setting in _declared(Settings)}
 """Every known setting by its dotted key, in the order ``config list`` shows them."""
 
 TABLES: frozenset[str] = frozenset(

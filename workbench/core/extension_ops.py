@@ -74,7 +74,7 @@ class ExtensionOps:
             if self.manager is None:
                 self.manager = ExtensionManager(
                     self.home, self.store,
-                    registry_url=str(self.config.get("extensions.registry")),
+                    registry_url=self.config.settings.extensions.registry,
                     on_removed=self.databases.drop)
             return self.manager
 

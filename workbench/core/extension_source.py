@@ -19,10 +19,11 @@ from workbench.core.runner import SandboxRunner
 from workbench.errors import ToolError
 from workbench.tools.inprocess import run_inprocess
 from workbench.tools.registry import LoadError, Tool, ToolRegistry
-from workbench.tools.source import Settings, SourceRow, ToolSource
+from workbench.tools.source import SourceRow, ToolSource
 
 if TYPE_CHECKING:
     from workbench.capabilities.memories import Memories
+    from workbench.config.settings import Settings
     from workbench.core.extensions import Loaded
     from workbench.core.provider_registry import ProviderRegistry
     from workbench.ext.manager import ExtensionManager
@@ -39,7 +40,7 @@ class ExtensionSource(ToolSource):
         hooks: Where the hooks they declare go.
         providers: Where the providers they declare go.
         cwd: The folder whose project extensions load.
-        settings: The config (``extensions.enabled``, ``extensions.samples``).
+        settings: The settings that apply (``extensions.enabled``, ``extensions.samples``).
         sandbox: What runs their calls.
         unsandboxed: The tools the person allowed to run without a sandbox.
         platforms: The platforms this system matches (``session_platforms``).
@@ -80,8 +81,8 @@ class ExtensionSource(ToolSource):
         found = ToolRegistry(self._found.platforms)
         self.loaded = load_extensions(registry=found, manager=record, memories=self._memories,
                                       hooks=self._hooks, providers=self._providers,
-                                      cwd=self._cwd(), enabled=bool(settings.get("extensions.enabled")),
-                                      samples=bool(settings.get("extensions.samples")))
+                                      cwd=self._cwd(), enabled=settings.extensions.enabled,
+                                      samples=settings.extensions.samples)
         self._found, self.record = found, record
 
     def tools(self) -> list[Tool]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from workbench import ctx_spec, jsontext
 from workbench.agent.messages import new_call_id
+from workbench.config.settings import DEFAULTS
 from workbench.core.argument_check import Check, quick_check
 from workbench.core.call_log import CallLog
 from workbench.errors import ToolError
@@ -163,7 +164,8 @@ class ToolGateway:
 
     def __init__(self, *, registry: ToolRegistry, store, broker: Broker, publish: Callable,
                  responder, runner: Runner, roots: TemplateRoots,
-                 default_timeout_ms: int = 300_000, max_output_bytes: int = 1 << 20,
+                 default_timeout_ms: int = DEFAULTS.tools.timeout_ms,
+                 max_output_bytes: int = DEFAULTS.tools.max_output_bytes,
                  max_input_bytes: int = 1 << 20, hooks: HookRegistry | None = None,
                  run_hook: dispatch.RunHook | None = None,
                  observe: Callable[[str, dict[str, Any]], None] | None = None,

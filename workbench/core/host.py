@@ -75,9 +75,9 @@ def _holder_name() -> str:
 
 def worker_limits(config: Config) -> Limits:
     """The resources each tool's worker gets under ``config``."""
-    return Limits(memory_mb=int(config.get("sandbox.memory_mb")),
-                  output_bytes=int(config.get("tools.max_output_bytes")),
-                  per_process_memory=bool(config.get("sandbox.per_process_memory")))
+    return Limits(memory_mb=config.settings.sandbox.memory_mb,
+                  output_bytes=config.settings.tools.max_output_bytes,
+                  per_process_memory=config.settings.sandbox.per_process_memory)
 
 
 NET_REFUSALS_SHOWN = 10
@@ -111,10 +111,10 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         self.services.on_scheduled = lambda prompt_id: self.freeze_card({"id": prompt_id})
         self.sandbox = SandboxRunner(
             services=self.services, cwd=cwd, deno_cache=home.cache_dir / "deno",
-            limits=worker_limits(config), keep_warm=bool(config.get("sandbox.keep_warm")))
+            limits=worker_limits(config), keep_warm=config.settings.sandbox.keep_warm)
         self.hooks = HookRegistry()
         self.hook_runtime = HookRuntime(registry=self.hooks, runner=self.sandbox,
-                                        budget_ms=int(config.get("hooks.budget_ms")), cwd=str(cwd))
+                                        budget_ms=config.settings.hooks.budget_ms, cwd=str(cwd))
         self.bus.subscribe(self.hook_runtime.on_event)
         self.sources = ToolSources(registry, fallback="extensions")
         """Every source of tools, in the order they load (``workbench.tools.source``)."""
@@ -122,15 +122,15 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
             registry=registry, store=store, broker=self.broker, publish=self.bus.publish,
             responder=responder, runner=Dispatcher(self.sources),
             roots=TemplateRoots.for_host(home.root),
-            default_timeout_ms=int(config.get("tools.timeout_ms")),
-            max_output_bytes=int(config.get("tools.max_output_bytes")),
+            default_timeout_ms=config.settings.tools.timeout_ms,
+            max_output_bytes=config.settings.tools.max_output_bytes,
             hooks=self.hooks, run_hook=self.hook_runtime.run, observe=self.hook_runtime.observe,
             cwd=str(cwd))
         self.sandbox.files = ExtensionFiles(
             store=store, installed=lambda name: home.extensions_dir / name,
             reason=self._held_reason, on_held=lambda name: self.reload_extensions())
         self.gateway.call_log = CallLog(store, home.logs_dir)
-        self.gateway.locale = user_locale(str(config.get("locale")), os.environ)
+        self.gateway.locale = user_locale(config.settings.locale, os.environ)
         self.manager = None
         self._loading = threading.RLock()
         self._extensions_loaded = False
@@ -176,11 +176,11 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         another folder's config takes over)."""
         config = self.config
         self.sandbox.limits = worker_limits(config)
-        self.sandbox.keep_warm = bool(config.get("sandbox.keep_warm"))
-        self.hook_runtime.budget_ms = int(config.get("hooks.budget_ms"))
-        self.gateway.default_timeout_ms = int(config.get("tools.timeout_ms"))
-        self.gateway.max_output_bytes = int(config.get("tools.max_output_bytes"))
-        self.gateway.locale = user_locale(str(config.get("locale")), os.environ)
+        self.sandbox.keep_warm = config.settings.sandbox.keep_warm
+        self.hook_runtime.budget_ms = config.settings.hooks.budget_ms
+        self.gateway.default_timeout_ms = config.settings.tools.timeout_ms
+        self.gateway.max_output_bytes = config.settings.tools.max_output_bytes
+        self.gateway.locale = user_locale(config.settings.locale, os.environ)
         self._providers_follow_config()
         self.sources.follow_config(config)
 
@@ -206,7 +206,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         config = Config.load(home, cwd)
         store = Store.open(home.db_path)
         host = cls(home=home, config=config, store=store, registry=ToolRegistry(),
-                   responder=responder or DenyAll(), model=model or str(config.get("model")),
+                   responder=responder or DenyAll(), model=model or config.settings.model,
                    cwd=cwd)
         host.env = env
         host._provider = provider
@@ -301,7 +301,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
                                    shipped=self.memories.shipped.values(),
                                    record=self._load_record, notices=self.extension_notices,
                                    built_at=self.extensions_loaded_at, session=context,
-                                   schema_budget=int(self.config.get("tools.schema_token_budget")),
+                                   schema_budget=self.config.settings.tools.schema_token_budget,
                                    providers=self.providers,
                                    memory_conflicts=self.memories.conflicts(),
                                    sources=self.sources.status_rows(),
@@ -359,7 +359,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         config only: a project's config cannot opt a tool out of the sandbox."""
         if not str(self.config.origin("sandbox.unsandboxed_tools")).startswith(("global", "default")):
             return set()
-        return set(self.config.get("sandbox.unsandboxed_tools"))
+        return set(self.config.settings.sandbox.unsandboxed_tools)
 
     # --- requests ----------------------------------------------------------
 
@@ -411,7 +411,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         on_demand = {t.name: t for t in every if is_on_demand(t)}
         bridge = [on_demand[name] for name in BRIDGE_TOOLS if name in on_demand]
         plan = disclose([t for t in every if not is_on_demand(t)], message or "",
-                        int(self.config.get("tools.schema_token_budget")), bridge=bridge)
+                        self.config.settings.tools.schema_token_budget, bridge=bridge)
         offered = list(plan.offered) + (bridge if plan.active else [])
         if self.has_memories(session_id) or self.has_memory_providers(session_id):
             offered.append(on_demand.get("memory_search"))

@@ -467,11 +467,11 @@ class McpOps:
 def _server_limits(config: Config) -> Limits:
     from workbench.sandbox.policy import Limits
 
-    return Limits(memory_mb=int(config.get("sandbox.memory_mb")))
+    return Limits(memory_mb=config.settings.sandbox.memory_mb)
 
 
 def _startup_timeout_s(config: Config) -> float:
-    return int(config.get("mcp.startup_timeout_ms")) / 1000
+    return config.settings.mcp.startup_timeout_ms / 1000
 
 
 def _remember_loop(host: Any) -> None:

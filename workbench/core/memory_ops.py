@@ -128,7 +128,7 @@ class MemoryOps:
         """What the model is shown of the memories in ``session_id`` (see
         :func:`~workbench.core.memory_context.plan_context`)."""
         self.ensure_extensions()
-        budget = int(self.config.get("memories.context_budget_chars"))
+        budget = self.config.settings.memories.context_budget_chars
         return plan_context(self.memory_shelf.items(self._chat_off(session_id)), budget)
 
     def memory_context_messages(self, session_id: str | None = None) -> list[ChatMessage]:

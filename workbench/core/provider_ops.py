@@ -98,8 +98,8 @@ class ProviderOps:
             runtime = self.__dict__[_RUNTIME] = ProviderRuntime(
                 registry=self.providers, runner=self.sandbox, broker=self.broker,
                 store=self.store, roots=self.gateway.roots, responder=lambda: self.responder,
-                default_timeout_ms=int(self.config.get("tools.timeout_ms")),
-                max_output_bytes=int(self.config.get("tools.max_output_bytes")))
+                default_timeout_ms=self.config.settings.tools.timeout_ms,
+                max_output_bytes=self.config.settings.tools.max_output_bytes)
             runtime.locale = self.gateway.locale
         return runtime
 
@@ -107,8 +107,8 @@ class ProviderOps:
         """Provider calls from now on get ``self.config``'s time limit, output cap and locale."""
         runtime = self.__dict__.get(_RUNTIME)
         if runtime is not None:
-            runtime.default_timeout_ms = int(self.config.get("tools.timeout_ms"))
-            runtime.max_output_bytes = int(self.config.get("tools.max_output_bytes"))
+            runtime.default_timeout_ms = self.config.settings.tools.timeout_ms
+            runtime.max_output_bytes = self.config.settings.tools.max_output_bytes
             runtime.locale = self.gateway.locale
 
     def provider_tools(self: Host) -> list[Tool]:

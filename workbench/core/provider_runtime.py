@@ -38,6 +38,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workbench import ctx_spec
+from workbench.config.settings import DEFAULTS
 from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider, search_scopes
 from workbench.errors import ToolError, WorkbenchError
 from workbench.permissions.broker import Broker, Refusal
@@ -141,7 +142,7 @@ class ProviderRuntime:
 
     def __init__(self, *, registry: ProviderRegistry, runner, broker: Broker, store,
                  roots: TemplateRoots, responder, default_timeout_ms: int,
-                 max_output_bytes: int = 1 << 20) -> None:
+                 max_output_bytes: int = DEFAULTS.tools.max_output_bytes) -> None:
         self.registry = registry
         self.runner = runner
         self.broker = broker

@@ -28,6 +28,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
+from workbench.config.settings import DEFAULTS
 from workbench.core.ctx_handler import CallHandler
 from workbench.errors import ToolError
 from workbench.ext.consent import FileSeen, changed_since_approved
@@ -199,7 +200,7 @@ class SandboxRunner:
         return f"{tool.qualified_name}:{hashlib.sha256(blob).hexdigest()[:16]}"
 
     async def __call__(self, tool: Tool, arguments: Any, ctx: ToolContext, *,
-                       timeout_ms: int = 300_000) -> Any:
+                       timeout_ms: int = DEFAULTS.tools.timeout_ms) -> Any:
         ready, missing = await self.ready()
         if not ready:
             raise ToolError("unavailable", "this machine cannot sandbox tools "
@@ -305,7 +306,7 @@ class Dispatcher:
         self.sources = sources
 
     async def __call__(self, tool: Tool, arguments: Any, ctx: ToolContext, *,
-                       timeout_ms: int = 300_000) -> Any:
+                       timeout_ms: int = DEFAULTS.tools.timeout_ms) -> Any:
         source = self.sources.owner(tool)
         if source is None:
             raise ToolError("unavailable", f"{tool.qualified_name} has no source to run it")

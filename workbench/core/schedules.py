@@ -335,9 +335,9 @@ class Schedules:
         self._supervisor = Supervisor(
             store=self.store, lock=SchedulerLock(self._lock_path()), launcher=self._launcher(),
             settings=SupervisorSettings(
-                idle_stop_s=float(self.host.config.get("sandbox.idle_stop_s")),
-                grace_ms=int(float(self.host.config.get("schedule.missed_after_s")) * 1000),
-                max_parallel=int(self.host.config.get("schedule.max_parallel"))),
+                idle_stop_s=self.host.config.settings.sandbox.idle_stop_s,
+                grace_ms=int(self.host.config.settings.schedule.missed_after_s * 1000),
+                max_parallel=self.host.config.settings.schedule.max_parallel),
             publish=self.bus.publish, clock=self.store.clock, pools=[pool],
             prepare=lambda row: (refresh_extensions and self.host.reload_extensions(),
                                  self.freeze_card(row)))
@@ -430,8 +430,8 @@ class Schedules:
             store=self.store, command=run_command,
             env={**os.environ, "WORKBENCH_HOME": str(self.home.root)},
             logs=self.home.logs_dir / "runs",
-            settings=LaunchSettings(daily_limit=int(self.host.config.get("schedule.daily_limit")),
-                                    timeout_s=float(self.host.config.get("schedule.run_timeout_s"))),
+            settings=LaunchSettings(daily_limit=self.host.config.settings.schedule.daily_limit,
+                                    timeout_s=self.host.config.settings.schedule.run_timeout_s),
             publish=self.bus.publish, clock=self.store.clock)
 
     async def _execute(self, run_id: int) -> dict[str, Any]:
@@ -455,7 +455,7 @@ class Schedules:
             extensions = sorted({entry["name"] for entry in host.loaded_extensions})
         try:
             card = RunCard(model=model or host.model, extensions=tuple(extensions),
-                           on_need=on_need or str(host.config.get("schedule.on_need")),
+                           on_need=on_need or self.host.config.settings.schedule.on_need,
                            cwd=cwd or str(host.cwd), frozen_at=self.store.clock(), frozen_by=frozen_by)
         except ValueError as exc:
             raise WorkbenchError(str(exc), exit_code=ExitCode.USAGE) from None

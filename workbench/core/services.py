@@ -74,11 +74,11 @@ class HostServices:
         return {"text": text}
 
     async def speak(self, text: str) -> dict[str, Any]:
-        enabled = bool(self.config.get("speech.tts"))
+        enabled = self.config.settings.speech.tts
         return await asyncio.to_thread(speech.speak, text, enabled=enabled)
 
     async def transcribe(self, request: dict[str, Any]) -> dict[str, Any]:
-        enabled = bool(self.config.get("speech.stt"))
+        enabled = self.config.settings.speech.stt
         return await asyncio.to_thread(speech.transcribe, request, enabled=enabled)
 
     async def memories(self, tool: Tool, member: str, params: dict[str, Any],

@@ -24,7 +24,7 @@ def extension_source(host: Host) -> ToolSource:
 
     return ExtensionSource(manager=host.extension_manager, memories=host.memories, hooks=host.hooks,
                            providers=host.providers, cwd=lambda: host.cwd,
-                           settings=lambda: host.config, sandbox=host.sandbox,
+                           settings=lambda: host.config.settings, sandbox=host.sandbox,
                            unsandboxed=host.unsandboxed_tools, platforms=host.registry.platforms)
 
 

@@ -29,10 +29,11 @@ from urllib.parse import quote
 if TYPE_CHECKING:
     import httpx
 
+from workbench.config.settings import DEFAULTS
 from workbench.ext.errors import IntegrityError, RegistryError
 from workbench.ext.semver import max_satisfying, parse_version
 
-DEFAULT_REGISTRY = "https://registry.npmjs.org"
+DEFAULT_REGISTRY = DEFAULTS.extensions.registry
 """The public npm registry, the default of ``extensions.registry``."""
 
 SEARCH_KEYWORDS: tuple[str, ...] = ("loca-extension", "workbench-extension")

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from workbench.config.settings import DEFAULTS
 from workbench.core.answers import AnswerProblem, check_answers, check_proposal_answer
 from workbench.errors import WorkbenchError
 from workbench.events import (AskUserRequest, PermissionAnswer, PermissionRequest, Request,
@@ -110,8 +111,9 @@ class HeadlessResponder:
             JSONL output shows what was asked and what was said.
     """
 
-    def __init__(self, approvals: str = "deny", *, allowlist: list[str] | tuple[str, ...] = (),
-                 answers: list[Any] | None = None, delegate_timeout: float = 30.0,
+    def __init__(self, approvals: str = DEFAULTS.headless.approvals, *,
+                 allowlist: list[str] | tuple[str, ...] = (), answers: list[Any] | None = None,
+                 delegate_timeout: float = DEFAULTS.headless.delegate_timeout_s,
                  record: Callable[[Request, dict[str, Any]], None] | None = None) -> None:
         self.policy, self.delegate = parse_policy(approvals)
         self.allowlist = set(allowlist)

@@ -48,9 +48,6 @@ HookEvent = Literal["on_tool_call", "on_tool_result", "on_session_start", "on_se
 """The events an extension's hooks can subscribe to."""
 """What a tool's `function` must match: an identifier exported by the entry module."""
 
-DEFAULT_TIMEOUT_MS = 300_000
-"""How long a tool call may run when its manifest sets no `timeoutMs`."""
-
 MAX_TIMEOUT_MS = 86_400_000
 """The longest a manifest may let one call run: a day (as the `tools.timeout_ms` setting)."""
 
@@ -318,17 +315,12 @@ class Tool(BaseModel):
     """What the tool is allowed to reach."""
     timeout_ms: int | None = Field(None, gt=0, le=MAX_TIMEOUT_MS, alias="timeoutMs")
     """How long one call may run, in milliseconds (a workbench extension of the format);
-    absent means the host default of 300000. The clock pauses while the tool waits on
-    the person."""
+    absent means the host's `tools.timeout_ms` setting. The clock pauses while the tool
+    waits on the person."""
     parallel_safe: bool = Field(False, alias="parallelSafe")
     """Whether calls of this tool may run at the same time as other parallel-safe calls
     of one model message (a workbench extension of the format); absent means no: such
     calls run one after another, in order."""
-
-    @property
-    def effective_timeout_ms(self) -> int:
-        """The call timeout in milliseconds, the host default when none is set."""
-        return self.timeout_ms if self.timeout_ms is not None else DEFAULT_TIMEOUT_MS
 
 
 PROVIDER_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"

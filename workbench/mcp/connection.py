@@ -1,7 +1,8 @@
 """The life of one MCP server: started on first need, supervised, restarted, stopped.
 
-States follow the supervisor's (``STOPPED``, ``STARTING``, ``RUNNING``, ``BACKOFF``,
-``FATAL``); every change goes through ``_change``, which tells the owner. A server
+States are the supervisor's (``workbench.states``: ``STOPPED``, ``STARTING``, ``RUNNING``,
+``BACKOFF``, ``FATAL``, by ``CONNECTION_TRANSITIONS``); every change goes through
+``change_state``, which tells the owner. A server
 that dies is restarted after a growing delay (its tools answer ``unavailable`` with
 the reason meanwhile); after ``MAX_FAILURES`` quick failures in a row it is left
 ``FATAL`` until the next call needs it. ``tools/list_changed`` (and the prompt and
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import json
 import logging
 import time
@@ -33,6 +33,7 @@ from workbench.mcp.config import ServerConfig
 from workbench.mcp.results import elicitation_answer, elicitation_questions
 from workbench.mcp.session import Launcher, connect, list_all, list_everything
 from workbench.mcp.transport import StdioProcess
+from workbench.states import CONNECTION_TRANSITIONS, ProcessState, Stateful
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -47,12 +48,8 @@ LOG_LEVELS = {"debug": "debug", "info": "info", "notice": "info", "warning": "wa
 """MCP's syslog levels as a tool's log levels."""
 
 
-class State(str, enum.Enum):
-    STOPPED = "stopped"
-    STARTING = "starting"
-    RUNNING = "running"
-    BACKOFF = "backoff"
-    FATAL = "fatal"
+State = ProcessState
+"""A server's state: the supervisor's ``ProcessState``, by the name callers of this package use."""
 
 
 def alive(loop: asyncio.AbstractEventLoop | None) -> bool:
@@ -89,7 +86,7 @@ class CallBridge:
         return await on_loop(self.loop, self.ask(questions))
 
 
-class McpServer:
+class McpServer(Stateful):
     """One configured server; see the module docstring.
 
     Args:
@@ -142,8 +139,10 @@ class McpServer:
         """Its state; ``STOPPED`` once the loop it ran on has ended."""
         return self.state if self.loop is None or alive(self.loop) else State.STOPPED
 
-    def _change(self, state: State, reason: str = "") -> None:
-        self.state, self.reason = state, reason
+    transitions = CONNECTION_TRANSITIONS
+
+    def on_state_change(self, old: State, new: State, reason: str) -> None:
+        self.reason = reason
         self.on_change(self, "state")
 
     # --- life ------------------------------------------------------------------
@@ -186,7 +185,7 @@ class McpServer:
         assert self._stop is not None
         while not self._stop.is_set():
             started = time.monotonic()
-            self._change(State.STARTING, self.reason)
+            self.change_state(State.STARTING, self.reason)
             try:
                 reason = await self._run_once()
             except Exception as exc:  # a failed start, in words
@@ -201,16 +200,16 @@ class McpServer:
             self.failures += 1
             if self.failures >= MAX_FAILURES:
                 self.retry_at = None
-                self._change(State.FATAL, f"{reason} (gave up after {self.failures} attempts; "
+                self.change_state(State.FATAL, f"{reason} (gave up after {self.failures} attempts; "
                                           "the next call tries again)")
                 return
             delay = BACKOFF_S[min(self.failures - 1, len(BACKOFF_S) - 1)]
             self.retry_at = time.monotonic() + delay
-            self._change(State.BACKOFF, reason)
+            self.change_state(State.BACKOFF, reason)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), delay)
             self._attempt = asyncio.get_running_loop().create_future()
-        self._change(State.STOPPED, "stopped")
+        self.change_state(State.STOPPED, "stopped")
 
     def _settle_attempt(self) -> None:
         if self._attempt is not None and not self._attempt.done():
@@ -229,7 +228,7 @@ class McpServer:
             self.tools, self.prompts, self.resources = (
                 listing["tools"], listing["prompts"], listing["resources"])
             self.retry_at = None
-            self._change(State.RUNNING)
+            self.change_state(State.RUNNING)
             self._settle_attempt()
             self.on_change(self, "tools")
             ended = [asyncio.ensure_future(self._stop.wait()), self._lost]

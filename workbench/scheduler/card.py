@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from workbench.config.settings import DEFAULTS
 from workbench.events import AskUserRequest, Event, PermissionRequest, Request, RequestDenied, ToolCallEnded
 
 ON_NEED = ("fail", "pause")
@@ -49,7 +50,7 @@ class RunCard:
     model: str
     extensions: tuple[str, ...] = ()
     grants: tuple[CardGrant, ...] = ()
-    on_need: str = "fail"
+    on_need: str = DEFAULTS.schedule.on_need
     cwd: str = ""
     frozen_at: int = 0
     frozen_by: str = "person"

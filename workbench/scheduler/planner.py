@@ -19,9 +19,10 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.config.settings import DEFAULTS
 from workbench.scheduler.arithmetic import next_after
 
-GRACE_MS = 60_000
+GRACE_MS = int(DEFAULTS.schedule.missed_after_s * 1000)
 """How late a window may be seen and still count as on time (not missed)."""
 
 

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.config.settings import DEFAULTS
 from workbench.events import Notice, NotificationPosted
+from workbench.states import ProcessState
 from workbench.store.owners import this_process
 from workbench.supervisor.events import ScheduleFired, ScheduleRunEnded
 from workbench.supervisor.process import SupervisedProcess
-from workbench.supervisor.states import ProcessState
 
 DAY_MS = 86_400_000
 NOTIFY = {"failed": "error", "timed_out": "error", "paused": "warning", "refused": "warning",
@@ -45,8 +46,8 @@ class LaunchSettings:
         timeout_s: How long one run may take before its process tree is killed.
     """
 
-    daily_limit: int = 50
-    timeout_s: float = 900.0
+    daily_limit: int = DEFAULTS.schedule.daily_limit
+    timeout_s: float = DEFAULTS.schedule.run_timeout_s
 
 
 class RunLauncher:

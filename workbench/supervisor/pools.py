@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from workbench.events import ToolCallEnded, ToolCallStarted
+from workbench.states import ProcessState, Stateful
 from workbench.supervisor.events import ProcessStateChanged
-from workbench.supervisor.states import ProcessState, Stateful
 
 
 class WarmPool(Stateful):

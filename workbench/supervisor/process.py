@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from workbench.states import ProcessState, Stateful
 from workbench.supervisor.events import ProcessStateChanged
 from workbench.supervisor.proctree import kill_tree
-from workbench.supervisor.states import ProcessState, Stateful
 
 log = logging.getLogger(__name__)
 

@@ -28,17 +28,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.config.settings import DEFAULTS
 from workbench.events import NotificationPosted
 from workbench.scheduler.planner import GRACE_MS, plan, settled_until
 from workbench.scheduler.shapes import ScheduleError, check_schedule
 from workbench.scheduler.zone import local_zone
+from workbench.states import ProcessState, Stateful
 from workbench.store.owners import owner_alive
 from workbench.supervisor.events import ProcessStateChanged, ScheduleRunEnded
 from workbench.supervisor.launch import RunLauncher, notify
 from workbench.supervisor.lock import Holder, SchedulerLock
 from workbench.supervisor.pools import WarmPool
 from workbench.supervisor.proctree import alive, kill_tree
-from workbench.supervisor.states import ProcessState, Stateful
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +51,10 @@ RECOVER_EVERY_MS = 30_000
 class SupervisorSettings:
     """How the loop behaves (the run limits are the launcher's)."""
 
-    idle_stop_s: float = 300.0
+    idle_stop_s: float = DEFAULTS.sandbox.idle_stop_s
     grace_ms: int = GRACE_MS
     """How late a window may be seen and still be on time, not missed."""
-    max_parallel: int = 4
+    max_parallel: int = DEFAULTS.schedule.max_parallel
     poll_s: float = 0.5
     stop_grace_s: float = 5.0
 

@@ -136,7 +136,7 @@ class WorkbenchApp(App):
         themes, problems = load_themes(folder)
         for theme in themes:
             self.register_theme(theme)
-        wanted = str(self.host.config.get("theme") or DEFAULT_THEME)
+        wanted = self.host.config.settings.theme
         if wanted in self.available_themes:
             self.theme = wanted
         else:
@@ -272,7 +272,7 @@ class WorkbenchApp(App):
     def _theme_changed(self, theme: Theme) -> None:
         if theme.name != self._remembered_theme:
             self._remembered_theme = theme.name
-            if self.host.config.get("theme") != theme.name:  # not already written (Settings)
+            if self.host.config.settings.theme != theme.name:  # not already written (Settings)
                 self.remember_theme(theme.name)
 
     @work(thread=True, exclusive=True, group="theme")
@@ -285,7 +285,7 @@ class WorkbenchApp(App):
             self.call_from_thread(self.notify, f"The theme could not be remembered: {exc}",
                                   severity="error")
             return
-        if config.get("theme") != name:
+        if config.settings.theme != name:
             self.call_from_thread(self.notify, f"The theme is remembered, but {config.origin('theme')} "
                                   "sets another one, which applies at the next start.",
                                   severity="warning")

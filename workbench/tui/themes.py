@@ -15,10 +15,12 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from workbench.config.settings import DEFAULTS
+
 THEMES_DIR = Path(__file__).resolve().parents[2] / "themes"
 """The themes shipped beside the package."""
 
-DEFAULT_THEME = "workbench-dark"
+DEFAULT_THEME = DEFAULTS.theme
 
 COLOR_KEYS = ("primary", "secondary", "accent", "warning", "error", "success",
               "foreground", "background", "surface", "panel", "boost")

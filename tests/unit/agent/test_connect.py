@@ -14,7 +14,7 @@ from workbench.agent.local import WEAK_MODEL_NOTICE, LocalProvider
 from workbench.agent.model_files import builtin_path
 from workbench.agent.openai import OpenAIProvider
 from workbench.agent.providers import EchoProvider, ScriptedProvider, make_provider
-from workbench.config.settings import SETTINGS, validate
+from workbench.config.settings import SETTINGS, Settings, validate
 from workbench.errors import ConfigError, ModelError
 
 KEY = "sk-proj-connect-test-91b2c3d4"
@@ -27,8 +27,10 @@ class FakeSettings:
         self.values = values or {}
         self._origin = origin
 
-    def get(self, key: str):
-        return self.values.get(key, SETTINGS[key].default)
+    @property
+    def settings(self) -> Settings:
+        return Settings.from_values({key: self.values.get(key, setting.default)
+                                     for key, setting in SETTINGS.items()})
 
     def origin(self, key: str) -> str:
         return self._origin if key in self.values else "default"

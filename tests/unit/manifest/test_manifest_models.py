@@ -10,7 +10,6 @@ from pydantic import ValidationError
 
 from workbench.errors import ManifestError
 from workbench.manifest.models import (
-    DEFAULT_TIMEOUT_MS,
     Manifest,
     Memory,
     Permissions,
@@ -76,7 +75,6 @@ def test_defaults() -> None:
     assert only.platforms == [] and only.triggers == []
     assert only.permissions.is_empty()
     assert only.timeout_ms is None
-    assert only.effective_timeout_ms == DEFAULT_TIMEOUT_MS == 300_000
 
 
 def test_python_names_are_accepted_and_aliases_are_dumped() -> None:
@@ -135,8 +133,8 @@ def test_timeout_must_be_a_positive_integer(value) -> None:
     assert error_locs(manifest(tools=[tool(timeoutMs=value)])) == [("tools", 0, "timeoutMs")]
 
 
-def test_timeout_sets_the_effective_timeout() -> None:
-    assert Tool.model_validate(tool(timeoutMs=1500)).effective_timeout_ms == 1500
+def test_timeout_is_read_from_timeout_ms() -> None:
+    assert Tool.model_validate(tool(timeoutMs=1500)).timeout_ms == 1500
 
 
 def test_platforms() -> None:

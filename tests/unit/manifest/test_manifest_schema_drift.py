@@ -35,7 +35,7 @@ def test_schema_is_a_valid_draft_2020_12_schema() -> None:
     tool = schema["$defs"]["Tool"]["properties"]
     assert {"alwaysAvailable", "timeoutMs", "parameters", "function"} <= set(tool)
     assert "title" not in tool["name"]
-    assert "300000" in tool["timeoutMs"]["description"]
+    assert "`tools.timeout_ms` setting" in tool["timeoutMs"]["description"]
 
 
 def test_module_entry_point_writes_the_schema(tmp_path: Path) -> None:

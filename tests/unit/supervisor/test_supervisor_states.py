@@ -6,7 +6,7 @@ import pytest
 
 from workbench.supervisor.events import ProcessStateChanged
 from workbench.supervisor.pools import WarmPool
-from workbench.supervisor.states import TRANSITIONS, InvalidTransition, ProcessState, Stateful
+from workbench.states import TRANSITIONS, InvalidTransition, ProcessState, Stateful
 
 S = ProcessState
 

@@ -249,7 +249,7 @@ class SettingsScreen(Screen):
         key, notice = result
         value = format_value(self.host.config.get(key))
         if key == "theme":
-            self.app.theme = str(self.host.config.get("theme"))
+            self.app.theme = self.host.config.settings.theme
         if notice:
             self.say(f"Saved {key}. {notice}", "warning")
         else:
