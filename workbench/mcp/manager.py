@@ -206,7 +206,8 @@ class McpManager:
             env = server_environment(self.env, config.env)
             return StdioProcess([config.command or "", *config.args], env,
                                 config.cwd or str(self.cwd), log_path), None
-        launch = prepare(config, cwd=self.cwd, env=self.env, limits=self.limits)
+        launch = prepare(config, cwd=self.cwd, env=self.env, limits=self.limits,
+                         pins_file=self.cache_dir / "pins" / f"{config.name}-{config.digest()[:16]}.json")
         process = StdioProcess(launch.argv, {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8"}, "/", log_path,
                                pass_fds=launch.pass_fds, on_started=launch.started)
         if launch.control is None:
