@@ -53,17 +53,22 @@ class StdioProcess:
         pass_fds: Descriptors it inherits (the sandbox launcher's spec and control).
         on_started: Called once the start was tried (the host then closes its copies
             of ``pass_fds``).
+        on_note: Called with each line of stderr that starts with ``sandbox: ``: what
+            the sandbox launcher reports while the server runs (a process of it went
+            over the memory limit).
     """
 
     def __init__(self, argv: list[str], env: Mapping[str, str], cwd: str | None,
                  log_path: Path | None, pass_fds: tuple[int, ...] = (),
-                 on_started: Callable[[], None] | None = None) -> None:
+                 on_started: Callable[[], None] | None = None,
+                 on_note: Callable[[str], None] | None = None) -> None:
         self.argv = argv
         self.env = dict(env)
         self.cwd = cwd
         self.log_path = log_path
         self.pass_fds = pass_fds
         self.on_started = on_started
+        self.on_note = on_note
         self.process: asyncio.subprocess.Process | None = None
         self.exited = asyncio.Event()
         self.stderr_tail = b""
@@ -153,8 +158,15 @@ class StdioProcess:
 
         async def stderr_pump() -> None:
             assert process.stderr is not None
+            partial = b""
             while chunk := await process.stderr.read(65536):
                 self.stderr_tail = (self.stderr_tail + chunk)[-STDERR_TAIL:]
+                if self.on_note is not None:
+                    *lines, partial = (partial + chunk).split(b"\n")
+                    partial = partial[-STDERR_TAIL:]
+                    for line in lines:
+                        if line.startswith(b"sandbox: "):
+                            self.on_note(line[len(b"sandbox: "):].decode("utf-8", "replace").strip())
                 if self._log is not None:
                     with contextlib.suppress(OSError):
                         self._log.write(chunk)
