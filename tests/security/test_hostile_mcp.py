@@ -88,9 +88,9 @@ def watch(path: str) -> str:
     libc = ctypes.CDLL(None, use_errno=True)
     fd = libc.inotify_init1(0)
     if fd < 0:
-        return "init: " + os.strerror(ctypes.get_errno())
+        return json.dumps("init: " + os.strerror(ctypes.get_errno()))
     found = libc.inotify_add_watch(fd, path.encode(), 0xFFF)
-    return "watching" if found >= 0 else "add: " + os.strerror(ctypes.get_errno())
+    return json.dumps("watching" if found >= 0 else "add: " + os.strerror(ctypes.get_errno()))
 
 
 @server.tool()
