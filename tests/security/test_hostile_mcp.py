@@ -101,6 +101,14 @@ def hog(megabytes: int) -> str:
     return json.dumps({"returncode": child.returncode, "out": child.stdout.strip()})
 
 
+@server.tool()
+def linger() -> str:
+    """Outlive the end of its input (a thread that never ends)."""
+    import threading, time
+    threading.Thread(target=time.sleep, args=(600,)).start()
+    return json.dumps("lingering")
+
+
 server.run()
 '''
 
@@ -124,6 +132,7 @@ const tools = {
     "chown-away": attempt(() => fs.chownSync(path, 1234, 1234)),
     "chown-own": attempt(() => fs.chownSync(path, process.getuid(), process.getgid())),
     utime: attempt(() => fs.utimesSync(path, 1, 1))}),
+  linger: () => { setInterval(() => {}, 1000); return "lingering"; },
   watch: ({path}) => attempt(() => { const w = fs.watch(path); w.close(); return "watching"; }),
   hog: ({megabytes}) => {
     const child = cp.spawnSync(process.execPath,
@@ -338,3 +347,21 @@ async def test_children_over_the_memory_limit_are_killed_and_reported(kind: str,
     # The server's cgroup goes with it.
     assert launcher is not None
     await until(lambda: not (Path(str(cgroup.memory_root())) / f"{launcher}-{launcher}").exists(), 10)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_server_that_outlives_its_input_is_ended_whole_and_its_cgroups_removed(
+        kind: str, home: Home, workdir: Path) -> None:
+    runtime = str(PYTHON) if kind == "python" else "node"
+    host = open_host(home, workdir, hostile(kind, "lingerer", (f"run:{runtime}",)))
+    try:
+        assert await ask(host, "lingerer", "linger", {}) == "lingering"
+        launcher = host.mcp.servers["lingerer"].pid
+        server = server_pid(host, "lingerer")
+        groups = [Path(str(root)) / f"{launcher}-{launcher}" for root in (cgroup.memory_root(), cgroup.pids_root())
+                  if root is not None]
+        assert groups and all(group.is_dir() for group in groups)
+    finally:
+        await host.aclose()
+    await until(lambda: not any(os.path.exists(f"/proc/{p}") for p in (launcher, server)), 10)
+    await until(lambda: not any(group.exists() for group in groups), 10)

@@ -21,7 +21,8 @@ exactly as the zygote makes a worker's, with the same code (``sandbox/userns.py`
   nothing else), and applies the worker's own layers (``process.enter``: rlimits,
   Landlock on pinned grants, capabilities, seccomp) before it execs the server.
 
-The launcher waits and ends the way the server ended; when a process of the server
+The launcher waits and ends the way the server ended (a SIGTERM ends the server and
+then the launcher, once it removed the server's cgroups); when a process of the server
 went over the memory limit it says so on stderr (the server's log and the reason its
 status shows). Killing the launcher kills the server (``PR_SET_PDEATHSIG``), and the
 end of PID 1 ends every process it started; the server cannot leave the process group
@@ -150,9 +151,20 @@ def main() -> None:
         finally:
             os._exit(SETUP_FAILED)
     theirs.close()
-    # The host ends a server by signalling its process group: the server ends, and the
-    # launcher outlives it long enough to remove its cgroups and end the same way.
-    signal.signal(signal.SIGTERM, lambda *_: None)
+    # The host ends a server with SIGTERM to its process group. PID 1 of a namespace
+    # gets no signal from outside that it has no handler for: the launcher ends the
+    # middle process, whose end ends PID 1 and so everything in its namespace, then
+    # removes the cgroups and ends by SIGTERM itself.
+    terminated = []
+
+    def terminate(*_: object) -> None:
+        terminated.append(True)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    signal.signal(signal.SIGTERM, terminate)
     if control is not None:
         control.close()
     os.close(0)
@@ -166,6 +178,9 @@ def main() -> None:
     status = userns.watch(pid, ours, policy, owner, tick=watch if memory is not None else None)
     watch()
     _remove_groups(name)
+    if terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
     if os.WIFSIGNALED(status):
         # End the same way, so the host can say how the server ended.
         sig = os.WTERMSIG(status)
