@@ -4,10 +4,10 @@ It is started with a minimal environment and holds no secrets, so forking it is
 safe where forking the host (threads, a terminal, API keys in memory) is not. For
 each ``spawn`` it forks a supervisor child, which stays outside the sandbox as the
 host's own user, makes the worker's memory cgroup (when it may start processes) and
-forks a middle process. That
+forks a middle process (``userns.py``, the code sandboxed MCP servers are made with too). That
 one joins the cgroup, enters a user namespace (its id map is written by itself, or by
 the supervisor for an identity that is not the host's), then fresh mount, PID,
-network, IPC and UTS namespaces owned by it, and forks the worker as PID 1 there. The worker sandboxes itself (``mounts.enter_private_root``,
+network, IPC and UTS namespaces owned by it, and forks the worker as PID 1 there. The worker sandboxes itself (``process.private_root``,
 ``process.enter``) and runs its tool; the supervisor answers the metadata calls the
 seccomp filter hands it (``metadata.Broker``). Killing the supervisor kills the
 middle process, which kills the worker, and the kernel then kills everything in its
