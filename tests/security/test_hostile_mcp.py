@@ -330,10 +330,11 @@ async def test_children_over_the_memory_limit_are_killed_and_reported(kind: str,
     notices: list[Notice] = []
     host.bus.subscribe(lambda event: notices.append(event) if isinstance(event, Notice) else None)
     try:
-        launcher = host.mcp.servers["hog"].pid if host.mcp.servers["hog"].pid else None
+        launcher = None
         child = await ask(host, "hog", "hog", {"megabytes": 600})
         assert child["out"] != "survived"
-        assert child["returncode"] in (-9, None) and (kind == "python" or child["signal"] == "SIGKILL"), child
+        # Killed by the kernel's OOM killer, inside the server's cgroup alone.
+        assert (child["returncode"] == -9 if kind == "python" else child["signal"] == "SIGKILL"), child
         note = await until(lambda: next((n for n in notices if "memory limit" in n.message), None))
         assert "MCP server hog" in note.message and "256 MiB" in note.message
         row = next(r for r in host.mcp_servers() if r["name"] == "hog")
