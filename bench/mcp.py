@@ -19,6 +19,12 @@ that follows the direct one pays for the SDK's own server still finishing its re
 the shared cores (about 50 us measured on a 2-core machine), whichever way it is.
 
 Goal: the workbench's warm call at most 1.2x the direct one (p50).
+
+Then, for the same two servers, the start: from the first call of a stopped server to its
+answer (process start, MCP handshake, listing, the call), unsandboxed and sandboxed
+(``sandbox = true``: launcher, user and other namespaces, private root, Landlock,
+seccomp, the metadata supervisor), interleaved start by start (``BENCH_STARTS``, 15).
+The sandboxed start is printed beside the unsandboxed baseline of the same run.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ SERVERS = ROOT / ".mcp-servers"
 EVERYTHING = SERVERS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 TIME = SERVERS / "venv" / "bin" / "mcp-server-time"
 RUNS = int(os.environ.get("BENCH_RUNS", "300"))
+STARTS = int(os.environ.get("BENCH_STARTS", "15"))
 WARMUP = 50
 GOAL = 1.2
 
@@ -117,6 +124,37 @@ async def measure(name: str, command: str, args: list[str], tool: str,
     return samples
 
 
+async def measure_starts(name: str, command: str, args: list[str], tool: str,
+                         arguments: dict) -> dict[str, list[float]]:
+    """Start to first answer, unsandboxed and sandboxed, alternating."""
+    from workbench.core.host import Host
+    from workbench.mcp.config import ServerConfig, write_server
+
+    home = Path(tempfile.mkdtemp(prefix="bench-mcp-start-"))
+    os.environ["WORKBENCH_HOME"] = str(home)
+    grants = (f"read:{SERVERS}",) if command == "node" else ()
+    ways = {"unsandboxed": ServerConfig(name=f"{name}plain", command=command, args=tuple(args)),
+            "sandboxed": ServerConfig(name=f"{name}boxed", command=command, args=tuple(args),
+                                      sandbox=True, grants=grants)}
+    for config in ways.values():
+        write_server(home / "config.toml", config)
+    host = Host.open(cwd=home)
+    samples: dict[str, list[float]] = {way: [] for way in ways}
+    try:
+        for run in range(STARTS + 1):
+            for way, config in ways.items():
+                start = time.perf_counter()
+                outcome = await host.call_tool(f"mcp__{config.name}__{tool}", arguments)
+                took = time.perf_counter() - start
+                assert outcome.ok, outcome.error
+                if run:  # the first start of each warms the disk cache
+                    samples[way].append(took)
+                await host.mcp.servers[config.name].stop()
+    finally:
+        await host.aclose()
+    return samples
+
+
 async def main() -> int:
     missing = [p for p in (EVERYTHING, TIME) if not p.exists()]
     if missing:
@@ -134,6 +172,13 @@ async def main() -> int:
                   f"  mean {statistics.fmean(found) * 1000:6.3f} ms")
         print(f"  ratio workbench/direct (p50): {ratio:.2f}x   goal <= {GOAL}x "
               f"{'ok' if ratio <= GOAL else 'OVER'}")
+    for name, command, args, tool, arguments in CASES:
+        starts = await measure_starts(name, command, args, tool, arguments)
+        print(f"{name}: start to first answer ({STARTS} starts each way, alternating)")
+        for label, found in starts.items():
+            print(f"  {label:<34} p50 {pct(found, 0.5):8.1f} ms  p95 {pct(found, 0.95):8.1f} ms")
+        extra = pct(starts["sandboxed"], 0.5) - pct(starts["unsandboxed"], 0.5)
+        print(f"  the sandbox adds (p50): {extra:+.1f} ms")
     return 0 if worst <= GOAL else 1
 
 

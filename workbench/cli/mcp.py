@@ -150,6 +150,8 @@ def show(
     say(f"{row['name']}  {row['state']}  ({row['scope']}: {row['origin']})")
     if failures.get(name) or row["reason"]:
         say(f"  reason: {failures.get(name) or row['reason']}")
+    if row["sandbox_note"]:
+        say(f"  sandbox: {row['sandbox_note']}")
     for key, value in row["config"].items():
         say(f"  {key}: {_shown(value)}")
     if not row["tools"]:

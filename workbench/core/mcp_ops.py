@@ -409,6 +409,9 @@ class McpOps:
             return
         if what == "tools":
             self._mcp_on_host(lambda: self._mcp_tools_changed(name))
+        elif what == "sandbox":
+            self.bus.publish(Notice(level="warning",
+                                    message=f"MCP server {name}: {manager.notes.get(name, '')}"))
         elif what == "state":
             from workbench.mcp.status import state_notice
 

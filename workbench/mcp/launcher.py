@@ -3,59 +3,52 @@
 The host execs ``python -I -m workbench.mcp.launcher SPEC_FD`` with the server's pipes
 as stdin, stdout and stderr, in a session of its own; it never forks itself. The
 launcher reads the spec (the argv and a sandbox ``Policy`` built from the grants the
-person gave when adding the server) from ``SPEC_FD``, enters new PID, network, IPC and
-UTS namespaces (and a user namespace when not root), and forks the server as PID 1
-there. The child brings up loopback, hands its proxy socket to the host when it has
-``net`` grants, keeps only the granted environment, and applies the sandbox's own
-layers in the order the workers use (rlimits, Landlock, capabilities, seccomp) before
-it execs the server. The launcher waits and ends the way the server ended.
+person gave when adding the server) from ``SPEC_FD`` and makes the server's sandbox
+exactly as the zygote makes a worker's, with the same code (``sandbox/userns.py``):
 
-Killing the launcher kills the server (``PR_SET_PDEATHSIG``), and the end of PID 1
-ends every process it started; the server cannot leave the process group (seccomp).
-Only ``workbench.sandbox`` and the standard library are imported here.
+- the launcher is the **supervisor**: it stays outside, as the host's user, makes the
+  server's memory cgroup when it may start processes (and refuses to start it when
+  none can be made), writes the id map, and answers the server's metadata calls
+  (``chmod``, ``utime``, ``xattr``…: made inside its write grants only, refused
+  elsewhere; ``metadata.Broker``);
+- a middle process enters a user namespace of its own — uid 0 there is
+  ``process.UNUSED_ID`` outside on a root host when the server has no read, write or
+  run grant, else the host's uid without any capability — then fresh mount, PID,
+  network, IPC and UTS namespaces, and forks the server's process as PID 1 there;
+- PID 1 brings up loopback, hands its proxy socket to the host when it has ``net``
+  grants, enters its private root (``process.private_root``: the runtime, its library
+  folders, the granted paths, ``/dev/null`` and a ``/proc`` of its own PID namespace,
+  nothing else), and applies the worker's own layers (``process.enter``: rlimits,
+  Landlock on pinned grants, capabilities, seccomp) before it execs the server.
+
+The launcher waits and ends the way the server ended (a SIGTERM ends the server and
+then the launcher, once it removed the server's cgroups); when a process of the server
+went over the memory limit it says so on stderr (the server's log and the reason its
+status shows). Killing the launcher kills the server (``PR_SET_PDEATHSIG``), and the
+end of PID 1 ends every process it started; the server cannot leave the process group
+(seccomp). Only ``workbench.sandbox`` and the standard library are imported here.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import resource
 import signal
 import socket
 import sys
 
-from workbench.sandbox import process, seccomp
-from workbench.sandbox._libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWUSER,
-                                     CLONE_NEWUTS, PR_SET_PDEATHSIG, prctl, unshare)
+from workbench.sandbox import cgroup, process, userns
+from workbench.sandbox._libc import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl
 from workbench.sandbox.policy import PROXY_PORT, Policy
 
 SETUP_FAILED = 71
-DATA_HEADROOM_MB = 1024
-"""V8 maps about this much data before a line of the server runs (see the sandbox's Deno limits)."""
 
 
-def _map_user(uid: int, gid: int) -> None:
-    with open("/proc/self/setgroups", "w") as handle:
-        handle.write("deny")
-    with open("/proc/self/uid_map", "w") as handle:
-        handle.write(f"0 {uid} 1")
-    with open("/proc/self/gid_map", "w") as handle:
-        handle.write(f"0 {gid} 1")
+def _send(sock: socket.socket, payload: dict, fds: list[int]) -> None:
+    socket.send_fds(sock, [json.dumps(payload).encode()], fds)
 
 
-def _limits(policy: Policy) -> None:
-    # A server lives across many calls: no CPU-time limit; memory is bounded by the
-    # data limit (an address-space limit would stop V8 and the JVM at start).
-    mib = 1024 * 1024
-    pairs = [(resource.RLIMIT_DATA, (policy.limits.memory_mb + DATA_HEADROOM_MB) * mib),
-             (resource.RLIMIT_FSIZE, policy.limits.file_size_mb * mib),
-             (resource.RLIMIT_NOFILE, policy.limits.open_files),
-             (resource.RLIMIT_CORE, 0)]
-    for which, value in pairs:
-        resource.setrlimit(which, (value, value))
-
-
-def _server(policy: Policy, argv: list[str], control: socket.socket | None) -> None:
+def _server(policy: Policy, argv: list[str], control: socket.socket | None, sync: socket.socket) -> int:
     """PID 1 of the new namespaces: sandbox this process, then become the server."""
     process.die_with_parent()
     process.loopback_up()
@@ -69,12 +62,46 @@ def _server(policy: Policy, argv: list[str], control: socket.socket | None) -> N
                    NODE_USE_ENV_PROXY="1")
     if control is not None:
         control.close()
-    os.chdir(policy.cwd if os.path.isdir(policy.cwd) else "/")
-    _limits(policy)
-    process.restrict_paths(policy)
-    process.drop_capabilities()
-    seccomp.load(seccomp.build_filter(allow_processes=policy.allow_processes))
+    keep = {0, 1, 2, sync.fileno()}
+    for fd in os.listdir("/proc/self/fd"):
+        if int(fd) not in keep:
+            try:
+                os.close(int(fd))
+            except OSError:
+                pass
+    process.private_root(policy)
+    # Entering the user namespace made this process undumpable, which would keep the
+    # supervisor (of the same uid, on a host that is not root) from reading the calls
+    # it answers; ptrace stays refused to the server by its filter.
+    prctl(PR_SET_DUMPABLE, 1)
+    listener_fd = process.enter(policy)
+    if listener_fd is not None:
+        _send(sync, {"listener": True}, [listener_fd])
+        os.close(listener_fd)
+    sync.close()
     os.execve(argv[0], argv, env)
+    return SETUP_FAILED  # not reached: execve raises or never returns
+
+
+class _MemoryWatch:
+    """Tells, once, that a process of the server went over the memory limit."""
+
+    def __init__(self, group, megabytes: int) -> None:
+        self.group = group
+        self.megabytes = megabytes
+        self.told = False
+
+    def __call__(self) -> None:
+        if self.group is not None and not self.told and cgroup.memory_exceeded(self.group):
+            self.told = True
+            os.write(2, (f"sandbox: a process of the server went over the memory limit "
+                         f"({self.megabytes} MiB for the server and its processes together) "
+                         "and was killed\n").encode())
+
+
+def _fail(message: str) -> None:
+    os.write(2, f"sandbox setup failed: {message}\n".encode())
+    os._exit(SETUP_FAILED)
 
 
 def main() -> None:
@@ -84,34 +111,94 @@ def main() -> None:
     argv = list(spec["argv"])
     control = socket.socket(fileno=spec["control_fd"]) if spec.get("control_fd") is not None else None
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    uid, gid = os.getuid(), os.getgid()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Named as the zygote names its workers' groups (owner-pid): a zygote removes the
+    # groups of a launcher that died without removing them.
+    name = f"{os.getpid()}-{os.getpid()}"
+    owner = process.outside_identity(policy)
+    memory = None
+    megabytes = process.memory_mb(policy)
+    if policy.allow_processes:
+        # One process (and its threads) is bounded by its rlimits; a server that may
+        # start processes is bounded, all of them together, by a memory cgroup.
+        memory = cgroup.limit_memory(name, megabytes)
+        if memory is None:
+            _fail("no memory cgroup can be made for a server granted `run` (see `workbench doctor`)")
+    supervisor = os.getpid()
     try:
-        unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-                | (CLONE_NEWUSER if uid != 0 else 0))
-        if uid != 0:
-            _map_user(uid, gid)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
     except OSError as exc:
-        sys.stderr.write(f"sandbox setup failed: {exc}\n")
-        os._exit(SETUP_FAILED)
+        _fail(str(exc))
     if pid == 0:
+        ours.close()
         try:
-            _server(policy, argv, control)
+            if policy.allow_processes:
+                cgroup.limit_processes(name, policy.limits.processes + 2)
+
+            def forked() -> None:
+                # The server's pipes and its proxy socket are PID 1's alone.
+                for fd in (0, 1):
+                    os.close(fd)
+                if control is not None:
+                    control.close()
+
+            userns.middle(sync=theirs, supervisor=supervisor, owner=owner, memory=memory,
+                          pid1=lambda: _server(policy, argv, control, theirs), forked=forked,
+                          failed=lambda note: os.write(2, note.encode()))
         except BaseException as exc:  # fail closed: nothing runs unsandboxed
             os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
-        os._exit(SETUP_FAILED)
+        finally:
+            os._exit(SETUP_FAILED)
+    theirs.close()
+    # The host ends a server with SIGTERM to its process group. PID 1 of a namespace
+    # gets no signal from outside that it has no handler for: the launcher ends the
+    # middle process, whose end ends PID 1 and so everything in its namespace, then
+    # removes the cgroups and ends by SIGTERM itself.
+    terminated = []
+
+    def terminate(*_: object) -> None:
+        terminated.append(True)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    signal.signal(signal.SIGTERM, terminate)
     if control is not None:
         control.close()
     os.close(0)
     os.close(1)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _, status = os.waitpid(pid, 0)
+    try:
+        userns.map_child(pid, owner, ours)
+    except OSError as exc:
+        os.kill(pid, signal.SIGKILL)
+        _fail(f"cannot map the server's user namespace: {exc}")
+    watch = _MemoryWatch(memory, megabytes)
+    status = userns.watch(pid, ours, policy, owner, tick=watch if memory is not None else None)
+    watch()
+    _remove_groups(name)
+    if terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
     if os.WIFSIGNALED(status):
         # End the same way, so the host can say how the server ended.
         sig = os.WTERMSIG(status)
         signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _remove_groups(name: str) -> None:
+    """Remove the server's cgroups once its processes are gone (the kernel ends the
+    rest of a PID namespace when its PID 1 ends, a moment after)."""
+    import time
+
+    roots = [r for r in (cgroup.pids_root(), cgroup.memory_root()) if r is not None]
+    for _ in range(100):
+        if all([cgroup.remove(root / name) for root in roots]):
+            return
+        time.sleep(0.01)
 
 
 if __name__ == "__main__":

@@ -77,6 +77,8 @@ class McpManager:
         self.servers: dict[str, McpServer] = {}
         self.launcher = Launcher(open_stdio=self._open_stdio, startup_timeout_s=startup_timeout_s)
         self._exit_hook = False
+        self.notes: dict[str, str] = {}
+        """The last thing the sandbox reported of each sandboxed server while it ran."""
         self._probes: dict[str, StdioProcess] = {}
         """The last process started for each server: what a probe that ran out of time
         leaves to kill."""
@@ -268,9 +270,11 @@ class McpManager:
             env = server_environment(self.env, config.env)
             return StdioProcess([config.command or "", *config.args], env,
                                 config.cwd or str(self.cwd), log_path), None
-        launch = prepare(config, cwd=self.cwd, env=self.env, limits=self.limits)
+        launch = prepare(config, cwd=self.cwd, env=self.env, limits=self.limits,
+                         pins_file=self.cache_dir / "pins" / f"{config.name}-{config.digest()[:16]}.json")
         process = StdioProcess(launch.argv, {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8"}, "/", log_path,
-                               pass_fds=launch.pass_fds, on_started=launch.started)
+                               pass_fds=launch.pass_fds, on_started=launch.started,
+                               on_note=lambda note: self._sandbox_note(config.name, note))
         if launch.control is None:
             return process, None
         control = launch.control
@@ -294,6 +298,11 @@ class McpManager:
             return close
 
         return process, start_proxy
+
+    def _sandbox_note(self, name: str, note: str) -> None:
+        """What the sandbox reported of a running server: kept for its status row, told."""
+        self.notes[name] = note
+        self.on_change(name, "sandbox")
 
     # --- the listing cache -----------------------------------------------------------
 

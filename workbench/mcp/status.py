@@ -55,6 +55,7 @@ def _row(config: ServerConfig, found: ServerList, disabled: set[str], manager: M
         "transport": config.transport, "target": config.target(), "state": state,
         "reason": reason,
         "pid": server.pid if server is not None else None, "sandbox": config.sandbox,
+        "sandbox_note": manager.notes.get(config.name, "") if server is not None else "",
         "pending_change": pending is not None and pending is not config,
         "tools_known": listing is not None,
         "tools": [{"name": tool_name(config.name, t["name"]), "mcp_name": t["name"],

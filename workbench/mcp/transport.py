@@ -53,17 +53,22 @@ class StdioProcess:
         pass_fds: Descriptors it inherits (the sandbox launcher's spec and control).
         on_started: Called once the start was tried (the host then closes its copies
             of ``pass_fds``).
+        on_note: Called with each line of stderr that starts with ``sandbox: ``: what
+            the sandbox launcher reports while the server runs (a process of it went
+            over the memory limit).
     """
 
     def __init__(self, argv: list[str], env: Mapping[str, str], cwd: str | None,
                  log_path: Path | None, pass_fds: tuple[int, ...] = (),
-                 on_started: Callable[[], None] | None = None) -> None:
+                 on_started: Callable[[], None] | None = None,
+                 on_note: Callable[[str], None] | None = None) -> None:
         self.argv = argv
         self.env = dict(env)
         self.cwd = cwd
         self.log_path = log_path
         self.pass_fds = pass_fds
         self.on_started = on_started
+        self.on_note = on_note
         self.process: asyncio.subprocess.Process | None = None
         self.exited = asyncio.Event()
         self.stderr_tail = b""
@@ -151,14 +156,6 @@ class StdioProcess:
                     except (ConnectionError, OSError):
                         return
 
-        async def stderr_pump() -> None:
-            assert process.stderr is not None
-            while chunk := await process.stderr.read(65536):
-                self.stderr_tail = (self.stderr_tail + chunk)[-STDERR_TAIL:]
-                if self._log is not None:
-                    with contextlib.suppress(OSError):
-                        self._log.write(chunk)
-
         async def waiter() -> None:
             # Not ``process.wait()``: it also waits for the pipes to close, which a
             # descendant that inherited them can keep open after the server died.
@@ -167,13 +164,30 @@ class StdioProcess:
             self.exited.set()
 
         self._tasks = [asyncio.ensure_future(coro) for coro in
-                       (stdout_pump(), stdin_pump(), stderr_pump(), waiter())]
+                       (stdout_pump(), stdin_pump(), self._read_stderr(process), waiter())]
         try:
             yield read_recv, write_send
         finally:
             write_send.close()
             read_recv.close()
             await asyncio.shield(self.stop())
+
+    async def _read_stderr(self, process: asyncio.subprocess.Process) -> None:
+        """Keep the tail of what the server writes on stderr, log it, and pass each
+        ``sandbox: `` line (its sandbox's own note) to ``on_note``."""
+        assert process.stderr is not None
+        partial = b""
+        while chunk := await process.stderr.read(65536):
+            self.stderr_tail = (self.stderr_tail + chunk)[-STDERR_TAIL:]
+            if self.on_note is not None:
+                *lines, partial = (partial + chunk).split(b"\n")
+                partial = partial[-STDERR_TAIL:]
+                for line in lines:
+                    if line.startswith(b"sandbox: "):
+                        self.on_note(line[len(b"sandbox: "):].decode("utf-8", "replace").strip())
+            if self._log is not None:
+                with contextlib.suppress(OSError):
+                    self._log.write(chunk)
 
     async def stop(self) -> None:
         """Close stdin, give the server a moment, then end its whole process group."""

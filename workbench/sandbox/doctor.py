@@ -146,9 +146,8 @@ def _maps_executable(path: str) -> bool:
 
 def _private_root() -> str:
     """A worker's identity and root, made as a worker makes them; their findings as JSON."""
-    from workbench.sandbox import mounts, process
+    from workbench.sandbox import process, userns
     from workbench.sandbox.policy import Policy, python_runtime_paths
-    from workbench.sandbox.zygote import _map_user
 
     policy = Policy(runtime="python", entry="", function="", extension_dir="/nonexistent",
                     runtime_read=python_runtime_paths())
@@ -156,22 +155,20 @@ def _private_root() -> str:
     libc_path = next((p for p in sorted(bound) if os.path.basename(p).startswith("libc.so")), None)
     unbound = next((e.path for e in os.scandir(os.path.realpath("/usr/lib"))
                     if e.is_file(follow_symlinks=False) and e.path not in bound), None)
+    owner = process.outside_identity(policy)
+    supervisor = os.getpid()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid == 0:
         try:
             ours.close()
-            unshare(CLONE_NEWUSER)
-            theirs.send(b"user")
-            theirs.recv(16)
-            os.setresgid(0, 0, 0)
-            os.setresuid(0, 0, 0)
+            userns.enter_user_namespace(owner, theirs, supervisor)
             unshare(CLONE_NEWNS | CLONE_NEWPID)
             inner = os.fork()
             if inner == 0:
                 findings = {}
                 try:
-                    mounts.enter_private_root(mounts.prepare(process.binds(policy)), "/")
+                    process.private_root(policy)
                     findings["root"] = not any(os.path.lexists(p) for p in ("/etc/passwd", "/etc/hostname"))
                     findings["proc"] = sorted(int(e) for e in os.listdir("/proc") if e.isdigit()) == [1]
                     findings["noexec"] = not _maps_executable("/etc/ld.so.cache")
@@ -191,10 +188,7 @@ def _private_root() -> str:
             os._exit(0)
     theirs.close()
     try:
-        if ours.recv(16) != b"user":
-            raise RuntimeError("no user namespace")
-        _map_user(pid, *process.outside_identity(policy))
-        ours.send(b"mapped")
+        userns.map_child(pid, owner, ours)
         data = ours.recv(4096)
     finally:
         os.waitpid(pid, 0)

@@ -5,9 +5,9 @@ Order matters and every step fails closed (an exception ends the child):
 1. the parent's death kills this process (``PR_SET_PDEATHSIG``);
 2. with a private network namespace, the loopback interface comes up and, for
    net grants, the proxy's listening socket is made here and handed to the host;
-3. a private root holding only what the worker needs (``mounts.py``, with the binds
-   of ``binds``: the library folders ``noexec``, the shared objects the worker needs
-   bound again executable, found by ``libraries.py`` in the zygote);
+3. a private root holding only what the worker needs (``private_root``, ``mounts.py``,
+   with the binds of ``binds``: the library folders ``noexec``, the shared objects the
+   worker needs bound again executable, found by ``libraries.py`` in the zygote);
 4. resource limits;
 5. Landlock: exactly the granted paths and, for net grants, the proxy's port;
 6. capabilities dropped, ``no_new_privs`` set;
@@ -171,6 +171,13 @@ def binds(policy: Policy) -> list[mounts.Bind]:
     return out
 
 
+def private_root(policy: Policy) -> str:
+    """Replace this process's root with one holding only what ``binds`` names (see
+    ``mounts.py``); the working folder it entered. Run first, as uid 0 of the fresh
+    user namespace that owns this process's mount and PID namespaces."""
+    return mounts.enter_private_root(mounts.prepare(binds(policy), policy.aliases), policy.cwd)
+
+
 def metadata_writable(policy: Policy) -> bool:
     """Whether the worker's metadata calls go to its supervisor (it may write somewhere)."""
     return bool(policy.write or policy.runtime_write)
@@ -200,14 +207,17 @@ def proxy_listener() -> socket.socket:
 def set_limits(policy: Policy) -> None:
     limits = policy.limits
     mib = 1024 * 1024
-    pairs = [(resource.RLIMIT_CPU, limits.cpu_seconds),
-             (resource.RLIMIT_FSIZE, limits.file_size_mb * mib),
+    pairs = [(resource.RLIMIT_FSIZE, limits.file_size_mb * mib),
              (resource.RLIMIT_NOFILE, limits.open_files),
              (resource.RLIMIT_CORE, 0)]
-    if policy.runtime == "deno":
-        # V8 reserves a large address space at start (RLIMIT_AS would crash it) and
-        # about 700 MiB of data mappings before the first line runs: its heap is
-        # bounded by --max-old-space-size, and the data limit leaves that headroom.
+    if policy.runtime != "mcp":
+        # A server lives across many calls: no CPU-time limit for it.
+        pairs.append((resource.RLIMIT_CPU, limits.cpu_seconds))
+    if policy.runtime in ("deno", "mcp"):
+        # V8 reserves a large address space at start (RLIMIT_AS would crash it, and the
+        # JVM's too) and about 700 MiB of data mappings before the first line runs: its
+        # heap is bounded by --max-old-space-size or the memory cgroup, and the data
+        # limit leaves that headroom.
         pairs.append((resource.RLIMIT_DATA, (limits.memory_mb + DENO_DATA_HEADROOM_MB) * mib))
     else:
         pairs.append((resource.RLIMIT_AS, limits.memory_mb * mib))

@@ -4,10 +4,10 @@ It is started with a minimal environment and holds no secrets, so forking it is
 safe where forking the host (threads, a terminal, API keys in memory) is not. For
 each ``spawn`` it forks a supervisor child, which stays outside the sandbox as the
 host's own user, makes the worker's memory cgroup (when it may start processes) and
-forks a middle process. That
+forks a middle process (``userns.py``, the code sandboxed MCP servers are made with too). That
 one joins the cgroup, enters a user namespace (its id map is written by itself, or by
 the supervisor for an identity that is not the host's), then fresh mount, PID,
-network, IPC and UTS namespaces owned by it, and forks the worker as PID 1 there. The worker sandboxes itself (``mounts.enter_private_root``,
+network, IPC and UTS namespaces owned by it, and forks the worker as PID 1 there. The worker sandboxes itself (``process.private_root``,
 ``process.enter``) and runs its tool; the supervisor answers the metadata calls the
 seccomp filter hands it (``metadata.Broker``). Killing the supervisor kills the
 middle process, which kills the worker, and the kernel then kills everything in its
@@ -28,9 +28,8 @@ import struct
 import sys
 import time
 
-from workbench.sandbox import cgroup, libraries, metadata, mounts, process, protocol, worker  # noqa: F401  (imported before any fork)
-from workbench.sandbox._libc import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER,
-                                     CLONE_NEWUTS, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl, unshare)
+from workbench.sandbox import cgroup, libraries, metadata, mounts, process, protocol, userns, worker  # noqa: F401  (imported before any fork)
+from workbench.sandbox._libc import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl
 from workbench.sandbox.policy import Policy
 
 MAX_MESSAGE = 1 << 20
@@ -51,25 +50,6 @@ def recv_fds(sock: socket.socket, max_fds: int = 4) -> tuple[dict | None, list[i
     if not data:
         return None, list(fds)
     return json.loads(data), list(fds)
-
-
-def _map_user(pid: int, uid: int, gid: int) -> None:
-    """Map uid and gid 0 of the worker's new user namespace to ``uid``/``gid`` outside.
-
-    When that is not the host's own identity (a root host's unused id), the host's
-    root is mapped too, as uid and gid 1: while it sets itself up, with capabilities
-    in its namespace, the worker may then walk to root's files (the interpreter under
-    ``/root``) to mount them; once its capabilities are dropped it is only uid 0
-    there — the unused id outside — and uid 1 is out of reach (no ``CAP_SETUID``,
-    ``no_new_privs``, ``nosuid`` mounts).
-    """
-    extra = "\n1 0 1" if uid != os.getuid() and os.getuid() == 0 else ""
-    with open(f"/proc/{pid}/setgroups", "w") as handle:  # own pid: before any other map
-        handle.write("deny")
-    with open(f"/proc/{pid}/uid_map", "w") as handle:
-        handle.write(f"0 {uid} 1{extra}")
-    with open(f"/proc/{pid}/gid_map", "w") as handle:
-        handle.write(f"0 {gid} 1{extra}")
 
 
 def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int, sync: socket.socket) -> int:
@@ -97,7 +77,7 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int, sync: so
                 os.close(int(fd))
             except OSError:
                 pass
-    mounts.enter_private_root(mounts.prepare(process.binds(policy), policy.aliases), policy.cwd)
+    process.private_root(policy)
     # Entering the user namespace made this process undumpable, which would keep the
     # supervisor (of the same uid, on a host that is not root) from reading the calls
     # it answers; ptrace stays refused to the tool by its filter.
@@ -121,60 +101,6 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int, sync: so
     granted = tuple(os.path.realpath(p) for p in (*policy.read, *policy.write, *policy.execute,
                                                   policy.extension_dir, *policy.runtime_read))
     return worker.serve(bridge, policy.entry, policy.function, policy.python_path, granted)
-
-
-def _namespaces(policy: Policy, bridge: socket.socket, output_fd: int, sync: socket.socket,
-                supervisor: int, owner: tuple[int, int], memory) -> None:
-    """The middle process: its memory cgroup, its own user namespace, then the others,
-    then the worker.
-
-    The PID namespace must belong to the new user namespace (for a ``/proc`` of its
-    own), so the worker is forked once more, as its PID 1; this process waits for it
-    and hands its status to the supervisor. A worker of the host's own identity maps
-    itself; another identity is mapped by the supervisor, which may.
-    """
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != supervisor:
-        os._exit(74)  # the supervisor is already gone
-    if memory is not None:
-        cgroup.join(memory)
-    itself = owner == (os.getuid(), os.getgid())
-    unshare(CLONE_NEWUSER)
-    if itself:
-        _map_user(os.getpid(), *owner)
-    else:
-        sync.send(b"user")
-        if sync.recv(16) != b"mapped":
-            os._exit(73)
-        # Become uid and gid 0 of the namespace (the chosen identity outside): until
-        # now this process kept the host's own ids, whatever the map says.
-        os.setresgid(0, 0, 0)
-        os.setresuid(0, 0, 0)
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a change of ids cleared it
-        if os.getppid() != supervisor:
-            os._exit(74)
-    unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
-    pid = os.fork()
-    if pid == 0:
-        code = 70
-        try:
-            code = _worker_main(policy, bridge, output_fd, sync)
-        except BaseException as exc:
-            code = 71
-            note = f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode()
-            for fd in (2, output_fd):  # stderr is the output pipe once set up
-                try:
-                    os.write(fd, note)
-                    break
-                except OSError:
-                    continue
-        finally:
-            os._exit(code)
-    bridge.close()
-    os.close(output_fd)
-    _, status = os.waitpid(pid, 0)
-    sync.send(b"status" + struct.pack("i", status))
-    os._exit(0)
 
 
 def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd: int) -> None:
@@ -202,17 +128,21 @@ def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd:
         ours.close()
         os.close(status_fd)
         try:
-            _namespaces(policy, bridge, output_fd, theirs, supervisor, owner, memory)
+            def forked() -> None:
+                bridge.close()
+                os.close(output_fd)
+
+            userns.middle(sync=theirs, supervisor=supervisor, owner=owner, memory=memory,
+                          pid1=lambda: _worker_main(policy, bridge, output_fd, theirs),
+                          forked=forked, failed=lambda note: _note(note, output_fd))
         except BaseException as exc:
             os.write(output_fd, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
         finally:
             os._exit(72)
     theirs.close()
     bridge.close()
-    if owner != (os.getuid(), os.getgid()) and ours.recv(16) == b"user":
-        _map_user(pid, *owner)
-        ours.send(b"mapped")
-    status = _watch(pid, ours, policy, owner)
+    userns.map_child(pid, owner, ours)
+    status = userns.watch(pid, ours, policy, owner)
     if memory is not None and cgroup.memory_exceeded(memory):
         os.write(output_fd, (f"sandbox: the tool and its processes went over their memory limit "
                              f"({process.memory_mb(policy)} MiB together)\n").encode())
@@ -221,50 +151,14 @@ def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd:
     os._exit(0)
 
 
-def _watch(pid: int, sync: socket.socket, policy: Policy, owner: tuple[int, int]) -> int:
-    """Serve the worker's metadata calls until the middle process ends; its wait status
-    (the worker's, when it reported one)."""
-    import select
-
-    pidfd = os.pidfd_open(pid)
-    poller = select.poll()
-    poller.register(pidfd, select.POLLIN)
-    poller.register(sync.fileno(), select.POLLIN)
-    broker = None
-    reported = None
-    while True:
-        for fd, events in poller.poll():
-            if fd == pidfd:
-                _, status = os.waitpid(pid, 0)
-                os.close(pidfd)
-                return reported if reported is not None else status
-            if fd == sync.fileno():
-                try:
-                    message, fds = recv_fds_raw(sync)
-                except OSError:
-                    message, fds = b"", []
-                if message.startswith(b"status") and len(message) == 10:
-                    reported = struct.unpack("i", message[6:])[0]
-                elif fds and broker is None and message.startswith(b'{"listener"'):
-                    broker = metadata.Broker(fds[0], [*policy.write, *policy.runtime_write], owner)
-                    poller.register(fds[0], select.POLLIN)
-                    fds = fds[1:]
-                for extra in fds:
-                    os.close(extra)
-                if not message:
-                    poller.unregister(sync.fileno())
-            elif broker is not None and fd == broker.listener:
-                if events & (select.POLLHUP | select.POLLERR) or not broker.handle():
-                    poller.unregister(fd)
-
-
-def recv_fds_raw(sock: socket.socket, max_fds: int = 2) -> tuple[bytes, list[int]]:
-    fds = array.array("i")
-    data, ancillary, _flags, _addr = sock.recvmsg(64, socket.CMSG_SPACE(max_fds * fds.itemsize))
-    for level, kind, blob in ancillary:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds.frombytes(blob[:len(blob) - (len(blob) % fds.itemsize)])
-    return data, list(fds)
+def _note(note: str, output_fd: int) -> None:
+    """Tell why the worker's setup failed (stderr is the output pipe once set up)."""
+    for fd in (2, output_fd):
+        try:
+            os.write(fd, note.encode())
+            return
+        except OSError:
+            continue
 
 
 class Zygote:

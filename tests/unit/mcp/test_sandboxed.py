@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from workbench.mcp.config import ServerConfig
-from workbench.mcp.sandboxed import SandboxSetupError, build_policy, prepare
+from workbench.mcp.sandboxed import GrantChanged, SandboxSetupError, build_policy, prepare, read_pins
 from workbench.sandbox.policy import Limits
 
 
@@ -82,3 +82,40 @@ def test_the_spec_reaches_the_launcher_through_a_pipe_never_the_command_line(tmp
             launch.control.close()
     with pytest.raises(OSError):
         os.fstat(launch.pass_fds[0])
+
+
+def test_a_program_of_the_system_brings_itself_never_the_whole_prefix(tmp_path: Path) -> None:
+    node = "/usr/bin/node"
+    assert os.path.exists(node), "node is needed by the MCP test servers"
+    _, policy = build_policy(ServerConfig(name="s", command=node), cwd=tmp_path, env={"PATH": "/usr/bin"},
+                             limits=Limits())
+    assert node in policy.runtime_execute
+    assert "/usr" not in policy.runtime_read and policy.extension_dir != "/usr"
+    assert all(p.startswith(("/usr/lib/", "/usr/share/", "/etc/")) for p in policy.runtime_read), \
+        policy.runtime_read
+
+
+def test_granted_paths_are_pinned_at_the_first_start_and_a_swap_is_refused(tmp_path: Path) -> None:
+    granted, other = tmp_path / "granted", tmp_path / "other"
+    granted.mkdir()
+    other.mkdir()
+    pins_file = tmp_path / "pins" / "s.json"
+    server = ServerConfig(name="s", command=sys.executable, grants=(f"read:{granted}", f"write:{other}"))
+    first = prepare(server, cwd=tmp_path, env={}, limits=Limits(), pins_file=pins_file)
+    first.started()
+    pins = read_pins(pins_file)
+    assert set(pins) == {f"read:{granted}", f"write:{other}"}
+    assert first.policy.pins[str(granted)] == [granted.stat().st_dev, granted.stat().st_ino]
+    granted.rmdir()
+    granted.symlink_to(other)
+    with pytest.raises(GrantChanged) as refused:
+        prepare(server, cwd=tmp_path, env={}, limits=Limits(), pins_file=pins_file)
+    assert str(granted) in str(refused.value) and str(pins_file) in str(refused.value)
+    assert read_pins(pins_file) == pins  # a refusal keeps what was granted
+
+
+def test_unreadable_pins_are_none(tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text("{not json")
+    (tmp_path / "odd.json").write_text('{"read:/x": 3}')
+    assert read_pins(tmp_path / "bad.json") == {} and read_pins(tmp_path / "odd.json") == {}
+    assert read_pins(tmp_path / "missing.json") == {}

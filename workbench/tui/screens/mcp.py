@@ -153,6 +153,8 @@ class McpScreen(Screen):
             state = Content.assemble(state, (f": {words}", "$text-muted"))
         if server.get("reason"):
             state = Content.assemble(state, "\n", (server["reason"], "$text-error"))
+        if server.get("sandbox_note"):
+            state = Content.assemble(state, "\n", (f"sandbox: {server['sandbox_note']}", "$text-warning"))
         yield Static(state, classes="mcp--line")
         yield Static(Content.assemble((f"{server['transport']}  ", "$text-muted"),
                                       shown_path(server["target"])), classes="mcp--line")
