@@ -133,6 +133,24 @@ def executable_libraries(policy: Policy) -> list[str]:
         runtime = libraries.closure_of_all(*python_roots())
         for folder in policy.python_path:
             runtime |= libraries.closure_of_all(extension_modules(folder), [folder])
+    elif policy.runtime == "mcp":
+        # A sandboxed server's installation (an interpreter's prefix, a venv, a Node
+        # package) holds its own extension modules: what they link against is bound
+        # too. A folder that holds a library folder (a system prefix) is never walked.
+        import glob
+
+        for program in policy.runtime_execute:  # a system interpreter's own modules
+            if os.path.basename(os.path.realpath(program)).startswith("python"):
+                prefix = os.path.dirname(os.path.dirname(os.path.realpath(program)))
+                dynload = sorted(glob.glob(os.path.join(prefix, "lib", "python3*", "lib-dynload", "*.so")))
+                runtime |= libraries.closure_of_all(dynload, [os.path.dirname(p) for p in dynload[:1]])
+        for folder in policy.runtime_read:
+            if os.path.isdir(folder) and not _holds_library_folder(folder):
+                # An interpreter's standard extension modules first: a big prefix may
+                # hold more files than one walk reads.
+                dynload = sorted(glob.glob(os.path.join(folder, "lib", "python3*", "lib-dynload", "*.so")))
+                runtime |= libraries.closure_of_all(dynload, [os.path.dirname(p) for p in dynload[:1]])
+                runtime |= libraries.closure_of_all(extension_modules(folder), [folder])
     return libraries.executable([*loaders(), *policy.execute, *policy.runtime_execute],
                                 processes=policy.allow_processes, runtime=runtime)
 
