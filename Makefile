@@ -53,7 +53,7 @@ lint: setup
 	$(BIN)/lint-imports
 
 test: lint $(MCP_STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25
 
 bench: setup
 	$(BIN)/python bench/startup.py
