@@ -38,7 +38,7 @@ import socket
 import sys
 
 from workbench.sandbox import cgroup, process, userns
-from workbench.sandbox._libc import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl
+from workbench.sandbox._libc import PR_SET_PDEATHSIG, prctl
 from workbench.sandbox.policy import PROXY_PORT, Policy
 
 SETUP_FAILED = 71
@@ -63,17 +63,7 @@ def _server(policy: Policy, argv: list[str], control: socket.socket | None, sync
     if control is not None:
         control.close()
     keep = {0, 1, 2, sync.fileno()}
-    for fd in os.listdir("/proc/self/fd"):
-        if int(fd) not in keep:
-            try:
-                os.close(int(fd))
-            except OSError:
-                pass
-    process.private_root(policy)
-    # Entering the user namespace made this process undumpable, which would keep the
-    # supervisor (of the same uid, on a host that is not root) from reading the calls
-    # it answers; ptrace stays refused to the server by its filter.
-    prctl(PR_SET_DUMPABLE, 1)
+    process.settle_pid1(policy, keep)
     listener_fd = process.enter(policy)
     if listener_fd is not None:
         _send(sync, {"listener": True}, [listener_fd])

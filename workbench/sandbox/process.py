@@ -36,7 +36,8 @@ import socket
 import struct
 
 from workbench.sandbox import landlock, libraries, mounts, seccomp
-from workbench.sandbox._libc import (PR_CAPBSET_DROP, PR_SET_PDEATHSIG, check, libc, prctl)
+from workbench.sandbox._libc import (PR_CAPBSET_DROP, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, check, libc,
+                                     prctl)
 from workbench.sandbox.policy import PROXY_PORT, SYSTEM_READ, Policy, dynamic_loaders
 
 SIOCGIFFLAGS = 0x8913
@@ -187,6 +188,22 @@ def binds(policy: Policy) -> list[mounts.Bind]:
     out.extend(Bind(path, writable=True) for path in policy.write)
     out.extend(Bind(path, executable=True) for path in policy.execute)
     return out
+
+
+def settle_pid1(policy: Policy, keep: set[int]) -> None:
+    """What PID 1 of a sandbox (a worker, a sandboxed server) does before ``enter``:
+    close every descriptor but ``keep``, move into its private root, and become
+    dumpable again — entering the user namespace made it undumpable, which would keep
+    the supervisor (of the same uid, on a host that is not root) from reading the
+    calls it answers; ptrace stays refused to the sandboxed code by its filter."""
+    for fd in os.listdir("/proc/self/fd"):
+        if int(fd) not in keep:
+            try:
+                os.close(int(fd))
+            except OSError:
+                pass
+    private_root(policy)
+    prctl(PR_SET_DUMPABLE, 1)
 
 
 def private_root(policy: Policy) -> str:

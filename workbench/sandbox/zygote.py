@@ -29,8 +29,8 @@ import sys
 import time
 
 from workbench.sandbox import cgroup, libraries, metadata, mounts, process, protocol, userns, worker  # noqa: F401  (imported before any fork)
-from workbench.sandbox._libc import PR_SET_DUMPABLE, PR_SET_PDEATHSIG, prctl
-from workbench.sandbox.policy import Policy
+from workbench.sandbox._libc import PR_SET_PDEATHSIG, prctl
+from workbench.sandbox.policy import PROXY_PORT, Policy
 
 MAX_MESSAGE = 1 << 20
 
@@ -71,20 +71,10 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int, sync: so
     else:
         os.dup2(output_fd, 1)
         keep = {0, 1, 2, bridge.fileno(), sync.fileno()}
-    for fd in os.listdir("/proc/self/fd"):
-        if int(fd) not in keep:
-            try:
-                os.close(int(fd))
-            except OSError:
-                pass
-    process.private_root(policy)
-    # Entering the user namespace made this process undumpable, which would keep the
-    # supervisor (of the same uid, on a host that is not root) from reading the calls
-    # it answers; ptrace stays refused to the tool by its filter.
-    prctl(PR_SET_DUMPABLE, 1)
+    process.settle_pid1(policy, keep)
     extra = {"PYTHONDONTWRITEBYTECODE": "1"}
     if policy.net:
-        proxy = "http://127.0.0.1:3128"
+        proxy = f"http://127.0.0.1:{PROXY_PORT}"
         extra.update(HTTP_PROXY=proxy, HTTPS_PROXY=proxy, http_proxy=proxy, https_proxy=proxy,
                      NO_PROXY="", no_proxy="")
     if policy.runtime == "deno":
