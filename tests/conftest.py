@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+from disks import small_disk  # noqa: F401  (a fixture for every test)
 
 XDG_VARIABLES = ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME")
 

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from disks import fill
 
 from workbench.errors import ExitCode
 
@@ -181,28 +182,6 @@ def test_a_store_with_garbage_in_its_middle_pages_is_named_on_every_command(stor
         assert done.returncode == ExitCode.ERROR, (command, done.stderr)
         assert f"error: {store}: the store is damaged" in done.stderr, (command, done.stderr)
         assert store.read_bytes() == damaged
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    """A real 2 MiB filesystem (tmpfs) holding the workbench home, removed afterwards."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    assert made.returncode == 0, f"cannot mount a small tmpfs for the full-disk tests: {made.stderr}"
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=True)
-
-
-def fill(disk: Path, leave: int) -> Path:
-    """Fill ``disk`` until ``leave`` bytes are free."""
-    stats = os.statvfs(disk)
-    filler = disk / "filler"
-    filler.write_bytes(b"\0" * max(0, stats.f_bavail * stats.f_frsize - leave))
-    return filler
 
 
 def test_a_full_disk_during_install_leaves_nothing_behind(small_disk, tmp_path):
