@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from commands import workbench
+
 from workbench.supervisor.proctree import alive, descendants
 
 NAPPER = {
@@ -31,8 +33,7 @@ NAPPER = {
 
 
 def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=60)
+    done = workbench(*args)
     if check:
         assert done.returncode == 0, done.stderr
     return done

@@ -22,6 +22,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from commands import workbench
+
 from workbench.agent.local import LocalProvider
 from workbench.agent.messages import ChatMessage, TextChunk, ToolCallChunk, ToolSpec
 from workbench.agent.model_files import BUILTIN, builtin_path, pull
@@ -66,11 +68,6 @@ def local(model_file, tmp_path_factory):
           f"(load {provider.server.load_seconds:.2f} s) on {provider.server.base_url}")
     yield provider
     provider.close()
-
-
-def workbench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=timeout)
 
 
 def server_pids(model: Path) -> list[int]:

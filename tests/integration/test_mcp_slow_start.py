@@ -7,7 +7,6 @@ misbehaving server processes (and the real time server once it is mended)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,18 +15,13 @@ import pytest
 
 from processes import alive
 
+from commands import workbench
+
 ROOT = Path(__file__).resolve().parents[2]
 TIME = ROOT / ".mcp-servers/venv/bin/mcp-server-time"
 LONG_MS = 600_000
 """A start bound far past the time each command is given (``workbench``'s timeout):
 a command that waited for it would not return."""
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, env=dict(os.environ), timeout=240)
-    assert "Traceback" not in done.stdout + done.stderr, done.stderr
-    return done
 
 
 def configure(home, name: str, script: Path, startup_ms: int) -> None:
