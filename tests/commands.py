@@ -7,7 +7,8 @@ stderr are pipes of its own (not terminals, as under ``subprocess.run``), argv, 
 environment and the current folder are those a separate run would get, and it
 returns the ``subprocess.CompletedProcess`` that ``subprocess.run`` would. What a run
 may leave changed in the process is put back after it: the environment, the current
-folder, signal handlers, logging handlers and the asyncio loop. The interpreter and
+folder, signal handlers, logging handlers and the asyncio loop; what it registered with
+``atexit`` runs when it ends, as at the exit of its interpreter. The interpreter and
 our imports are paid once per test process instead of once per command.
 
 ``process=True`` runs ``python -m workbench`` as a real process instead, for a test
@@ -92,6 +93,7 @@ def _in_process(args: tuple[str, ...], env: Mapping[str, str | None] | None, inp
 
     from workbench.cli import main
 
+    _imported()
     runner = CliRunner()
     with _restored(), runner.isolation(input=input or "", env=dict(env or {})) as (out, err, _):
         if cwd is not None:
@@ -99,20 +101,59 @@ def _in_process(args: tuple[str, ...], env: Mapping[str, str | None] | None, inp
         # A real run's prompt reads stdin without echoing what it read (CliRunner echoes it).
         termui.visible_prompt_func = input_line
         sys.argv = ["workbench", *args]
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = _exit_status(exc.code)
-        except BaseException:  # what the interpreter prints for an exception no one caught
-            traceback.print_exc()
-            code = 1
-        finally:
-            with contextlib.suppress(Exception):
-                sys.stdout.flush()
-                sys.stderr.flush()
+        with _at_exit():
+            try:
+                main(list(args))
+                code = 0
+            except SystemExit as exc:
+                code = _exit_status(exc.code)
+            except BaseException:  # what the interpreter prints for an exception no one caught
+                traceback.print_exc()
+                code = 1
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
         stdout, stderr = out.getvalue(), err.getvalue() if err is not None else b""
     return subprocess.CompletedProcess([*COMMAND, *args], code, _text(stdout), _text(stderr))
+
+
+@contextlib.contextmanager
+def _at_exit() -> Iterator[None]:
+    """Run what the command registers with ``atexit`` when it ends, as its interpreter's
+    exit would (a host never closed kills the MCP servers it started that way)."""
+    import atexit
+
+    held: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = []
+    register, unregister = atexit.register, atexit.unregister
+
+    def hold(func: Any, *args: Any, **kwargs: Any) -> Any:
+        held.append((func, args, kwargs))
+        return func
+
+    def drop(func: Any) -> None:
+        held[:] = [entry for entry in held if entry[0] != func]
+
+    atexit.register, atexit.unregister = hold, drop  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        atexit.register, atexit.unregister = register, unregister  # type: ignore[assignment]
+        for func, args, kwargs in reversed(held):
+            try:
+                func(*args, **kwargs)
+            except Exception:  # the interpreter says so on stderr and goes on
+                print("Exception ignored in atexit callback", file=sys.stderr)
+                traceback.print_exc()
+
+
+def _imported() -> None:
+    """Import what commands import before a run swaps the standard streams: a module
+    first imported inside a run would keep that run's streams where it binds them at
+    import (``mcp.client.stdio``'s ``errlog=sys.stderr``, which the tests' MCP clients use)."""
+    import mcp.client.stdio  # noqa: F401
+
+    import workbench.core.host  # noqa: F401
+    import workbench.headless.run  # noqa: F401
 
 
 def input_line(prompt: str = "") -> str:

@@ -84,7 +84,8 @@ class Cli:
         self.env = {"WORKBENCH_HOME": str(root / "home"), "HOME": str(root)}
 
     def __call__(self, *args: str, ok: bool | None = True) -> subprocess.CompletedProcess:
-        done = workbench(*args, env=self.env, cwd=self.root)
+        done = workbench(*args, env=self.env, cwd=self.root, tracebacks=True)
+        assert "Traceback" not in done.stderr, done.stderr
         if ok is not None:
             assert (done.returncode == 0) == ok, (args, done.returncode, done.stderr)
         return done
