@@ -1,7 +1,7 @@
 """Run the ``workbench`` command from a test, as a person's shell would, and see what it did.
 
-``workbench(*args)`` runs the real entry point, ``workbench.cli.main`` (the argument
-check, the guard that turns every error into one line and an exit code, the typer
+``workbench(*args)`` runs the real entry point, ``workbench.__main__.main`` (ctrl+c
+handled from its start, the argument check, the guard that turns every error into one line and an exit code, the typer
 app), inside the test's process through typer's ``CliRunner``: stdin, stdout and
 stderr are pipes of its own (not terminals, as under ``subprocess.run``), argv, the
 environment and the current folder are those a separate run would get, and it
@@ -91,7 +91,7 @@ def _in_process(args: tuple[str, ...], env: Mapping[str, str | None] | None, inp
     from click import termui
     from typer.testing import CliRunner
 
-    from workbench.cli import main
+    from workbench.__main__ import main
 
     _imported()
     runner = CliRunner()
@@ -103,7 +103,7 @@ def _in_process(args: tuple[str, ...], env: Mapping[str, str | None] | None, inp
         sys.argv = ["workbench", *args]
         with _at_exit():
             try:
-                main(list(args))
+                main()
                 code = 0
             except SystemExit as exc:
                 code = _exit_status(exc.code)

@@ -37,6 +37,7 @@ WEATHER = ToolSpec("get_weather", "Get the current weather for a city",
 COUNT = ToolSpec("word_count", "Count the words in a text",
                  {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
 TOOLS = [WEATHER, COUNT]
+REPLY_TOKENS = 128
 
 
 @pytest.fixture(scope="session")
@@ -60,7 +61,10 @@ def model_file(smollm2_wheel, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def local(model_file, tmp_path_factory):
-    provider = LocalProvider(model_file, builtin=True,
+    # Replies of at most REPLY_TOKENS: a tool call the grammar makes fits in far fewer,
+    # and an answer in words needs only to begin (the default, 512, is minutes of a
+    # loaded 2-core machine's time per prompt for nothing these tests look at).
+    provider = LocalProvider(model_file, builtin=True, max_tokens=REPLY_TOKENS,
                              log_path=tmp_path_factory.mktemp("logs") / "llama-server.log")
     started = time.monotonic()
     asyncio.run(provider.start())

@@ -56,5 +56,12 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     with guarded():
         check_arguments(args)
-        code = app(args=args, prog_name="workbench", standalone_mode=True)
+        try:
+            code = app(args=args, prog_name="workbench", standalone_mode=True)
+        except SystemExit as exc:
+            # typer ends a command that ctrl+c interrupted with exit 130 and nothing
+            # said; it is a cancellation, which the entry point answers (exit 4).
+            if isinstance(getattr(exc.__context__, "__cause__", None), KeyboardInterrupt):
+                raise KeyboardInterrupt from None
+            raise
     sys.exit(code or 0)

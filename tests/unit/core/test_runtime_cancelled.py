@@ -16,7 +16,6 @@ import json
 import os
 import socket
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
