@@ -170,9 +170,9 @@ def test_the_cli_resumes_in_the_sessions_folder_and_changes_its_model(project, e
 
 async def test_a_scheduled_runs_chat_keeps_the_cards_model_and_folder(home, elsewhere):
     async with Host.open(cwd=elsewhere, model="echo") as host:
-        row = host.add_schedule(title="Echo", instruction="hello there",
+        row = host.schedules.add_schedule(title="Echo", instruction="hello there",
                                 schedule={"kind": "interval", "everyMinutes": 5}, model="echo")
-        run = await host.run_schedule_now(row["id"])
+        run = await host.schedules.run_schedule_now(row["id"])
         assert run["status"] == "ok"
         session = host.session(run["session_id"])
         assert (session["model"], session["folder"]) == ("echo", str(elsewhere))

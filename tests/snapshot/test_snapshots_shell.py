@@ -77,7 +77,7 @@ async def ready(pilot) -> None:
     """The chat is drawn, the extensions are loaded and this app holds the scheduler."""
     app = pilot.app
     await no_cursor_blink(pilot)
-    await wait_until(pilot, lambda: (app.host.scheduler_holder() or {}).get("pid") == os.getpid())
+    await wait_until(pilot, lambda: (app.host.schedules.scheduler_holder() or {}).get("pid") == os.getpid())
     await app.workers.wait_for_complete()
 
 
@@ -98,11 +98,11 @@ def no_blink(screen) -> None:
 
 def schedules(host: Host) -> None:
     """Two schedules: one with runs that went well and badly, one never run."""
-    digest = host.add_schedule(title="Daily digest", instruction="Summarize what changed in "
+    digest = host.schedules.add_schedule(title="Daily digest", instruction="Summarize what changed in "
                                "~/notes since yesterday, in five bullet points.",
                                schedule={"kind": "weekly", "weekdays": [1, 3], "hour": 9,
                                          "minute": 0})
-    host.add_schedule(title="Water the plants", instruction="Remind me to water the plants.",
+    host.schedules.add_schedule(title="Water the plants", instruction="Remind me to water the plants.",
                       schedule={"kind": "interval", "everyMinutes": 90})
     for status, error in (("ok", None), ("failed", "timed out: the run took longer than 900 s"),
                           ("paused", "it needed read ~/notes, which its run card does not grant")):

@@ -108,7 +108,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         self.services = HostServices(store=store, config=config, databases=self.databases,
                                      memories=self.memories, provider=self._chat_provider,
                                      responder=lambda: self.responder)
-        self.services.on_scheduled = lambda prompt_id: self.freeze_card({"id": prompt_id})
+        self.services.on_scheduled = lambda prompt_id: self.schedules.freeze_card({"id": prompt_id})
         self.sandbox = SandboxRunner(
             services=self.services, cwd=cwd, deno_cache=home.cache_dir / "deno",
             limits=worker_limits(config), keep_warm=config.settings.sandbox.keep_warm)
@@ -782,63 +782,6 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
     def forget_workers(self, tool_name: str | None = None) -> None:
         """Drop the warm workers (of one tool, or all)."""
         self.sandbox.forget(tool_name)
-
-    # --- delegating to ``host.schedules`` while callers move to it -------------------
-
-    def schedule(self, schedule_id: int, *, runs: int = 20) -> dict[str, Any]:
-        return self.schedules.schedule(schedule_id, runs=runs)
-
-    def runs(self, schedule_id: int | None = None, *, limit: int | None = 50,
-             statuses: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-        return self.schedules.runs(schedule_id, limit=limit, statuses=statuses)
-
-    def run(self, run_id: int) -> dict[str, Any]:
-        return self.schedules.run(run_id)
-
-    def notifications(self, *, unread_only: bool = False, limit: int | None = 50) -> list[dict[str, Any]]:
-        return self.schedules.notifications(unread_only=unread_only, limit=limit)
-
-    def mark_notifications_read(self, ids: list[int] | None = None) -> int:
-        return self.schedules.mark_notifications_read(ids)
-
-    def scheduler_holder(self) -> dict[str, Any] | None:
-        return self.schedules.scheduler_holder()
-
-    def add_schedule(self, **fields: Any) -> dict[str, Any]:
-        return self.schedules.add_schedule(**fields)
-
-    def edit_schedule(self, schedule_id: int, **fields: Any) -> dict[str, Any]:
-        return self.schedules.edit_schedule(schedule_id, **fields)
-
-    def remove_schedule(self, schedule_id: int) -> bool:
-        return self.schedules.remove_schedule(schedule_id)
-
-    def pause_schedule(self, schedule_id: int) -> dict[str, Any]:
-        return self.schedules.pause_schedule(schedule_id)
-
-    def resume_schedule(self, schedule_id: int) -> dict[str, Any]:
-        return self.schedules.resume_schedule(schedule_id)
-
-    def card_grants(self, flags: list[str]) -> list[Any]:
-        return self.schedules.card_grants(flags)
-
-    def freeze_card(self, schedule: dict[str, Any]) -> dict[str, Any]:
-        return self.schedules.freeze_card(schedule)
-
-    async def run_schedule_now(self, schedule_id: int) -> dict[str, Any]:
-        return await self.schedules.run_schedule_now(schedule_id)
-
-    async def resume_run(self, run_id: int, *, approve: bool = False) -> dict[str, Any]:
-        return await self.schedules.resume_run(run_id, approve=approve)
-
-    def supervisor(self, *, refresh_extensions: bool = False) -> Any:
-        return self.schedules.supervisor(refresh_extensions=refresh_extensions)
-
-    @classmethod
-    async def execute_run(cls, run_id: int, *, env: dict[str, str] | None = None,
-                          out: Any = None) -> dict[str, Any]:
-        """``Schedules.execute_run`` in a host of this class (the child process of a run)."""
-        return await Schedules.execute_run(cls.open, run_id, env=env, out=out)
 
 
 def _busy_message(session_id: str, lease: dict[str, Any]) -> str:

@@ -106,7 +106,7 @@ class NotificationDrawer(ModalScreen[None]):
     def refresh_list(self) -> None:
         """Read the notifications again."""
         try:
-            rows = self.host.notifications(limit=LIMIT)
+            rows = self.host.schedules.notifications(limit=LIMIT)
         except WorkbenchError as exc:
             self.app.call_from_thread(self._summary, str(exc), "error")
             return
@@ -161,7 +161,7 @@ class NotificationDrawer(ModalScreen[None]):
     def mark_read(self, ids: list[int] | None) -> None:
         """Mark ``ids`` (every one when None) read, then list them again."""
         try:
-            self.host.mark_notifications_read(ids)
+            self.host.schedules.mark_notifications_read(ids)
         except WorkbenchError as exc:
             self.app.call_from_thread(self._summary, str(exc), "error")
             return
