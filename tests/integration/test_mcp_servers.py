@@ -276,11 +276,11 @@ async def test_a_server_is_switched_off_per_chat_and_a_tool_everywhere(home: Hom
     try:
         session = host.new_session()["id"]
         host.set_mcp_server_enabled(session, "time", False)
-        offered = {t.name for t in host.session_tools(session)}
+        offered = {t.name for t in host.switches.tools(session)}
         assert "mcp__everything__echo" in offered and not any(n.startswith("mcp__time__") for n in offered)
-        assert any(t.name == "mcp__time__convert_time" for t in host.session_tools(host.new_session()["id"]))
-        host.set_extension_enabled(session, "mcp:time", True)  # the same switch as an extension's
-        assert "mcp__time__convert_time" in {t.name for t in host.session_tools(session)}
+        assert any(t.name == "mcp__time__convert_time" for t in host.switches.tools(host.new_session()["id"]))
+        host.switches.set_extension(session, "mcp:time", True)  # the same switch as an extension's
+        assert "mcp__time__convert_time" in {t.name for t in host.switches.tools(session)}
 
         host.mcp_set_enabled("everything", False, tool="echo")
         assert "mcp__everything__echo" not in {t.name for t in host.registry.available()}
@@ -356,7 +356,7 @@ async def test_hooks_apply_to_an_mcp_tool_as_to_any_other(home: Home, workdir: P
         assert outcome.ok and outcome.result == {"iso": "hidden"}
         assert outcome.to_json()["hook_context"] == "[hook context]\nthe time was hidden"
         session = host.new_session()["id"]
-        host.set_extension_enabled(session, "guard", False)  # its hooks are off in that chat
+        host.switches.set_extension(session, "guard", False)  # its hooks are off in that chat
         plain = await host.call_tool("mcp__time__get_current_time", {"timezone": "UTC"},
                                      CallOptions(prompt=False, session_id=session,
                                                  without_hooks_of=frozenset({"guard"})))

@@ -40,7 +40,7 @@ async def test_an_mcp_tool_switched_off_in_one_chat_still_runs_in_another(workdi
     host = Host.open(cwd=workdir, model=f"scripted:{script}")
     try:
         off, on = host.new_session()["id"], host.new_session()["id"]
-        switched = host.set_tool_enabled(off, ECHO, False)
+        switched = host.switches.set_tool(off, ECHO, False)
         assert switched.qualified_name == f"mcp:everything.{ECHO}"
         assert ECHO not in {spec.name for spec in host.tool_specs(off)}
         assert "mcp__everything__get-sum" in {spec.name for spec in host.tool_specs(off)}
@@ -68,7 +68,7 @@ async def test_an_mcp_tool_switched_off_in_one_chat_still_runs_in_another(workdi
         assert sorted(calls) == sorted([(f"mcp:everything.{ECHO}", on, "ok")] * 2
                                        + [("workbench.tool_invoke", off, "error")])
 
-        host.set_tool_enabled(off, ECHO, True)
+        host.switches.set_tool(off, ECHO, True)
         again = await host.call_tool(ECHO, {"message": "z"}, CallOptions(session_id=off))
         assert again.ok and again.result["content"][0]["text"] == "Echo: z"
     finally:

@@ -177,14 +177,14 @@ async def test_built_in_first_then_the_first_extension_by_name(rivals, workdir):
         assert (await host.send_prompt("hi", builtin)).text == "You said: hi"
         # A chat that switched acme off: the name goes to the next provider, then to none.
         chat = host.new_session()["id"]
-        host.set_extension_enabled(chat, "acme", False)
+        host.switches.set_extension(chat, "acme", False)
         assert (await host.send_prompt("hi", chat)).text == "zed answers"
-        host.set_extension_enabled(chat, "zed", False)
+        host.switches.set_extension(chat, "zed", False)
         with pytest.raises(ModelError, match="belongs to the extension acme, which is switched off"):
             await host.send_prompt("hi", chat)
         pinned = host.new_session()["id"]
         host.set_session_model(pinned, "ext:zed/shared")
-        host.set_extension_enabled(pinned, "zed", False)
+        host.switches.set_extension(pinned, "zed", False)
         with pytest.raises(ModelError, match="ext:zed/shared belongs to the extension zed"):
             await host.send_prompt("hi", pinned)
 
@@ -251,7 +251,7 @@ async def test_memory_search_is_offered_when_a_memory_provider_answers_in_the_ch
     async with Host.open(cwd=workdir) as host:
         assert "memory_search" in [t.name for t in host.tool_specs(message="hi")]
         chat = host.new_session()["id"]
-        host.set_extension_enabled(chat, "house", False)
+        host.switches.set_extension(chat, "house", False)
         assert "memory_search" not in [t.name for t in host.tool_specs(chat, message="hi")]
 
 
@@ -267,14 +267,14 @@ async def test_web_search_asks_by_priority_and_follows_the_chats_switches(house,
             found = await host.call_tool("web_search", {"query": "rain"}, CallOptions(session_id=chat))
             return found.result["provider"]
 
-        host.set_extension_enabled(chat, "zed", False)
+        host.switches.set_extension(chat, "zed", False)
         # ``web`` is acme's, the first by name: house's is shadowed.
         assert await asked_in_chat() == "acme/web"
-        host.set_extension_enabled(chat, "acme", False)
+        host.switches.set_extension(chat, "acme", False)
         # With acme off in this chat, the name goes to the next extension.
         assert await asked_in_chat() == "house/web"
-        host.set_extension_enabled(chat, "house", False)
-        assert "web_search" not in [t.name for t in host.session_tools(chat)]
+        host.switches.set_extension(chat, "house", False)
+        assert "web_search" not in [t.name for t in host.switches.tools(chat)]
         none = await host.call_for_model(chat, "web_search", {"query": "rain"})
         assert none.error["kind"] == "unavailable"
         assert none.error["message"] == "no search provider is on in this chat"
@@ -282,7 +282,7 @@ async def test_web_search_asks_by_priority_and_follows_the_chats_switches(house,
 
 async def test_without_a_search_provider_there_is_no_web_search(home, workdir):
     async with Host.open(cwd=workdir) as host:
-        assert "web_search" not in [t.name for t in host.enabled_tools()]
+        assert "web_search" not in [t.name for t in host.switches.tools()]
         assert host.status_report().to_json()["provider_registration"]["total_registered"] == 0
 
 
@@ -334,13 +334,13 @@ async def test_a_provider_reaches_nothing_it_was_not_granted(house, workdir, tmp
         # The grant is the provider's: the house model, asked to do the same, still cannot.
         assert host.store.list_grants("model:house/house") == []
         # It is explained and revoked under the provider's key, like a tool's.
-        [row] = host.explain_grants("model:house/probe")
+        [row] = host.grants.explain("model:house/probe")
         assert (row["tool"], row["kind"], row["state"]) == ("model:house/probe", "read", "granted")
-        assert host.revoke_grants("model:house/probe", "read") == 1
-        assert host.explain_grants("model:house/probe")[0]["state"] != "granted"
+        assert host.grants.revoke("model:house/probe", "read") == 1
+        assert host.grants.explain("model:house/probe")[0]["state"] != "granted"
         assert (await probe(secret)).startswith("read refused")
         with pytest.raises(ToolError, match="no model provider 'nobody'"):
-            host.explain_grants("model:house/nobody")
+            host.grants.explain("model:house/nobody")
 
 
 async def test_a_providers_permission_is_asked_for_and_a_denial_ends_the_turn(rivals, workdir, tmp_path):

@@ -78,7 +78,7 @@ async def made_in(project: Path) -> str:
 async def test_resuming_a_session_uses_its_model_and_folder_not_the_hosts(project, elsewhere):
     session_id = await made_in(project)
     async with Host.open(cwd=elsewhere, model="echo") as host:
-        assert "here.where_am_i" not in [t.qualified_name for t in host.enabled_tools()]
+        assert "here.where_am_i" not in [t.qualified_name for t in host.switches.tools()]
         result = await host.send_prompt("where are you?", session_id)
         assert (result.status, result.text) == ("done", "second")
         assert host.cwd == project

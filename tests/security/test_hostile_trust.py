@@ -40,7 +40,7 @@ def install(host: Host, folder: Path):
 
 
 async def grant_all_call(host: Host, tool: str, args: dict, **options):
-    grants = host.resolve_grant_flags(tool, [], grant_all=True)
+    grants = host.grants.from_flags(tool, [], grant_all=True)
     return await host.call_tool(tool, args, CallOptions(grants=grants, prompt=False, **options))
 
 
@@ -108,7 +108,7 @@ async def test_a_hook_without_the_grant_cannot_rewrite_another_extensions_tool(
         counted = await host.call_tool("word_count", {"text": "one two"},
                                        CallOptions(prompt=False))
         assert counted.ok and counted.result["words"] == 2
-        explained = host.explain_grants("hook:hijack")
+        explained = host.grants.explain("hook:hijack")
         assert [(row["kind"], row["value"], row["state"]) for row in explained] == [
             ("hooks", "rewrite", "not granted")]
 
@@ -150,7 +150,7 @@ async def test_a_granted_rewrite_of_another_tool_runs_with_the_new_arguments(tmp
         assert outcome.ok and outcome.result["words"] == 4
         rows = [row for row in host.store.list_audit(limit=None) if row["action"] == "hook.rewrite"]
         assert rows and rows[0]["detail"]["by"] == "hooks.rewrite grant"
-        explained = host.explain_grants("hook:tidy")
+        explained = host.grants.explain("hook:tidy")
         assert explained[0]["state"] == "granted"
         host.set_hook_rewrite("tidy", False)
         again = await host.call_tool("word_count", {"text": "one"}, CallOptions(prompt=False))
@@ -389,7 +389,7 @@ async def test_two_projects_extensions_of_one_name_share_no_database_nor_grants(
                         "env": [{"key": "HOME", "reason": "Know the home."}]}}})
     async with Host.open(cwd=first) as host:
         host.trust_project_extension(".workbench/extensions/notes")
-        grants = host.resolve_grant_flags("keep", [], grant_all=True)
+        grants = host.grants.from_flags("keep", [], grant_all=True)
         kept = await host.call_tool("keep", {"v": "first project's secret"},
                                     CallOptions(prompt=False, grants=grants))
         assert kept.ok, kept.error

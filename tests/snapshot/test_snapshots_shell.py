@@ -121,7 +121,7 @@ class TestToolsMenu:
         app.host.install_extension(str(write_extension(
             workdir / "foo", tools=[tool("fetch_page", DEFAULT_PERMISSIONS), tool("count_words")])),
             yes)
-        read = next(r for r in app.host.explain_grants(f"{FOO}.fetch_page") if r["kind"] == "read")
+        read = next(r for r in app.host.grants.explain(f"{FOO}.fetch_page") if r["kind"] == "read")
         app.host.store.add_grant(f"{FOO}.fetch_page", "read", read["value"], "always")
 
         async def run_before(pilot) -> None:

@@ -497,5 +497,5 @@ class TestProjectAndHooks:
             await pilot.press("n")  # the default: no
             await settle(pilot, until, screen)
             await until(pilot, lambda: listed(screen).get(FOO) == "ok")
-            explained = app.host.explain_grants(f"hook:{FOO}")
+            explained = app.host.grants.explain(f"hook:{FOO}")
             assert explained[0]["state"] == "not granted"

@@ -102,7 +102,7 @@ async def test_a_chat_switches_a_server_off_in_its_tools_menu(make_app, until) -
         await pilot.press("space")
         await until(pilot, lambda: app.host.sessions() and app.host.status_report(
             app.host.sessions()[0]["id"]).session.switched_off == ("mcp:everything",))
-        session_tools = {t.extension for t in app.host.session_tools(app.host.sessions()[0]["id"])}
+        session_tools = {t.extension for t in app.host.switches.tools(app.host.sessions()[0]["id"])}
         assert "mcp:everything" not in session_tools
         # An untrusted server cannot be switched here: Space does nothing on it.
         menu.query_one(ListView).index = names.index("mcp:team")

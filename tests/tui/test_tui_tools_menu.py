@@ -55,7 +55,7 @@ async def test_switching_off_in_a_new_chat_starts_its_session_and_is_kept(make_a
         await settle(pilot)
         session_id = app.host.sessions()[0]["id"]
         assert app.host.status_report(session_id).session.switched_off == ("builtin",)
-        assert "builtin" not in {t.extension for t in app.host.session_tools(session_id)}
+        assert "builtin" not in {t.extension for t in app.host.switches.tools(session_id)}
         assert "This chat no longer uses builtin." in text_of(menu.query_one("#tools-message"))
         assert menu.query_one("#tools-dialog").border_subtitle == f"session {session_id[:8]}"
         # The chat continues in that session, and the menu opened again shows the switch off.
@@ -88,7 +88,7 @@ async def test_grants_are_shown_and_revoked(make_app, until, workdir) -> None:
     app = make_app([])
     app.host.install_extension(str(write_extension(
         workdir / "foo", tools=[tool("fetch_page", DEFAULT_PERMISSIONS), tool("count_words")])), yes)
-    read = next(row for row in app.host.explain_grants(f"{FOO}.fetch_page") if row["kind"] == "read")
+    read = next(row for row in app.host.grants.explain(f"{FOO}.fetch_page") if row["kind"] == "read")
     app.host.store.add_grant(f"{FOO}.fetch_page", "read", read["value"], "always")
     async with app.run_test(size=SIZE) as pilot:
         menu = await open_menu(pilot, until)
@@ -103,7 +103,7 @@ async def test_grants_are_shown_and_revoked(make_app, until, workdir) -> None:
         assert str(revoke.label) == "Revoke"
         revoke.focus()
         await pilot.press("enter")
-        await until(pilot, lambda: app.host.explain_grants(f"{FOO}.fetch_page")[0]["state"]
+        await until(pilot, lambda: app.host.grants.explain(f"{FOO}.fetch_page")[0]["state"]
                     == "not granted")
         await until(pilot, lambda: "read ~/Documents  asks when needed" in text_of(detail))
         await settle(pilot)
@@ -145,7 +145,7 @@ async def test_a_single_tool_is_switched_in_the_chat_and_wins_over_its_extension
         await pilot.press("space")
         await until(pilot, lambda: app.host.sessions())
         session_id = app.host.sessions()[0]["id"]
-        offered = lambda: {t.name for t in app.host.session_tools(session_id)  # noqa: E731
+        offered = lambda: {t.name for t in app.host.switches.tools(session_id)  # noqa: E731
                            if t.extension == FOO}
         await until(pilot, lambda: offered() == {"fetch_page"})
         detail = menu.query_one("#tools-detail")
@@ -178,4 +178,4 @@ async def test_a_new_tool_source_is_listed_and_switched_like_an_extension(make_a
                     and app.host.status_report(app.host.sessions()[0]["id"]).session.switched_off)
         session_id = app.host.sessions()[0]["id"]
         assert app.host.status_report(session_id).session.switched_off == ("greetings",)
-        assert "greet" not in {t.name for t in app.host.session_tools(session_id)}
+        assert "greet" not in {t.name for t in app.host.switches.tools(session_id)}

@@ -175,7 +175,7 @@ def _simple(action: str, schedule_id: int, as_json: bool) -> None:
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
-        row = getattr(host, f"{action}_schedule")(schedule_id)
+        row = getattr(host.schedules, f"{action}_schedule")(schedule_id)
     if as_json:
         _echo_json(row)
     else:

@@ -110,9 +110,9 @@ def session_tools(
 
     with reported(), Host.open() as host:
         session = host.session(session_id)
-        listing = host.session_switches(session["id"]) if every else None
-        tools = host.session_tools(session["id"])
-        switches = host.chat_switches(session["id"])
+        listing = host.switches.menu(session["id"]) if every else None
+        tools = host.switches.tools(session["id"])
+        switches = host.switches.of(session["id"])
     if listing is not None:
         _print_switches(listing, as_json)
         return
@@ -164,7 +164,7 @@ def _switch(session_id: str, extension: str, enabled: bool) -> None:
 
     with reported(), Host.open() as host:
         full = host.session(session_id)["id"]
-        host.set_extension_enabled(full, extension, enabled)
+        host.switches.set_extension(full, extension, enabled)
     state = "on" if enabled else "off"
     say(f"Switched {extension} {state} in session {full[:12]}")
 
@@ -192,7 +192,7 @@ def _switch_tool(session_id: str, tool: str, enabled: bool) -> None:
 
     with reported(), Host.open() as host:
         full = host.session(session_id)["id"]
-        chosen = host.set_tool_enabled(full, tool, enabled)
+        chosen = host.switches.set_tool(full, tool, enabled)
     state = "on" if enabled else "off"
     say(f"Switched {chosen.qualified_name} {state} in session {full[:12]}")
 

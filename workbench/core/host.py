@@ -29,14 +29,15 @@ from workbench.core.extension_ops import ExtensionOps
 from workbench.core.mcp_ops import McpOps
 from workbench.core.memory_ops import MemoryOps
 from workbench.core.provider_ops import ProviderOps
-from workbench.core.provider_registry import PROVIDER_TYPES
+from workbench.core.grants import Grants
+from workbench.core.provider_registry import ProviderRegistry
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
 from workbench.core.schedules import Schedules
-from workbench.errors import SessionBusyError, StoreError, ToolError, WorkbenchError
+from workbench.errors import SessionBusyError, StoreError, WorkbenchError
 from workbench.events import ExtensionStatusChanged, Notice, SessionStarted
 from workbench.permissions.broker import Broker
-from workbench.permissions.requirements import Requirement, TemplateRoots
+from workbench.permissions.requirements import TemplateRoots
 from workbench.config.locale import user_locale
 from workbench.core.call_log import CallLog
 from workbench.store import Store
@@ -46,11 +47,11 @@ from workbench.core.hook_runtime import HookRuntime
 from workbench.core.runner import Dispatcher, ExtensionFiles, SandboxRunner
 from workbench.hooks.dispatch import CONTEXT_LABEL
 from workbench.hooks.registry import HookRegistry
-from workbench.core.services import NET_REFUSED, HostServices
-from workbench.core.switches import SwitchOps, known_extensions
+from workbench.core.services import HostServices
+from workbench.core.switches import Switches
 from workbench.sandbox.policy import Limits
 from workbench.tools.disclosure import BRIDGE_TOOLS, disclose, is_on_demand
-from workbench.tools.registry import Tool, ToolRegistry
+from workbench.tools.registry import ToolRegistry
 from workbench.tools.source import ToolSources
 
 if TYPE_CHECKING:
@@ -80,11 +81,7 @@ def worker_limits(config: Config) -> Limits:
                   per_process_memory=config.settings.sandbox.per_process_memory)
 
 
-NET_REFUSALS_SHOWN = 10
-"""How many of a tool's latest network refusals ``explain_grants`` lists."""
-
-
-class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
+class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
     """Owns everything below the front-ends; see the module docstring.
 
     Build one with ``Host.open``; close it with ``close`` (or use it as a context
@@ -113,6 +110,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
             services=self.services, cwd=cwd, deno_cache=home.cache_dir / "deno",
             limits=worker_limits(config), keep_warm=config.settings.sandbox.keep_warm)
         self.hooks = HookRegistry()
+        self.provider_registry = ProviderRegistry()
+        """The providers the loaded extensions register (``core/provider_registry.py``)."""
         self.hook_runtime = HookRuntime(registry=self.hooks, runner=self.sandbox,
                                         budget_ms=config.settings.hooks.budget_ms, cwd=str(cwd))
         self.bus.subscribe(self.hook_runtime.on_event)
@@ -151,6 +150,16 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         assert isinstance(found, ExtensionSource)
         self.extension_source: ExtensionSource = found
         """The extensions' source: what the last load found (``loaded``, ``record``)."""
+        self.switches = Switches(store=store, registry=registry, providers=self.provider_registry,
+                                 gateway=self.gateway, sources=self.sources,
+                                 extensions=self.extension_source, session=self.session,
+                                 ensure_extensions=self.ensure_extensions)
+        """Each chat's extension and tool switches, the tools it is offered (``core/switches.py``)."""
+        self.grants = Grants(store=store, broker=self.broker, registry=registry,
+                             providers=self.provider_registry, hooks=self.hooks,
+                             gateway=self.gateway, sandbox=self.sandbox,
+                             ensure_extensions=self.ensure_extensions)
+        """The grants of tools, providers and hooks: explained, revoked (``core/grants.py``)."""
         self.schedules = Schedules(home=home, store=store, bus=self.bus, host=self)
         """Scheduled prompts, their cards and runs, the supervisor (``core/schedules.py``)."""
 
@@ -291,12 +300,12 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
             if found is None:
                 context = SessionContext(id=session_id, found=False)
             else:
-                switches = self.chat_switches(found["id"])
+                switches = self.switches.of(found["id"])
                 context = SessionContext(
                     id=found["id"], found=True, switched_off=tuple(sorted(switches.extensions_off)),
                     tools_off=tuple(sorted(f"{extension}.{name}" for (extension, name), on
                                            in switches.tools.items() if not on)),
-                    tools=tuple(self._enabled(found["id"], on_demand=True)))
+                    tools=tuple(self.switches.tools(found["id"], on_demand=True)))
         return build_status_report(loaded=self.loaded_extensions, registry=self.registry,
                                    shipped=self.memories.shipped.values(),
                                    record=self._load_record, notices=self.extension_notices,
@@ -407,7 +416,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         session_id = self.session(session_id)["id"] if session_id else None
         if message is None:
             message = self.store.last_user_message(session_id) if session_id else ""
-        every = self._enabled(session_id, on_demand=True)
+        every = self.switches.tools(session_id, on_demand=True)
         on_demand = {t.name: t for t in every if is_on_demand(t)}
         bridge = [on_demand[name] for name in BRIDGE_TOOLS if name in on_demand]
         plan = disclose([t for t in every if not is_on_demand(t)], message or "",
@@ -418,50 +427,6 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         if self.has_memories(session_id, "skill"):
             offered += [on_demand.get("skill_load"), on_demand.get("skill_file")]
         return [ToolSpec(t.name, t.description, t.parameters) for t in offered if t is not None]
-
-    def enabled_tools(self, session_id: str | None = None) -> list[Tool]:
-        """The tools enabled in ``session_id`` (every available tool without one),
-        without the host tools offered only when a turn needs them."""
-        return self._enabled(session_id)
-
-    def _enabled(self, session_id: str | None, *, on_demand: bool = False) -> list[Tool]:
-        switches = self.chat_switches(self.session(session_id)["id"] if session_id else None)
-        self.ensure_extensions()
-        exclude, skip = switches.exclusions(self.registry)
-        off = switches.extensions_off
-        tools = [t for t in self.registry.available(exclude=exclude, skip=skip)
-                 if self.provider_tool_on(t, off)]
-        return tools if on_demand else [t for t in tools if not is_on_demand(t)]
-
-    # --- per-chat extension switches ----------------------------------------
-
-    def session_tools(self, session_id: str) -> list[Tool]:
-        """The tools a session has enabled: the available tools without those of the
-        extensions it switched off (a name one of them won goes to the next tool by
-        precedence), and without the host tools offered only when a turn needs them
-        (``tool_specs`` says what one model step is offered).
-
-        Raises:
-            WorkbenchError: No such session.
-        """
-        return self._enabled(session_id)
-
-    def set_extension_enabled(self, session_id: str, extension: str, enabled: bool) -> None:
-        """Switch an extension off or on in one chat (its Tools menu).
-
-        Raises:
-            WorkbenchError: No such session, or no extension of that name is known here.
-        """
-        session = self.session(session_id)
-        self.ensure_extensions()
-        installed = self._load_record.installed if self._load_record else []
-        known = known_extensions(self.registry, self.loaded_extensions, installed)
-        if extension not in known | {row.name for _, row in self.sources.status_rows()}:
-            raise WorkbenchError(f"no extension named {extension!r}; `workbench ext status` "
-                                 f"lists them")
-        self.store.set_session_extension(session["id"], extension, enabled)
-        self.store.audit("person", f"session.extension.{'enable' if enabled else 'disable'}",
-                         extension, {"session_id": session["id"]})
 
     # --- sessions ----------------------------------------------------------
 
@@ -604,11 +569,11 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
                              message_id: int | None = None) -> ToolOutcome:
         """Make a call the model asked for — directly or through ``tool_invoke`` — in the
         chat ``session_id`` with the caller ``model``, as the chat sees its tools
-        (``call_in_chat``: a tool it switched off is refused). ``call_id`` is ours; the
+        (``Switches.call``: a tool it switched off is refused). ``call_id`` is ours; the
         model's id and its message are kept in the record as data."""
         options = CallOptions(caller="model", session_id=session_id, user_message=user_message,
                               model_call_id=model_call_id, message_id=message_id)
-        return await self.call_in_chat(name, arguments, options, call_id=call_id)
+        return await self.switches.call(name, arguments, options, call_id=call_id)
 
     def _parallel_safe(self, name: str) -> bool:
         try:
@@ -652,123 +617,11 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
             finally:
                 self.mcp_needed = None
         if options.session_id is not None:
-            return await self.call_in_chat(name, arguments, options)
+            return await self.switches.call(name, arguments, options)
         outcome = await self.gateway.call(name, arguments, options)
         return self._mcp_explained(name, outcome)
 
-    def resolve_grant_flags(self, name: str, flags: list[str], grant_all: bool = False) -> tuple[tuple[str, str], ...]:
-        """Turn ``--grant KIND[:VALUE]`` flags into per-call grants for tool ``name``.
-
-        A value may use the manifest's templates (``$home/notes``); ``KIND`` alone
-        grants every entry of that kind the tool declares.
-
-        Raises:
-            WorkbenchError: (usage) a flag names a kind the tool does not declare.
-        """
-        from workbench.errors import ExitCode
-        from workbench.permissions.requirements import expand_path
-
-        self.ensure_extensions()
-        tool = self.registry.resolve(name)
-        declared = self.gateway.requirements(tool)
-        if grant_all:
-            return tuple((r.kind, r.value) for r in declared)
-        pairs = []
-        for flag in flags:
-            kind, sep, value = flag.partition(":")
-            matching = [r for r in declared if r.kind == kind]
-            if not matching:
-                kinds = ", ".join(sorted({r.kind for r in declared})) or "none"
-                raise WorkbenchError(f"--grant {flag}: {tool.qualified_name} declares no {kind!r} "
-                                     f"permission (it declares: {kinds})", exit_code=ExitCode.USAGE)
-            if not sep:
-                pairs.extend((r.kind, r.value) for r in matching)
-                continue
-            if kind in ("read", "write"):
-                value = expand_path(value, roots=self.gateway.roots, extension_dir=tool.folder)
-            pairs.append((kind, value))
-        return tuple(pairs)
-
-    def _grant_holder(self, name: str) -> tuple[str, list[Requirement]]:
-        """What holds grants under ``name``: a tool (its name), or an extension's provider
-        (``TYPE:EXTENSION/NAME``, as its grants are kept); its key and requirements.
-
-        Raises:
-            ToolError: No such tool or provider.
-        """
-        self.ensure_extensions()
-        if name.startswith("hook:"):
-            return self._hook_holder(name.removeprefix("hook:"))
-        kind, colon, rest = name.partition(":")
-        extension, slash, provider_name = rest.partition("/")
-        if colon and slash and kind in PROVIDER_TYPES:
-            provider = self.providers.get(kind, extension, provider_name)
-            if provider is None:
-                raise ToolError("unknown_tool", f"no {kind} provider {provider_name!r} in "
-                                f"extension {extension!r}; `workbench ext status` lists them")
-            return provider.key, self.provider_runtime.requirements(provider)
-        tool = self.registry.resolve(name)
-        return tool.grant_key, self.gateway.requirements(tool)
-
-    def _hook_holder(self, extension: str) -> tuple[str, list[Requirement]]:
-        """The ``hooks.rewrite`` grant of an extension with an ``on_tool_call`` hook,
-        named by its name or its identity (``hook:NAME``)."""
-        from workbench.core.gateway import REWRITE_GRANT
-        from workbench.hooks.registry import rewrite_key
-
-        found = [hook for hook in self.hooks.for_event("on_tool_call")
-                 if extension in (hook.extension, hook.identity)]
-        if not found:
-            raise ToolError("unknown_tool", f"no loaded extension {extension!r} has an "
-                            "on_tool_call hook; `workbench ext status` lists the hooks")
-        return rewrite_key(found[0].identity), [REWRITE_GRANT]
-
-    def explain_grants(self, name: str) -> list[dict[str, Any]]:
-        """For each permission ``name`` (a tool, or a provider as ``TYPE:EXTENSION/NAME``)
-        declares: its state (``Broker.explain``), by which grant, when; then the latest
-        requests the network proxy refused it (state ``refused``: ``value`` the target
-        ``host:port``, ``reason`` the rule that refused it, ``at`` when), among the
-        audit log's recent entries (``Store.recent_audit``)."""
-        key, requirements = self._grant_holder(name)
-        rows = [{**row, "tool": key} for row in self.broker.explain(key, requirements)]
-        refusals = self.store.recent_audit(NET_REFUSED, self._runs_as(key), NET_REFUSALS_SHOWN)
-        for entry in reversed(refusals):
-            detail = entry["detail"] if isinstance(entry["detail"], dict) else {}
-            rows.append({"kind": "net", "value": str(detail.get("target", "")),
-                         "reason": str(detail.get("reason", "")), "optional": False,
-                         "key": f"net:{detail.get('target', '')}", "state": "refused",
-                         "grant": None, "at": entry["at"], "status": detail.get("status"),
-                         "session_id": detail.get("session_id"), "tool": key})
-        return rows
-
-    def _runs_as(self, key: str) -> str:
-        """The tool name a grant holder's calls run under in the sandbox: a provider
-        (``TYPE:EXTENSION/NAME``) runs as a tool of its extension (``provider_runtime``)."""
-        from workbench.core.provider_runtime import _as_tool
-
-        kind, colon, rest = key.partition(":")
-        extension, _, provider_name = rest.partition("/")
-        provider = self.providers.get(kind, extension, provider_name) if colon else None
-        return _as_tool(provider).qualified_name if provider is not None else key
-
-    def revoke_grants(self, name: str, kind: str | None = None, value: str | None = None) -> int:
-        """Remove the grants of a tool or a provider (``TYPE:EXTENSION/NAME``): all, of one
-        kind, or one value; returns how many."""
-        key, _ = self._grant_holder(name)
-        removed = self.store.revoke_grants(key, kind, value)
-        self.broker.forget(key, kind, value)
-        self.sandbox.forget(key)
-        self.store.audit("person", "grant.revoke", key,
-                         {"kind": kind, "value": value, "removed": removed})
-        return removed
-
     # --- what the schedules ask of the host (``ScheduleHost``) ----------------------
-
-    def switchable_extensions(self) -> set[str]:
-        """Every extension name a chat may switch (``known_extensions``), once loaded."""
-        self.ensure_extensions()
-        installed = self._load_record.installed if self._load_record else []
-        return known_extensions(self.registry, self.loaded_extensions, installed)
 
     def resolve_tool_name(self, name: str) -> str:
         """The ``EXTENSION.TOOL`` a tool name means here (extensions loaded first).

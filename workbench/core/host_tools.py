@@ -183,7 +183,7 @@ def _chat(host: Host, ctx: Any) -> str | None:
 def _tool_search(host: Host):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
         limit = int(arguments.get("limit", 5))
-        found = index_for(host.enabled_tools(_chat(host, ctx))).search(arguments["query"])
+        found = index_for(host.switches.tools(_chat(host, ctx))).search(arguments["query"])
         matches = [{"name": tool.name, "extension": tool.extension, "description": tool.description,
                     "parameters": tool.parameters} for tool, _score in found[:limit]]
         answer: dict[str, Any] = {"query": arguments["query"], "matches": matches,

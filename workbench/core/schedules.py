@@ -44,6 +44,8 @@ from workbench.supervisor.supervisor import Supervisor, SupervisorSettings
 
 if TYPE_CHECKING:
     from workbench.agent.loop import TurnResult
+    from workbench.core.grants import Grants
+    from workbench.core.switches import Switches
     from workbench.config.files import Config
     from workbench.config.home import Home
     from workbench.core.bus import EventBus
@@ -75,18 +77,15 @@ class ScheduleHost(Protocol):
     model: str
     cwd: Path
     config: Config
+    grants: Grants
+    switches: Switches
 
     def ensure_extensions(self) -> None: ...
 
     @property
     def loaded_extensions(self) -> list[dict]: ...
 
-    def switchable_extensions(self) -> set[str]: ...
-
     def resolve_tool_name(self, name: str) -> str: ...
-
-    def resolve_grant_flags(self, name: str, flags: list[str],
-                            grant_all: bool = False) -> tuple[tuple[str, str], ...]: ...
 
     def reload_extensions(self) -> None: ...
 
@@ -277,7 +276,7 @@ class Schedules:
                                      exit_code=ExitCode.USAGE)
             name = self.host.resolve_tool_name(tool)
             found += [CardGrant(name, kind, value)
-                      for kind, value in self.host.resolve_grant_flags(name, [rest])]
+                      for kind, value in self.host.grants.from_flags(name, [rest])]
         return found
 
     def freeze_card(self, schedule: dict[str, Any]) -> dict[str, Any]:
@@ -392,7 +391,7 @@ class Schedules:
             self.store.set_run_session(run["id"], session_id)
         await asyncio.to_thread(host.ensure_extensions)
         apply_card(self.store, session_id, card, always_on=HOST_EXTENSION,
-                   known=host.switchable_extensions())
+                   known=host.switches.known_extensions())
         # The run's chat keeps the card's model and folder, even one resumed after an edit.
         self.store.set_session_model(session_id, card.model)
         self.store.set_session_folder(session_id, str(host.cwd))

@@ -109,7 +109,7 @@ async def test_with_300_tools_the_model_finds_and_calls_the_right_one(big, workd
             "name": last_result(messages)["result"]["matches"][0]["name"],
             "arguments": {"amount": 100, "from": "USD", "to": "EUR"}}))
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        enabled = host.enabled_tools()
+        enabled = host.switches.tools()
         assert len(enabled) > 300
         assert sum(schema_tokens(t) for t in enabled) > int(host.config.get("tools.schema_token_budget"))
         seen = []
@@ -142,7 +142,7 @@ async def test_the_relevant_tools_are_offered_directly(big, workdir):
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         await host.send_prompt("How much is 100 dollars in euros?")
         offered = model.offered[0]
-        always = [t.name for t in host.enabled_tools() if t.always_available]
+        always = [t.name for t in host.switches.tools() if t.always_available]
         assert always and offered[:len(always)] == always  # unranked, offered first
         assert offered[len(always)] == "convert_currency"
         assert offered[-2:] == ["tool_search", "tool_invoke"]
@@ -154,7 +154,7 @@ async def test_under_the_budget_every_tool_is_offered_and_no_bridge(big, workdir
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         await host.send_prompt("How much is 100 dollars in euros?")
         assert model.offered[0][0] == "convert_currency"
-        assert len(model.offered[0]) == len(host.enabled_tools())
+        assert len(model.offered[0]) == len(host.switches.tools())
         assert "tool_search" not in model.offered[0] and "tool_invoke" not in model.offered[0]
         assert not host.status_report().disclosure_active
 
@@ -203,7 +203,7 @@ async def test_tool_invoke_keeps_the_chats_switches_and_validation(big, workdir)
         lambda messages, tools: ("tool_invoke", {"name": "tool_invoke", "arguments": {}}))
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         session = host.new_session()["id"]
-        host.set_extension_enabled(session, "big", False)
+        host.switches.set_extension(session, "big", False)
         await host.send_prompt("convert", session_id=session)
         switched_off, invalid, recursive = tool_rows(host, session)
         assert switched_off["error"]["kind"] == "not_found"
@@ -244,9 +244,9 @@ async def test_the_status_report_shows_disclosure_tokens_per_extension_and_the_b
         assert sum(data["by_extension"].values()) == data["estimated_schema_tokens"]
         assert data["by_source"] == {"extension": data["by_extension"]["big"],
                                      "builtin": data["estimated_schema_tokens"] - data["by_extension"]["big"]}
-        always = sum(1 for t in host.enabled_tools() if t.always_available)
+        always = sum(1 for t in host.switches.tools() if t.always_available)
         assert data["exposed"] == always + 2  # and the two bridge tools
-        assert data["ranked_per_message"] == len(host.enabled_tools()) - always
+        assert data["ranked_per_message"] == len(host.switches.tools()) - always
         assert set(data["on_demand_tools"]) == {"tool_search", "tool_invoke", "memory_search",
                                                 "skill_load", "skill_file"}
         markdown = report.to_markdown()

@@ -138,7 +138,7 @@ async def test_a_chat_that_switched_an_extension_off_does_not_get_its_memories(s
     model = Recorder()
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         session = host.new_session()["id"]
-        host.set_extension_enabled(session, "house-style", False)
+        host.switches.set_extension(session, "house-style", False)
         await host.send_prompt("hello", session_id=session)
         assert model.seen[0][0].role == "user"  # nothing left to hand over
         assert not {"memory_search", "skill_load"} & set(model.offered[0])

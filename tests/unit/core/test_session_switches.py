@@ -100,17 +100,17 @@ def test_leaving_an_extension_out_gives_its_names_to_the_next_tool():
 def test_a_chat_offers_the_tools_of_the_extensions_it_keeps_on(installed, workdir):
     with Host.open(cwd=workdir) as host:
         session = host.new_session()["id"]
-        everything = {t.qualified_name for t in host.session_tools(session)}
+        everything = {t.qualified_name for t in host.switches.tools(session)}
         assert {"ext-a.shared_tool", "ext-a.only_a", "workbench.extensions_status"} <= everything
-        host.set_extension_enabled(session[:8], "ext-a", False)
-        offered = {t.qualified_name for t in host.session_tools(session)}
+        host.switches.set_extension(session[:8], "ext-a", False)
+        offered = {t.qualified_name for t in host.switches.tools(session)}
         assert offered == everything - {"ext-a.shared_tool", "ext-a.only_a"} | {"ext-b.shared_tool"}
-        assert [s.name for s in host.tool_specs(session)] == sorted(t.name for t in host.session_tools(session))
+        assert [s.name for s in host.tool_specs(session)] == sorted(t.name for t in host.switches.tools(session))
         assert "only_a" in [s.name for s in host.tool_specs()]  # other chats are untouched
         other = host.new_session()["id"]
-        assert {t.qualified_name for t in host.session_tools(other)} == everything
-        host.set_extension_enabled(session, "ext-a", True)
-        assert {t.qualified_name for t in host.session_tools(session)} == everything
+        assert {t.qualified_name for t in host.switches.tools(other)} == everything
+        host.switches.set_extension(session, "ext-a", True)
+        assert {t.qualified_name for t in host.switches.tools(session)} == everything
         audit = host.store._all("SELECT action, subject FROM audit_log WHERE action LIKE 'session.%'")
         assert [(r["action"], r["subject"]) for r in audit] == [
             ("session.extension.disable", "ext-a"), ("session.extension.enable", "ext-a")]
@@ -120,13 +120,13 @@ def test_switching_needs_a_known_session_and_extension(installed, workdir):
     with Host.open(cwd=workdir) as host:
         session = host.new_session()["id"]
         with pytest.raises(WorkbenchError, match="no extension named 'nope'"):
-            host.set_extension_enabled(session, "nope", False)
+            host.switches.set_extension(session, "nope", False)
         with pytest.raises(WorkbenchError, match="no session 'missing'"):
-            host.set_extension_enabled("missing", "ext-a", False)
+            host.switches.set_extension("missing", "ext-a", False)
         with pytest.raises(WorkbenchError, match="no session"):
-            host.session_tools("missing")
-        host.set_extension_enabled(session, "workbench", False)  # the host's own tools too
-        assert "extensions_status" not in [t.name for t in host.session_tools(session)]
+            host.switches.tools("missing")
+        host.switches.set_extension(session, "workbench", False)  # the host's own tools too
+        assert "extensions_status" not in [t.name for t in host.switches.tools(session)]
 
 
 class Recording:
@@ -151,7 +151,7 @@ async def test_a_turn_is_offered_the_chat_tools_and_refused_switched_off_ones(in
     model = Recording([("c1", "only_a"), ("c2", "ext-a.shared_tool")])
     with Host.open(cwd=workdir, model="echo", provider=model) as host:
         session = host.new_session()["id"]
-        host.set_extension_enabled(session, "ext-a", False)
+        host.switches.set_extension(session, "ext-a", False)
         seen = []
         host.bus.subscribe(seen.append)
         result = await host.send_prompt("go", session_id=session)
@@ -177,7 +177,7 @@ async def test_a_name_whose_winner_is_switched_off_runs_the_next_tool(installed,
     model = Recording([("c1", "shared_tool")])
     with Host.open(cwd=workdir, model="echo", provider=model) as host:
         session = host.new_session()["id"]
-        host.set_extension_enabled(session, "ext-a", False)
+        host.switches.set_extension(session, "ext-a", False)
         seen = []
         host.bus.subscribe(seen.append)
         await host.send_prompt("go", session_id=session)

@@ -359,7 +359,7 @@ async def test_reload_is_refused_while_a_turn_is_streaming(project, tmp_path):
 async def test_the_report_of_a_chat_marks_what_it_switched_off(project):
     with Host.open(cwd=project) as host:
         session = host.new_session()["id"]
-        host.set_extension_enabled(session, "ext-b", False)
+        host.switches.set_extension(session, "ext-b", False)
         outcome = await host.call_tool("extensions_status", {}, CallOptions(session_id=session))
         assert outcome.result["title"] == "4 loaded, 3 errors, 1 conflicts"
         assert "- **ext-b** v2.0.0 (tools) — switched off in this chat" in outcome.result["markdown"]
@@ -373,8 +373,8 @@ async def test_the_report_of_a_chat_counts_its_single_tool_switches(project):
     with Host.open(cwd=project) as host:
         session = host.new_session()["id"]
         whole = host.status_report(session)
-        tool = next(t for t in host.enabled_tools(session) if t.source == "extension")
-        host.set_tool_enabled(session, tool.name, False)
+        tool = next(t for t in host.switches.tools(session) if t.source == "extension")
+        host.switches.set_tool(session, tool.name, False)
         report = host.status_report(session)
         assert report.session.tools_off == (tool.qualified_name,)
         assert f"- **Tools switched off in this chat:** {tool.qualified_name}" in report.to_markdown()

@@ -128,20 +128,20 @@ def test_a_chat_with_nothing_switched_routes_every_name_as_it_is(registry):
 def test_one_tool_is_switched_off_in_one_chat_only(installed, workdir):
     with Host.open(cwd=workdir) as host:
         chat, other = host.new_session()["id"], host.new_session()["id"]
-        everything = {t.qualified_name for t in host.session_tools(chat)}
-        switched = host.set_tool_enabled(chat[:8], "only_a", False)
+        everything = {t.qualified_name for t in host.switches.tools(chat)}
+        switched = host.switches.set_tool(chat[:8], "only_a", False)
         assert switched.qualified_name == "ext-a.only_a"
-        assert {t.qualified_name for t in host.session_tools(chat)} == everything - {"ext-a.only_a"}
+        assert {t.qualified_name for t in host.switches.tools(chat)} == everything - {"ext-a.only_a"}
         assert "only_a" not in [s.name for s in host.tool_specs(chat)]
-        assert {t.qualified_name for t in host.session_tools(other)} == everything
+        assert {t.qualified_name for t in host.switches.tools(other)} == everything
         assert "only_a" in [s.name for s in host.tool_specs(other)]
         assert "only_a" in [s.name for s in host.tool_specs()]
 
-        host.set_tool_enabled(chat, "shared_tool", False)  # the winner: the next tool takes the name
-        offered = {t.qualified_name for t in host.session_tools(chat)}
+        host.switches.set_tool(chat, "shared_tool", False)  # the winner: the next tool takes the name
+        offered = {t.qualified_name for t in host.switches.tools(chat)}
         assert "ext-b.shared_tool" in offered and "ext-a.shared_tool" not in offered
-        host.set_tool_enabled(chat, "shared_tool", True)  # the one switched off, back on
-        assert "ext-a.shared_tool" in {t.qualified_name for t in host.session_tools(chat)}
+        host.switches.set_tool(chat, "shared_tool", True)  # the one switched off, back on
+        assert "ext-a.shared_tool" in {t.qualified_name for t in host.switches.tools(chat)}
         audit = host.store._all("SELECT action, subject, detail FROM audit_log "
                                 "WHERE action LIKE 'session.tool.%' ORDER BY id")
         assert [(r["action"], r["subject"], json.loads(r["detail"])) for r in audit] == [
@@ -153,21 +153,21 @@ def test_one_tool_is_switched_off_in_one_chat_only(installed, workdir):
 def test_one_tool_stays_on_in_a_chat_that_switched_its_extension_off(installed, workdir):
     with Host.open(cwd=workdir) as host:
         chat = host.new_session()["id"]
-        host.set_extension_enabled(chat, "ext-a", False)
-        host.set_tool_enabled(chat, "ext-a.other_a", True)
-        offered = {t.qualified_name for t in host.session_tools(chat)}
+        host.switches.set_extension(chat, "ext-a", False)
+        host.switches.set_tool(chat, "ext-a.other_a", True)
+        offered = {t.qualified_name for t in host.switches.tools(chat)}
         assert "ext-a.other_a" in offered
         assert not {"ext-a.only_a", "ext-a.shared_tool"} & offered
-        host.set_extension_enabled(chat, "ext-a", False)  # the extension's switch again: it follows
-        assert "ext-a.other_a" not in {t.qualified_name for t in host.session_tools(chat)}
+        host.switches.set_extension(chat, "ext-a", False)  # the extension's switch again: it follows
+        assert "ext-a.other_a" not in {t.qualified_name for t in host.switches.tools(chat)}
 
 
 def test_the_switches_of_a_chat_are_listed_for_a_tools_menu(installed, workdir):
     with Host.open(cwd=workdir) as host:
         chat = host.new_session()["id"]
-        host.set_extension_enabled(chat, "ext-a", False)
-        host.set_tool_enabled(chat, "only_a", True)
-        listing = host.session_switches(chat[:8])
+        host.switches.set_extension(chat, "ext-a", False)
+        host.switches.set_tool(chat, "only_a", True)
+        listing = host.switches.menu(chat[:8])
         assert listing["session"] == chat
         extensions = {e["name"]: (e["on"], e["own"]) for e in listing["extensions"]}
         assert extensions["ext-a"] == (False, True) and extensions["ext-b"] == (True, False)
@@ -177,8 +177,8 @@ def test_the_switches_of_a_chat_are_listed_for_a_tools_menu(installed, workdir):
         assert tools["ext-b.shared_tool"] == (True, False, True)
         assert tools["workbench.extensions_status"] == (True, False, True)
         assert "workbench.tool_search" not in tools
-        host.set_extension_enabled(chat, "ext-a", True)
-        tools = {t["qualified_name"]: (t["on"], t["offered"]) for t in host.session_switches(chat)["tools"]}
+        host.switches.set_extension(chat, "ext-a", True)
+        tools = {t["qualified_name"]: (t["on"], t["offered"]) for t in host.switches.menu(chat)["tools"]}
         assert tools["ext-b.shared_tool"] == (True, False)  # on, but ext-a's wins its name
 
 
@@ -186,25 +186,25 @@ def test_switching_needs_a_known_session_and_a_tool_a_chat_can_switch(installed,
     with Host.open(cwd=workdir) as host:
         chat = host.new_session()["id"]
         with pytest.raises(WorkbenchError, match="no tool named 'nope' here"):
-            host.set_tool_enabled(chat, "nope", False)
+            host.switches.set_tool(chat, "nope", False)
         with pytest.raises(WorkbenchError, match="no session 'missing'"):
-            host.set_tool_enabled("missing", "only_a", False)
+            host.switches.set_tool("missing", "only_a", False)
         with pytest.raises(WorkbenchError, match="tool_invoke is offered only when a turn needs it"):
-            host.set_tool_enabled(chat, "tool_invoke", False)
+            host.switches.set_tool(chat, "tool_invoke", False)
         assert host.store.session_switches(chat) == ({}, {})
 
 
 async def test_a_direct_call_in_a_chat_is_refused_when_the_chat_switched_the_tool_off(installed, workdir):
     async with Host.open(cwd=workdir) as host:
         chat = host.new_session()["id"]
-        host.set_tool_enabled(chat, "only_a", False)
+        host.switches.set_tool(chat, "only_a", False)
         refused = await host.call_tool("only_a", {}, CallOptions(session_id=chat))
         assert refused.error == {"kind": "not_found",
                                  "message": "'only_a' is switched off in this chat"}
         elsewhere = await host.call_tool("only_a", {}, CallOptions(session_id=host.new_session()["id"]))
         assert elsewhere.ok and elsewhere.result == {"from": "ext-a", "tool": "only_a"}
         assert (await host.call_tool("only_a", {})).ok  # no chat: no chat's switches
-        host.set_tool_enabled(chat, "shared_tool", False)
+        host.switches.set_tool(chat, "shared_tool", False)
         routed = await host.call_tool("shared_tool", {}, CallOptions(session_id=chat))
         assert routed.result == {"from": "ext-b", "tool": "shared_tool"}
         audit = [r["action"] for r in host.store.list_audit(limit=None)]
@@ -234,7 +234,7 @@ async def test_a_turn_is_refused_the_tool_its_chat_switched_off_also_through_too
         ToolCall("c4", "other_a", {})])
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         chat = host.new_session()["id"]
-        host.set_tool_enabled(chat, "only_a", False)
+        host.switches.set_tool(chat, "only_a", False)
         seen = []
         host.bus.subscribe(seen.append)
         await host.send_prompt("go", session_id=chat)

@@ -2,12 +2,12 @@
 tool may do.
 
 On the left, one switch per extension (MCP servers are the extensions ``mcp:NAME``):
-switching one off here is ``Host.set_extension_enabled`` for this chat only, and a
+switching one off here is ``host.switches.set_extension`` for this chat only, and a
 chat that has no session yet gets one from the core first, so the switch is kept. On
 the right, the tools of the extension under the cursor, each with its own switch in
-this chat (``Host.set_tool_enabled``; it wins over its extension's, as
-``Host.session_switches`` reports), each permission it declares, whether it is granted
-(``Host.explain_grants``), and a button that revokes the grant (``Host.revoke_grants``):
+this chat (``host.switches.set_tool``; it wins over its extension's, as
+``host.switches.menu`` reports), each permission it declares, whether it is granted
+(``host.grants.explain``), and a button that revokes the grant (``host.grants.revoke``):
 the tool asks again next time. Everything is read and changed in worker threads.
 """
 
@@ -64,7 +64,7 @@ class SwitchRow:
 @dataclass(frozen=True)
 class ToolGrants:
     """One tool: its switch in the chat, and each permission it declares with its grant
-    (``explain_grants``).
+    (``host.grants.explain``).
 
     Attributes:
         on: Whether the chat has it on (its own switch, else its extension's).
@@ -99,14 +99,14 @@ def tool_grants(host: Host, extension: str, session_id: str | None) -> list[Tool
     host.ensure_extensions()
     states = {}
     if session_id is not None:
-        states = {row["qualified_name"]: row for row in host.session_switches(session_id)["tools"]}
+        states = {row["qualified_name"]: row for row in host.switches.menu(session_id)["tools"]}
     found = []
     for tool in sorted(host.registry.all_tools(), key=lambda t: t.name):
         if tool.extension != extension or is_on_demand(tool):
             continue
         state = states.get(tool.qualified_name, {})
         found.append(ToolGrants(tool.name, tool.qualified_name, tool.description,
-                                tuple(host.explain_grants(tool.qualified_name)),
+                                tuple(host.grants.explain(tool.qualified_name)),
                                 on=state.get("on", True), offered=state.get("offered", True)))
     return found
 
@@ -117,7 +117,7 @@ def grant_text(row: dict[str, Any]) -> Content:
     if row.get("optional"):
         what = Content.assemble(what, (" (optional)", "$text-muted"))
     grant = row.get("grant")
-    if row["state"] == "refused":  # a request the network proxy refused (``explain_grants``)
+    if row["state"] == "refused":  # a request the network proxy refused (``host.grants.explain``)
         return Content.assemble(("• ", "$text-error"), what, "  ", Content.styled(
             f"refused by the proxy {when(row['at'])}: {row['reason']}", "$text-error"))
     if row["state"] == "denied":
@@ -352,7 +352,7 @@ class ToolsMenuScreen(ModalScreen[None]):
         when it has none."""
         host = self.host
         try:
-            host.set_extension_enabled(self._session(), row.name, on_)
+            host.switches.set_extension(self._session(), row.name, on_)
         except WorkbenchError as exc:
             self.app.call_from_thread(self._refused, row.name, exc)
             return
@@ -363,7 +363,7 @@ class ToolsMenuScreen(ModalScreen[None]):
     def switch_tool(self, tool: ToolGrants, on_: bool) -> None:
         """Switch one tool on or off in this chat, whatever its extension's switch."""
         try:
-            self.host.set_tool_enabled(self._session(), tool.qualified, on_)
+            self.host.switches.set_tool(self._session(), tool.qualified, on_)
         except WorkbenchError as exc:
             self.app.call_from_thread(self._refused, None, exc)
             return
@@ -402,7 +402,7 @@ class ToolsMenuScreen(ModalScreen[None]):
     def revoke(self, tool: str, kind: str, value: str) -> None:
         """Revoke ``tool``'s grants of ``kind`` ``value``: it asks again next time."""
         try:
-            self.host.revoke_grants(tool, kind, value)
+            self.host.grants.revoke(tool, kind, value)
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
             return
