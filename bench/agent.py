@@ -135,7 +135,7 @@ def bench_resume(root: Path) -> None:
         host = Host.open(cwd=root, model="echo")
         opened = time.perf_counter()
         found = host.session(session)["id"]
-        messages = host.memory_context_messages(found) + history(host.store, found)
+        messages = host.memories.context_messages(found) + history(host.store, found)
         host.tool_specs(found)
         done = time.perf_counter()
         host.close()

@@ -125,7 +125,7 @@ async def test_a_provider_is_told_the_locale_too(tmp_path, posix_locale):
     assert done.returncode == 0, done.stderr
     with Host.open(cwd=tmp_path / "work") as host:
         host.ensure_extensions()
-        provider = host.providers.get("model", "speaks", "polyglot")
-        answer = await host.provider_runtime.call(
+        provider = host.providers.registry.get("model", "speaks", "polyglot")
+        answer = await host.providers.runtime.call(
             provider, {"messages": [{"role": "user", "content": "hi"}]})
     assert answer["text"] == "pt-BR"

@@ -227,7 +227,7 @@ async def test_the_losers_are_conflicts_in_the_status_report(rivals, workdir):
 
 async def test_memory_search_asks_the_memory_providers_after_the_built_in_memories(house, rivals, workdir):
     async with Host.open(cwd=workdir) as host:
-        host.add_memory("Release checklist", "Tag, build, then release.")
+        host.memories.add("Release checklist", "Tag, build, then release.")
         outcome = await host.call_tool("memory_search", {"query": "release", "limit": 5})
     assert outcome.ok, outcome.error
     answer = outcome.result

@@ -117,7 +117,7 @@ async def test_the_samples_load_with_their_knowledge_and_skill(host):
     [samples] = [e for e in host.loaded_extensions if e["name"] == "samples"]
     assert samples["tools"] == SAMPLE_TOOLS and samples["scope"] == "development"
     assert Path(samples["path"]) == SAMPLES_DIR
-    shipped = {m["title"]: m for m in host.memories.list() if m.get("extension") == "samples"}
+    shipped = {m["title"]: m for m in host.memories.library.list() if m.get("extension") == "samples"}
     assert shipped["Samples overview"]["kind"] == "knowledge"
     assert shipped["write-a-tool"]["kind"] == "skill" and shipped["write-a-tool"]["summary"].startswith("Write")
 

@@ -27,10 +27,9 @@ from workbench.config.home import Home
 from workbench.core.bus import EventBus
 from workbench.core.extension_ops import ExtensionOps
 from workbench.core.mcp_ops import McpOps
-from workbench.core.memory_ops import MemoryOps
-from workbench.core.provider_ops import ProviderOps
+from workbench.core.memory_service import MemoryService
+from workbench.core.providers import Providers, names_builtin, reads_files
 from workbench.core.grants import Grants
-from workbench.core.provider_registry import ProviderRegistry
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
 from workbench.core.schedules import Schedules
@@ -81,7 +80,7 @@ def worker_limits(config: Config) -> Limits:
                   per_process_memory=config.settings.sandbox.per_process_memory)
 
 
-class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
+class Host(ExtensionOps, McpOps):
     """Owns everything below the front-ends; see the module docstring.
 
     Build one with ``Host.open``; close it with ``close`` (or use it as a context
@@ -89,7 +88,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
     """
 
     def __init__(self, *, home: Home, config: Config, store: Store, registry: ToolRegistry,
-                 responder: Responder, model: str, cwd: Path) -> None:
+                 responder: Responder, model: str, cwd: Path,
+                 env: Mapping[str, str] = os.environ, provider: ModelProvider | None = None) -> None:
         self.home = home
         self.config = config
         self.store = store
@@ -99,19 +99,24 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
         self.cwd = cwd
         self.bus = EventBus()
         self.broker = Broker(store)
-        self.memories = Memories(store, skills_dir=home.root / "skills")
-        self.memories.on_saved = self.memory_saved  # every save reaches the memory providers
+        self.env: Mapping[str, str] = env
+        """Where API keys and the like are read from."""
+        library = Memories(store, skills_dir=home.root / "skills")
+        self.memories = MemoryService(
+            store=store, library=library,
+            context_budget_chars=config.settings.memories.context_budget_chars,
+            ensure_extensions=self.ensure_extensions,
+            put_to_providers=lambda *put: self.providers.put(*put))
+        """The person's memories and what a turn is shown of all (``core/memory_service.py``)."""
         self.databases = ExtensionDatabases(home.root / "databases")
         self.services = HostServices(store=store, config=config, databases=self.databases,
-                                     memories=self.memories, provider=self._chat_provider,
+                                     memories=library, provider=self._chat_provider,
                                      responder=lambda: self.responder)
         self.services.on_scheduled = lambda prompt_id: self.schedules.freeze_card({"id": prompt_id})
         self.sandbox = SandboxRunner(
             services=self.services, cwd=cwd, deno_cache=home.cache_dir / "deno",
             limits=worker_limits(config), keep_warm=config.settings.sandbox.keep_warm)
         self.hooks = HookRegistry()
-        self.provider_registry = ProviderRegistry()
-        """The providers the loaded extensions register (``core/provider_registry.py``)."""
         self.hook_runtime = HookRuntime(registry=self.hooks, runner=self.sandbox,
                                         budget_ms=config.settings.hooks.budget_ms, cwd=str(cwd))
         self.bus.subscribe(self.hook_runtime.on_event)
@@ -130,14 +135,17 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
             reason=self._held_reason, on_held=lambda name: self.reload_extensions())
         self.gateway.call_log = CallLog(store, home.logs_dir)
         self.gateway.locale = user_locale(config.settings.locale, os.environ)
+        self.providers = Providers(
+            home=home, store=store, bus=self.bus, broker=self.broker, sandbox=self.sandbox,
+            gateway=self.gateway, config=config, env=env, cwd=lambda: self.cwd,
+            responder=lambda: self.responder, ensure_extensions=self.ensure_extensions)
+        """The providers extensions register and the models specs name (``core/providers.py``)."""
         self.manager = None
         self._loading = threading.RLock()
         self._extensions_loaded = False
         self.extensions_loaded_at = 0
         """When the extensions were last (re)loaded, in unix milliseconds."""
-        self._provider: ModelProvider | None = None
-        self.env: Mapping[str, str] = os.environ
-        """Where API keys and the like are read from."""
+        self._provider: ModelProvider | None = provider
         self._turn: asyncio.Task | None = None
         self.turn_holder = _holder_name()
         """What holds a session's lease during this host's turns, as others are told."""
@@ -150,13 +158,13 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
         assert isinstance(found, ExtensionSource)
         self.extension_source: ExtensionSource = found
         """The extensions' source: what the last load found (``loaded``, ``record``)."""
-        self.switches = Switches(store=store, registry=registry, providers=self.provider_registry,
+        self.switches = Switches(store=store, registry=registry, providers=self.providers.registry,
                                  gateway=self.gateway, sources=self.sources,
                                  extensions=self.extension_source, session=self.session,
                                  ensure_extensions=self.ensure_extensions)
         """Each chat's extension and tool switches, the tools it is offered (``core/switches.py``)."""
         self.grants = Grants(store=store, broker=self.broker, registry=registry,
-                             providers=self.provider_registry, hooks=self.hooks,
+                             providers=self.providers.registry, hooks=self.hooks,
                              gateway=self.gateway, sandbox=self.sandbox,
                              ensure_extensions=self.ensure_extensions)
         """The grants of tools, providers and hooks: explained, revoked (``core/grants.py``)."""
@@ -187,10 +195,11 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
         self.sandbox.limits = worker_limits(config)
         self.sandbox.keep_warm = config.settings.sandbox.keep_warm
         self.hook_runtime.budget_ms = config.settings.hooks.budget_ms
+        self.memories.context_budget_chars = config.settings.memories.context_budget_chars
         self.gateway.default_timeout_ms = config.settings.tools.timeout_ms
         self.gateway.max_output_bytes = config.settings.tools.max_output_bytes
         self.gateway.locale = user_locale(config.settings.locale, os.environ)
-        self._providers_follow_config()
+        self.providers.follow_config(config)
         self.sources.follow_config(config)
 
     @classmethod
@@ -216,9 +225,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
         store = Store.open(home.db_path)
         host = cls(home=home, config=config, store=store, registry=ToolRegistry(),
                    responder=responder or DenyAll(), model=model or config.settings.model,
-                   cwd=cwd)
-        host.env = env
-        host._provider = provider
+                   cwd=cwd, env=env, provider=provider)
         host.settle_after_crash()
         host.sandbox.start()
         host.sources.start()
@@ -307,12 +314,12 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
                                            in switches.tools.items() if not on)),
                     tools=tuple(self.switches.tools(found["id"], on_demand=True)))
         return build_status_report(loaded=self.loaded_extensions, registry=self.registry,
-                                   shipped=self.memories.shipped.values(),
+                                   shipped=self.memories.library.shipped.values(),
                                    record=self._load_record, notices=self.extension_notices,
                                    built_at=self.extensions_loaded_at, session=context,
                                    schema_budget=self.config.settings.tools.schema_token_budget,
-                                   providers=self.providers,
-                                   memory_conflicts=self.memories.conflicts(),
+                                   providers=self.providers.registry,
+                                   memory_conflicts=self.memories.library.conflicts(),
                                    sources=self.sources.status_rows(),
                                    conflicts=self.sources.conflicts())
 
@@ -328,7 +335,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
         stopped. A front-end whose loop ends before it closes the host (the TUI) calls
         this as the loop ends; ``close`` then closes the rest."""
         await self.hook_runtime.shutdown()
-        await self.memory_puts_settled(PUTS_AT_EXIT_S)
+        await self.providers.puts_settled(PUTS_AT_EXIT_S)
         await self.sources.stop()
         await self.sandbox.aclose()
 
@@ -355,7 +362,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
         closer = getattr(self._provider, "close", None)
         if callable(closer):
             closer()
-        self.close_models()
+        self.providers.close()
         self.sources.close()
         self.sandbox.close()
         self.databases.close()
@@ -369,6 +376,98 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
         if not str(self.config.origin("sandbox.unsandboxed_tools")).startswith(("global", "default")):
             return set()
         return set(self.config.settings.sandbox.unsandboxed_tools)
+
+    # --- each chat's model and folder ------------------------------------------------
+
+    def session_provider(self, session_id: str) -> ModelProvider:
+        """The model the chat ``session_id`` talks to: its own spec (the host's model for
+        a chat that has none), built once per spec and folder."""
+        spec = self.session_model(session_id)
+        if not names_builtin(spec):
+            # An extension's: built for this chat (its grants, its switches), or refused.
+            return self.providers.build(spec, session_id)
+        if spec == self.model:
+            return self.provider()
+        return self.providers.cached(spec)
+
+    def session_model(self, session_id: str) -> str:
+        """The chat's model spec; the host's for a chat that keeps none."""
+        return self.session(session_id).get("model") or self.model
+
+    def set_session_model(self, session_id: str, spec: str) -> dict[str, Any]:
+        """Make the chat ``session_id`` talk to ``spec`` from its next turn on (kept with
+        the chat). A relative ``scripted:`` path is read from the chat's folder.
+
+        Returns:
+            The session as it is now.
+
+        Raises:
+            WorkbenchError: No such session, or (usage) a spec that names no model.
+        """
+        session = self.session(session_id)
+        folder = Path(session["folder"]) if session.get("folder") else self.cwd
+        spec = self.providers.check_spec(spec, cwd=folder)
+        self.store.set_session_model(session["id"], spec)
+        self.store.audit("person", "session.model", session["id"],
+                         {"from": session.get("model"), "to": spec})
+        return self.session(session["id"])
+
+    def enter_session(self, session_id: str) -> dict[str, Any]:
+        """Resume the chat ``session_id`` here: the host moves to the chat's folder (see
+        ``enter_folder``) unless it is already there.
+
+        Returns:
+            The session.
+
+        Raises:
+            WorkbenchError: No such session, or a turn is running in another folder.
+        """
+        session = self.session(session_id)
+        if session.get("folder"):
+            self.enter_folder(Path(session["folder"]), why=f"session {session['id'][:12]}")
+        return session
+
+    def enter_folder(self, folder: Path, *, why: str = "") -> bool:
+        """Make ``folder`` the host's working folder: its config (a trusted project's
+        included) with the limits it sets (``follow_config``), its project extensions, the folder tools start in and hooks are told
+        of, and where relative model paths are read from. A folder that is gone is not
+        entered: a warning says so and the host stays where it is.
+
+        Returns:
+            Whether the host moved.
+
+        Raises:
+            WorkbenchError: A turn is running.
+        """
+        folder = Path(folder)
+        if folder == self.cwd:
+            return False
+        if self.busy:
+            raise WorkbenchError(f"cannot move to {folder} while a turn is running; wait for it "
+                                 "or cancel it")
+        if not folder.is_dir():
+            self.bus.publish(Notice(level="warning", message=(
+                f"the folder of {why or 'this chat'}, {folder}, is gone; working in {self.cwd}")))
+            return False
+        config = Config.load(self.home, folder)
+        with self._loading:
+            self.cwd = folder
+            self.config = config
+            self.services.config = config
+            self.follow_config()
+            self.sandbox.cwd = folder
+            self.gateway.cwd = str(folder)
+            self.hook_runtime.cwd = str(folder)
+            self.mcp_follow_folder(folder)  # stdio servers start in the chat's folder
+            if reads_files(self.model):
+                closer = getattr(self._provider, "close", None)
+                if callable(closer):
+                    closer()
+                self._provider = None
+            loaded = self._extensions_loaded
+        if loaded:
+            self.reload_extensions()
+        return True
 
     # --- requests ----------------------------------------------------------
 
@@ -395,7 +494,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
         """The model this host talks to, built on first use (an extension's model
         provider too: ``ext:EXTENSION/NAME``)."""
         if self._provider is None:
-            self._provider = self.build_model(self.model)
+            self._provider = self.providers.build(self.model)
         return self._provider
 
     def _chat_provider(self, session_id: str | None) -> ModelProvider:
@@ -422,9 +521,9 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
         plan = disclose([t for t in every if not is_on_demand(t)], message or "",
                         self.config.settings.tools.schema_token_budget, bridge=bridge)
         offered = list(plan.offered) + (bridge if plan.active else [])
-        if self.has_memories(session_id) or self.has_memory_providers(session_id):
+        if self.memories.has(session_id) or self.providers.answer_memory(session_id):
             offered.append(on_demand.get("memory_search"))
-        if self.has_memories(session_id, "skill"):
+        if self.memories.has(session_id, "skill"):
             offered += [on_demand.get("skill_load"), on_demand.get("skill_file")]
         return [ToolSpec(t.name, t.description, t.parameters) for t in offered if t is not None]
 
@@ -550,7 +649,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps):
         loop = TurnLoop(store=self.store, provider=provider, publish=self.bus.publish,
                         call_tool=call_tool, tools=lambda: self.tool_specs(session_id, message=text),
                         parallel_safe=self._parallel_safe,
-                        system_context=lambda: self.memory_context_messages(session_id))
+                        system_context=lambda: self.memories.context_messages(session_id))
         self._turn = asyncio.ensure_future(loop.run(session_id, text))
         try:
             return await self._turn

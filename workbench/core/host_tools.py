@@ -223,23 +223,23 @@ def _tool_invoke(host: Host):
 def _memory_search(host: Host):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
         chat, limit = _chat(host, ctx), int(arguments.get("limit", 5))
-        answer = await asyncio.to_thread(host.search_memories, arguments["query"], chat, limit)
+        answer = await asyncio.to_thread(host.memories.search, arguments["query"], chat, limit)
         # The memory providers extensions register answer too, after the built-in memories.
-        return await host.recall_from_providers(answer, arguments["query"], chat, limit)
+        return await host.providers.recall(answer, arguments["query"], chat, limit)
 
     return handler
 
 
 def _skill_load(host: Host):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        return await asyncio.to_thread(host.load_skill, arguments["name"], _chat(host, ctx))
+        return await asyncio.to_thread(host.memories.load_skill, arguments["name"], _chat(host, ctx))
 
     return handler
 
 
 def _skill_file(host: Host):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        return await asyncio.to_thread(host.read_skill_file, arguments["name"], arguments["file"],
+        return await asyncio.to_thread(host.memories.read_skill_file, arguments["name"], arguments["file"],
                                        _chat(host, ctx))
 
     return handler

@@ -53,6 +53,12 @@ class McpOps:
 
     # --- the servers --------------------------------------------------------------
 
+    def mcp_follow_folder(self: Host, folder: Path) -> None:
+        """Stdio servers started from now on start in ``folder``."""
+        manager = self.__dict__.get(_MANAGER)
+        if manager is not None:
+            manager.cwd = folder
+
     @property
     def mcp(self: Host) -> McpManager:
         """The MCP servers of this host (created on first use; nothing starts yet)."""

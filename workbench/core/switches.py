@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from workbench.tools.source import ToolSources
 
 WEB_SEARCH = "web_search"
-"""The host tool that asks the search providers (``core/provider_ops.py`` adds it)."""
+"""The host tool that asks the search providers (``core/providers.py`` adds it)."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class ChatSwitches:
 
 
 def known_extensions(registry: ToolRegistry, loaded: Iterable[dict],
-                     installed: Iterable[object] = ()) -> set[str]:
+                     installed: Iterable[Any] = ()) -> set[str]:
     """Every extension name a chat may switch: those with tools (the host's own
     included), those loaded, those that failed to load and those installed."""
     return ({tool.extension for tool in registry.all_tools()}
