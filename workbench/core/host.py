@@ -26,7 +26,7 @@ from workbench.config.files import Config
 from workbench.config.home import Home
 from workbench.core.bus import EventBus
 from workbench.core.extension_ops import ExtensionOps
-from workbench.core.mcp_ops import McpOps
+from workbench.core.mcp_servers import McpServers
 from workbench.core.memory_service import MemoryService
 from workbench.core.providers import Providers, names_builtin, reads_files
 from workbench.core.grants import Grants
@@ -80,7 +80,7 @@ def worker_limits(config: Config) -> Limits:
                   per_process_memory=config.settings.sandbox.per_process_memory)
 
 
-class Host(ExtensionOps, McpOps):
+class Host(ExtensionOps):
     """Owns everything below the front-ends; see the module docstring.
 
     Build one with ``Host.open``; close it with ``close`` (or use it as a context
@@ -149,6 +149,14 @@ class Host(ExtensionOps, McpOps):
         self._turn: asyncio.Task | None = None
         self.turn_holder = _holder_name()
         """What holds a session's lease during this host's turns, as others are told."""
+        self.mcp = McpServers(
+            home=home, store=store, bus=self.bus, registry=registry, sources=self.sources,
+            gateway=self.gateway, config=config, cwd=lambda: self.cwd,
+            responder=lambda: self.responder, session=self.session, loading=self._loading,
+            extensions_loaded=lambda: self._extensions_loaded,
+            status_report=lambda: self.status_report().to_json(),
+            ensure_extensions=self.ensure_extensions)
+        """The MCP servers: their tools, state, prompts and resources (``core/mcp_servers.py``)."""
         from workbench.core.extension_source import ExtensionSource
         from workbench.core.sources import BUILTIN_SOURCES
 
@@ -458,7 +466,7 @@ class Host(ExtensionOps, McpOps):
             self.sandbox.cwd = folder
             self.gateway.cwd = str(folder)
             self.hook_runtime.cwd = str(folder)
-            self.mcp_follow_folder(folder)  # stdio servers start in the chat's folder
+            self.mcp.follow_folder(folder)  # stdio servers start in the chat's folder
             if reads_files(self.model):
                 closer = getattr(self._provider, "close", None)
                 if callable(closer):
@@ -707,18 +715,18 @@ class Host(ExtensionOps, McpOps):
         """Call a tool directly (a person, a schedule or another agent), through the gateway;
         in a chat (``options.session_id``), as that chat sees its tools."""
         if not self._extensions_ready():
-            if options.session_id is None and not self._extensions_loaded and self.mcp_needed is None:
+            if options.session_id is None and not self._extensions_loaded and self.mcp.needed is None:
                 from workbench.mcp.naming import servers_named_by
 
-                self.mcp_needed = servers_named_by(name)
+                self.mcp.needed = servers_named_by(name)
             try:
                 await asyncio.to_thread(self.ensure_extensions)
             finally:
-                self.mcp_needed = None
+                self.mcp.needed = None
         if options.session_id is not None:
             return await self.switches.call(name, arguments, options)
         outcome = await self.gateway.call(name, arguments, options)
-        return self._mcp_explained(name, outcome)
+        return self.mcp.explained(name, outcome)
 
     # --- what the schedules ask of the host (``ScheduleHost``) ----------------------
 

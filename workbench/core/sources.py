@@ -40,9 +40,9 @@ def mcp_source(host: Host) -> ToolSource:
     """The MCP servers of the person's and a trusted project's config."""
     from workbench.core.mcp_source import McpSource
 
-    return McpSource(load=host.add_mcp_tools, tools=host.mcp_tools,
-                     servers=host.mcp_servers_if_any, notices=host.mcp_notices,
-                     stop=host.aclose_mcp, follow_config=host._mcp_follow_config)
+    return McpSource(load=host.mcp.load, tools=host.mcp.tools,
+                     servers=host.mcp.servers_if_any, notices=host.mcp.notices,
+                     stop=host.mcp.aclose, follow_config=lambda: host.mcp.follow_config(host.config))
 
 
 BUILTIN_SOURCES: tuple[Callable[[Host], ToolSource], ...] = (

@@ -72,7 +72,7 @@ def _in_chat(session_id: str):
 
 async def test_mcp_serve_offers_only_the_sources_that_say_so(host: Host) -> None:
     source = host.sources.register(Greetings())
-    backend = host.mcp_serve_backend()
+    backend = host.mcp.serve_backend()
     offered = {name for name, _, _ in backend.tools()}
     assert "greet" not in offered and "read_file" in offered
     source.served = True

@@ -301,7 +301,7 @@ class ChatScreen(Screen):
     def _read_commands(self, reading: int) -> None:
         self.host.ensure_extensions()
         try:
-            rows = self.host.mcp_prompts()
+            rows = self.host.mcp.prompts()
         except WorkbenchError:
             rows = []
         commands = list(BUILTIN_COMMANDS) + prompt_commands(rows)
@@ -393,7 +393,7 @@ class ChatScreen(Screen):
         self.busy = True
         self.query_one("#chat-status", Label).update(f"● getting {command.name}…")
         try:
-            prompt = await self.host.mcp_get_prompt(command.server, command.prompt, arguments)
+            prompt = await self.host.mcp.get_prompt(command.server, command.prompt, arguments)
         except WorkbenchError as exc:
             await self.message_list.add_notice("error", f"{command.name}: {exc}")
             return
