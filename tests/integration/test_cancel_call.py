@@ -20,7 +20,7 @@ def open_host(workdir: Path, replies: list | None = None) -> Host:
         (workdir / "replies.json").write_text(json.dumps(replies), encoding="utf-8")
         model = "scripted:replies.json"
     host = Host.open(cwd=workdir, model=model)
-    host.install_extension(str(SLOW), lambda plan: True)
+    host.extensions.install(str(SLOW), lambda plan: True)
     return host
 
 

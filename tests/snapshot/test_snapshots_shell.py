@@ -118,7 +118,7 @@ class TestToolsMenu:
     def test_tools_menu(self, snap_compare, shell_app, workdir, theme) -> None:
         """An extension with a granted and an ungranted permission, and a Revoke button."""
         app = shell_app(theme)
-        app.host.install_extension(str(write_extension(
+        app.host.extensions.install(str(write_extension(
             workdir / "foo", tools=[tool("fetch_page", DEFAULT_PERMISSIONS), tool("count_words")])),
             yes)
         read = next(r for r in app.host.grants.explain(f"{FOO}.fetch_page") if r["kind"] == "read")

@@ -219,7 +219,7 @@ class TestChanges:
     async def test_update_shows_the_widened_permission(self, make_app, until, home,
                                                        workdir) -> None:
         app = make_app([])
-        app.host.install_extension(str(write_extension(workdir / "foo")), yes)
+        app.host.extensions.install(str(write_extension(workdir / "foo")), yes)
         wider = {**DEFAULT_PERMISSIONS,
                  "net": [{"host": "*", "ports": [443], "reason": "Fetch any page."}]}
         # The recorded source is the folder: the new version is written over it.
@@ -235,11 +235,11 @@ class TestChanges:
             await pilot.press("a")
             await settle(pilot, until, screen)
             assert message(screen) == f"Updated {FOO} to 2.0.0."
-            assert app.host.installed_extension(FOO).version == "2.0.0"
+            assert app.host.extensions.get(FOO).version == "2.0.0"
 
     async def test_remove_asks_first(self, make_app, until, home, workdir) -> None:
         app = make_app([])
-        app.host.install_extension(str(NOTES_TS), yes)
+        app.host.extensions.install(str(NOTES_TS), yes)
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_screen(pilot, until)
             await until(pilot, lambda: NOTES in listed(screen))
@@ -275,7 +275,7 @@ class TestChanges:
     async def test_a_tampered_extension_is_held_and_t_trusts_it(self, make_app, until, home,
                                                                workdir) -> None:
         app = make_app([])
-        app.host.install_extension(str(write_extension(workdir / "foo")), yes)
+        app.host.extensions.install(str(write_extension(workdir / "foo")), yes)
         main = home.extensions_dir / FOO / "main.py"
         main.write_text(main.read_text() + "# changed\n")
         async with app.run_test(size=SIZE) as pilot:
@@ -301,7 +301,7 @@ class TestChanges:
 
     async def test_declining_a_trust_keeps_it_held(self, make_app, until, home, workdir) -> None:
         app = make_app([])
-        app.host.install_extension(str(write_extension(workdir / "foo")), yes)
+        app.host.extensions.install(str(write_extension(workdir / "foo")), yes)
         main = home.extensions_dir / FOO / "main.py"
         main.write_text(main.read_text() + "# changed\n")
         async with app.run_test(size=SIZE) as pilot:
@@ -312,7 +312,7 @@ class TestChanges:
             await pilot.press("escape")
             await settle(pilot, until, screen)
             assert message(screen) == f"{FOO} was not trusted; it stays held."
-            assert app.host.installed_extension(FOO).state == "held"
+            assert app.host.extensions.get(FOO).state == "held"
 
 
 # --- the marketplace -----------------------------------------------------------------------
@@ -406,7 +406,7 @@ class TestStatus:
         for name, tools in (("alpha", ["shared_tool", "alpha_only"]), ("beta", ["shared_tool"]),
                             ("gamma", ["gamma_tool"])):
             source = write_extension(workdir / name, name=name, tools=[tool(t) for t in tools])
-            app.host.install_extension(str(source), yes)
+            app.host.extensions.install(str(source), yes)
         (home.extensions_dir / "gamma" / "loca.json").write_text('{"name": "gamma", "tools": 3}')
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_screen(pilot, until)

@@ -270,7 +270,7 @@ def install_peek(app, workdir: Path) -> Path:
                    "permissions": {"read": [{"path": str(docs), "reason": "Read the docs."}],
                                    "env": [{"key": "WORKBENCH_TEST_TOKEN", "optional": True,
                                             "reason": "Sign in when you have a token."}]}}]}))
-    app.host.install_extension(str(folder), lambda plan: True)
+    app.host.extensions.install(str(folder), lambda plan: True)
     return docs / "a.txt"
 
 

@@ -44,7 +44,7 @@ def stored_tool_result(app) -> dict:
 
 async def test_a_running_call_shows_its_label_description_and_bar(make_app, until) -> None:
     app = make_app(slow_turn(200, 0.05))
-    app.host.install_extension(str(SLOW), lambda plan: True)
+    app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         card = await start_count(pilot, until)
         assert card.has_class("-running")
@@ -66,7 +66,7 @@ async def test_a_running_call_shows_its_label_description_and_bar(make_app, unti
 
 async def test_the_log_is_shown_and_hidden_by_key_and_by_click(make_app, until) -> None:
     app = make_app(slow_turn(3, 0))
-    app.host.install_extension(str(SLOW), lambda plan: True)
+    app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"count slowly", "enter")
         await until(pilot, lambda: not app.chat.busy and not app.host.busy, timeout=30)
@@ -102,7 +102,7 @@ async def test_the_log_is_shown_and_hidden_by_key_and_by_click(make_app, until) 
 
 async def test_x_cancels_the_focused_call_and_the_turn_goes_on(make_app, until) -> None:
     app = make_app(slow_turn(400, 0.05, "You stopped the count."))
-    app.host.install_extension(str(SLOW), lambda plan: True)
+    app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         card = await start_count(pilot, until)
         await pilot.press("ctrl+up")
@@ -131,7 +131,7 @@ async def test_x_cancels_the_focused_call_and_the_turn_goes_on(make_app, until) 
 
 async def test_a_click_on_cancel_stops_the_call(make_app, until) -> None:
     app = make_app(slow_turn(400, 0.05, "Stopped, as you asked."))
-    app.host.install_extension(str(SLOW), lambda plan: True)
+    app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         card = await start_count(pilot, until)
         actions = card.query_one(ToolCallActions)
@@ -146,7 +146,7 @@ async def test_a_click_on_cancel_stops_the_call(make_app, until) -> None:
 
 async def test_escape_still_cancels_the_whole_turn(make_app, until) -> None:
     app = make_app(slow_turn(400, 0.05, "never said"))
-    app.host.install_extension(str(SLOW), lambda plan: True)
+    app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         card = await start_count(pilot, until)
         await pilot.press("escape")
@@ -159,7 +159,7 @@ async def test_escape_still_cancels_the_whole_turn(make_app, until) -> None:
 
 async def test_c_copies_a_finished_cards_outcome(make_app, until) -> None:
     app = make_app(slow_turn(2, 0))
-    app.host.install_extension(str(SLOW), lambda plan: True)
+    app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"count slowly", "enter")
         await until(pilot, lambda: not app.chat.busy and not app.host.busy, timeout=30)

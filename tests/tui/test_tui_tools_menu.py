@@ -86,7 +86,7 @@ async def test_a_click_on_the_switch_switches_it(make_app, until) -> None:
 
 async def test_grants_are_shown_and_revoked(make_app, until, workdir) -> None:
     app = make_app([])
-    app.host.install_extension(str(write_extension(
+    app.host.extensions.install(str(write_extension(
         workdir / "foo", tools=[tool("fetch_page", DEFAULT_PERMISSIONS), tool("count_words")])), yes)
     read = next(row for row in app.host.grants.explain(f"{FOO}.fetch_page") if row["kind"] == "read")
     app.host.store.add_grant(f"{FOO}.fetch_page", "read", read["value"], "always")
@@ -134,7 +134,7 @@ def tool_switches(menu: ToolsMenuScreen) -> dict[str, bool]:
 async def test_a_single_tool_is_switched_in_the_chat_and_wins_over_its_extension(
         make_app, until, workdir) -> None:
     app = make_app([])
-    app.host.install_extension(str(write_extension(
+    app.host.extensions.install(str(write_extension(
         workdir / "foo", tools=[tool("fetch_page"), tool("count_words")])), yes)
     async with app.run_test(size=SIZE) as pilot:
         menu = await open_menu(pilot, until)

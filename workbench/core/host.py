@@ -25,7 +25,7 @@ from workbench.agent.providers import ModelProvider
 from workbench.config.files import Config
 from workbench.config.home import Home
 from workbench.core.bus import EventBus
-from workbench.core.extension_ops import ExtensionOps
+from workbench.core.extension_service import ExtensionService
 from workbench.core.mcp_servers import McpServers
 from workbench.core.memory_service import MemoryService
 from workbench.core.providers import Providers, names_builtin, reads_files
@@ -80,7 +80,7 @@ def worker_limits(config: Config) -> Limits:
                   per_process_memory=config.settings.sandbox.per_process_memory)
 
 
-class Host(ExtensionOps):
+class Host:
     """Owns everything below the front-ends; see the module docstring.
 
     Build one with ``Host.open``; close it with ``close`` (or use it as a context
@@ -132,7 +132,7 @@ class Host(ExtensionOps):
             cwd=str(cwd))
         self.sandbox.files = ExtensionFiles(
             store=store, installed=lambda name: home.extensions_dir / name,
-            reason=self._held_reason, on_held=lambda name: self.reload_extensions())
+            reason=lambda name: self.extensions.held_reason(name), on_held=lambda name: self.reload_extensions())
         self.gateway.call_log = CallLog(store, home.logs_dir)
         self.gateway.locale = user_locale(config.settings.locale, os.environ)
         self.providers = Providers(
@@ -140,9 +140,13 @@ class Host(ExtensionOps):
             gateway=self.gateway, config=config, env=env, cwd=lambda: self.cwd,
             responder=lambda: self.responder, ensure_extensions=self.ensure_extensions)
         """The providers extensions register and the models specs name (``core/providers.py``)."""
-        self.manager = None
         self._loading = threading.RLock()
         self._extensions_loaded = False
+        self.extensions = ExtensionService(
+            home=home, config=config, store=store, databases=self.databases,
+            cwd=lambda: self.cwd, loading=self._loading, busy=lambda: self.busy,
+            loaded=lambda: self._extensions_loaded, reload=self.reload_extensions)
+        """Installing, updating, removing, trusting extensions (``core/extension_service.py``)."""
         self.extensions_loaded_at = 0
         """When the extensions were last (re)loaded, in unix milliseconds."""
         self._provider: ModelProvider | None = provider
@@ -208,6 +212,7 @@ class Host(ExtensionOps):
         self.gateway.max_output_bytes = config.settings.tools.max_output_bytes
         self.gateway.locale = user_locale(config.settings.locale, os.environ)
         self.providers.follow_config(config)
+        self.extensions.follow_config(config)
         self.sources.follow_config(config)
 
     @classmethod
@@ -286,18 +291,6 @@ class Host(ExtensionOps):
             self._extensions_loaded = True
         self.bus.publish(ExtensionStatusChanged(report=self.status_report().to_json(),
                                                 reloaded=reloaded))
-
-    def _held_reason(self, name: str) -> str:
-        """Why the installed extension ``name`` is held, in the words ``ext list`` uses
-        (empty when it is not)."""
-        from workbench.ext.manager import ExtensionManager
-
-        manager = self.manager or ExtensionManager(self.home, self.store)
-        try:
-            found = manager.get(name)
-        except WorkbenchError:
-            return ""
-        return found.reason if found.state == "held" else ""
 
     def status_report(self, session_id: str | None = None) -> StatusReport:
         """The extension status report: loaded extensions, load errors, conflicts, counts.

@@ -22,7 +22,7 @@ def extension_source(host: Host) -> ToolSource:
     """The extensions: built-in, installed, a trusted project's, the samples."""
     from workbench.core.extension_source import ExtensionSource
 
-    return ExtensionSource(manager=host.extension_manager, memories=host.memories.library, hooks=host.hooks,
+    return ExtensionSource(manager=host.extensions.manager, memories=host.memories.library, hooks=host.hooks,
                            providers=host.providers.registry, cwd=lambda: host.cwd,
                            settings=lambda: host.config.settings, sandbox=host.sandbox,
                            unsandboxed=host.unsandboxed_tools, platforms=host.registry.platforms)

@@ -223,7 +223,7 @@ async def test_hooks_apply_to_calls_made_through_tool_invoke(big, home, workdir)
         lambda messages, tools: ("tool_invoke", {"name": "word_count",
                                                  "arguments": {"text": "rewrite me"}}))
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        host.set_hook_rewrite("guard", True)  # it rewrites the built-in's word_count
+        host.extensions.set_hook_rewrite("guard", True)  # it rewrites the built-in's word_count
         result = await host.send_prompt("count")
         blocked, rewritten = tool_rows(host, result.session_id)
         assert blocked["ok"] is False and blocked["error"]["kind"] == "blocked"

@@ -311,7 +311,7 @@ async def test_reload_rebuilds_the_registry_and_publishes_the_new_report(project
         session = host.new_session()["id"]
         seen = []
         host.bus.subscribe(seen.append)
-        host.manager.install(str(write_extension(tmp_path / "sources" / "c", "ext-c", {"c_tool": {}})),
+        host.extensions.manager().install(str(write_extension(tmp_path / "sources" / "c", "ext-c", {"c_tool": {}})),
                              approve=lambda plan: True)
         before = host.extensions_loaded_at
         outcome = await host.call_tool("extensions_status", {"action": "reload"},
