@@ -74,7 +74,7 @@ async def test_locale_and_log_lines_reach_the_tool_the_file_and_the_record(
         assert outcome.result == {"userMessage": "tend the fern", "sessionId": None,
                                   "locale": "pt-BR"}
         assert [(e.level, e.message) for e in seen if isinstance(e, ToolCallLog)] == LINES
-        record = host.call_log(outcome.call_id)
+        record = host.chats.call_log(outcome.call_id)
     assert [(line["level"], line["message"]) for line in record] == LINES
     logged = (home / "logs" / "tools.log").read_text().splitlines()
     mine = [line for line in logged if outcome.call_id in line]
@@ -98,7 +98,7 @@ async def test_a_chats_call_shows_its_log_in_sessions_show(tmp_path, posix_local
     script.write_text(json.dumps([{"tool_calls": [{"name": "tend", "arguments": {}}]},
                                   {"text": "The fern is tended."}]))
     with Host.open(cwd=tmp_path / "work", model=f"scripted:{script}") as host:
-        turn = await host.send_prompt("tend the fern")
+        turn = await host.chats.send_prompt("tend the fern")
     assert (turn.status, turn.text) == ("done", "The fern is tended."), turn
     shown = subprocess.run([sys.executable, "-m", "workbench", "sessions", "show", turn.session_id],
                            capture_output=True, text=True, env=dict(os.environ), timeout=60)

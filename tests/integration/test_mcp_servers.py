@@ -274,11 +274,11 @@ async def test_prompts_and_resources_are_listed_and_read(home: Home, workdir: Pa
 async def test_a_server_is_switched_off_per_chat_and_a_tool_everywhere(home: Home, workdir: Path) -> None:
     host = open_host(home, workdir, everything(), time_server())
     try:
-        session = host.new_session()["id"]
+        session = host.chats.new()["id"]
         host.mcp.set_in_chat(session, "time", False)
         offered = {t.name for t in host.switches.tools(session)}
         assert "mcp__everything__echo" in offered and not any(n.startswith("mcp__time__") for n in offered)
-        assert any(t.name == "mcp__time__convert_time" for t in host.switches.tools(host.new_session()["id"]))
+        assert any(t.name == "mcp__time__convert_time" for t in host.switches.tools(host.chats.new()["id"]))
         host.switches.set_extension(session, "mcp:time", True)  # the same switch as an extension's
         assert "mcp__time__convert_time" in {t.name for t in host.switches.tools(session)}
 
@@ -355,7 +355,7 @@ async def test_hooks_apply_to_an_mcp_tool_as_to_any_other(home: Home, workdir: P
                                        CallOptions(prompt=False))
         assert outcome.ok and outcome.result == {"iso": "hidden"}
         assert outcome.to_json()["hook_context"] == "[hook context]\nthe time was hidden"
-        session = host.new_session()["id"]
+        session = host.chats.new()["id"]
         host.switches.set_extension(session, "guard", False)  # its hooks are off in that chat
         plain = await host.call_tool("mcp__time__get_current_time", {"timezone": "UTC"},
                                      CallOptions(prompt=False, session_id=session,
@@ -375,15 +375,15 @@ async def test_the_model_is_offered_mcp_tools_and_calls_them_in_a_turn(home: Hom
         write_server(home.config_file, server, replace=True)
     host = Host.open(cwd=workdir, model=f"scripted:{script}")
     try:
-        result = await host.send_prompt("add them")
-        assert "mcp__everything__get-sum" in {spec.name for spec in host.tool_specs(result.session_id)}
-        tool_rows = [m for m in host.messages(result.session_id) if m["role"] == "tool"]
+        result = await host.chats.send_prompt("add them")
+        assert "mcp__everything__get-sum" in {spec.name for spec in host.chats.tool_specs(result.session_id)}
+        tool_rows = [m for m in host.chats.messages(result.session_id) if m["role"] == "tool"]
         assert "The sum of 20 and 22 is 42." in tool_rows[0]["content"]
         # Switched off in this chat, the server's tools are neither offered nor run.
         host.mcp.set_in_chat(result.session_id, "everything", False)
-        assert not any(s.name.startswith("mcp__") for s in host.tool_specs(result.session_id))
-        again = await host.send_prompt("add them again", session_id=result.session_id)
-        refused = [m for m in host.messages(again.session_id) if m["role"] == "tool"][-1]
+        assert not any(s.name.startswith("mcp__") for s in host.chats.tool_specs(result.session_id))
+        again = await host.chats.send_prompt("add them again", session_id=result.session_id)
+        refused = [m for m in host.chats.messages(again.session_id) if m["role"] == "tool"][-1]
         assert "switched off in this chat" in refused["content"]
     finally:
         await host.aclose()

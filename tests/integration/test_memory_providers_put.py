@@ -145,7 +145,7 @@ async def test_searches_ask_the_providers_of_their_scopes_and_answer_a_document_
         host.memories.add("Release checklist", "Tag, build, then release.")
         await host.providers.puts_settled()
         outside = await host.call_tool("memory_search", {"query": "release"})
-        chat = host.new_session()["id"]
+        chat = host.chats.new()["id"]
         inside = await host.call_tool("memory_search", {"query": "release"},
                                       CallOptions(session_id=chat))
         searched = asked(host, "search")

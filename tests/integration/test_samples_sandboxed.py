@@ -265,8 +265,8 @@ async def test_llm_returns_the_scripted_models_text(host, person):
 async def test_llm_in_a_chat_reaches_that_chats_own_model(host, person, tmp_path):
     other = tmp_path / "other-model.json"
     other.write_text(json.dumps([{"text": "Ferns like shade."}]))
-    chat = host.new_session()["id"]
-    host.set_session_model(chat, f"scripted:{other}")
+    chat = host.chats.new()["id"]
+    host.chats.set_model(chat, f"scripted:{other}")
     outcome = await call(host, "sample_llm", {"text": "Ferns grow best in damp, shaded places..."},
                          session_id=chat)
     assert outcome.result == {"summary": "Ferns like shade."}

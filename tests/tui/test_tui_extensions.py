@@ -166,7 +166,7 @@ class TestInstall:
             assert screen.selected is not None and screen.selected.name == NOTES
             assert message(screen) == f"Installed {NOTES} 0.0.0."
             # The chat offers its tools now: the registry was rebuilt.
-            assert {"add_note", "list_notes"} <= {spec.name for spec in app.host.tool_specs()}
+            assert {"add_note", "list_notes"} <= {spec.name for spec in app.host.chats.tool_specs()}
             assert (home.extensions_dir / NOTES / "loca.json").is_file()
 
     async def test_the_review_shows_each_permission_with_its_reason_and_d_declines(

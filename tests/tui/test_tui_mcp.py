@@ -100,14 +100,14 @@ async def test_a_chat_switches_a_server_off_in_its_tools_menu(make_app, until) -
         await settle(pilot)
         assert "echo" in text_of(menu.query_one("#tools-detail"))
         await pilot.press("space")
-        await until(pilot, lambda: app.host.sessions() and app.host.status_report(
-            app.host.sessions()[0]["id"]).session.switched_off == ("mcp:everything",))
-        session_tools = {t.extension for t in app.host.switches.tools(app.host.sessions()[0]["id"])}
+        await until(pilot, lambda: app.host.chats.sessions() and app.host.status_report(
+            app.host.chats.sessions()[0]["id"]).session.switched_off == ("mcp:everything",))
+        session_tools = {t.extension for t in app.host.switches.tools(app.host.chats.sessions()[0]["id"])}
         assert "mcp:everything" not in session_tools
         # An untrusted server cannot be switched here: Space does nothing on it.
         menu.query_one(ListView).index = names.index("mcp:team")
         await settle(pilot)
         await pilot.press("space")
         await settle(pilot)
-        assert app.host.status_report(app.host.sessions()[0]["id"]).session.switched_off == (
+        assert app.host.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off == (
             "mcp:everything",)

@@ -38,7 +38,7 @@ async def start_count(pilot, until, logged: int = 3) -> ToolCallCard:
 
 
 def stored_tool_result(app) -> dict:
-    rows = app.host.messages(app.chat.session_id)
+    rows = app.host.chats.messages(app.chat.session_id)
     return json.loads(next(row for row in rows if row["role"] == "tool")["content"])
 
 
@@ -60,7 +60,7 @@ async def test_a_running_call_shows_its_label_description_and_bar(make_app, unti
         await pilot.press("x")  # not focused: the key does nothing to the card
         await pilot.pause()
         assert card.has_class("-running")
-        app.host.cancel()
+        app.host.chats.cancel()
         await until(pilot, lambda: not app.chat.busy)
 
 
@@ -69,7 +69,7 @@ async def test_the_log_is_shown_and_hidden_by_key_and_by_click(make_app, until) 
     app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"count slowly", "enter")
-        await until(pilot, lambda: not app.chat.busy and not app.host.busy, timeout=30)
+        await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
         await pilot.pause()
         card = card_of(app)
         assert card.ok is True and card.outcome == "✓ counted=3"
@@ -112,7 +112,7 @@ async def test_x_cancels_the_focused_call_and_the_turn_goes_on(make_app, until) 
         assert card.check_action("cancel_call", ()) is True
         await pilot.press("x")
         await until(pilot, lambda: card.ok is not None, timeout=30)
-        await until(pilot, lambda: not app.chat.busy and not app.host.busy, timeout=30)
+        await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
         await pilot.pause()
 
         assert card.ok is False and card.has_class("-error")
@@ -137,7 +137,7 @@ async def test_a_click_on_cancel_stops_the_call(make_app, until) -> None:
         actions = card.query_one(ToolCallActions)
         plain = actions.visual.plain
         await pilot.click(ToolCallActions, offset=(plain.index("✕") + 2, 0))
-        await until(pilot, lambda: not app.chat.busy and not app.host.busy, timeout=30)
+        await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
         await pilot.pause()
         assert card.outcome == CANCELLED
         assert "Stopped, as you asked." in screen_text(app)
@@ -150,7 +150,7 @@ async def test_escape_still_cancels_the_whole_turn(make_app, until) -> None:
     async with app.run_test(size=SIZE) as pilot:
         card = await start_count(pilot, until)
         await pilot.press("escape")
-        await until(pilot, lambda: not app.chat.busy and not app.host.busy, timeout=30)
+        await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
         await pilot.pause()
         assert card.ok is False
         text = screen_text(app)
@@ -162,7 +162,7 @@ async def test_c_copies_a_finished_cards_outcome(make_app, until) -> None:
     app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"count slowly", "enter")
-        await until(pilot, lambda: not app.chat.busy and not app.host.busy, timeout=30)
+        await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
         await pilot.press("ctrl+up", "up")
         assert app.focused is card_of(app)
         await pilot.press("c")

@@ -51,9 +51,9 @@ async def test_switching_off_in_a_new_chat_starts_its_session_and_is_kept(make_a
         assert switches(menu)["builtin"] is True
         await highlight(pilot, menu, "builtin")
         await pilot.press("space")
-        await until(pilot, lambda: app.host.sessions())
+        await until(pilot, lambda: app.host.chats.sessions())
         await settle(pilot)
-        session_id = app.host.sessions()[0]["id"]
+        session_id = app.host.chats.sessions()[0]["id"]
         assert app.host.status_report(session_id).session.switched_off == ("builtin",)
         assert "builtin" not in {t.extension for t in app.host.switches.tools(session_id)}
         assert "This chat no longer uses builtin." in text_of(menu.query_one("#tools-message"))
@@ -67,7 +67,7 @@ async def test_switching_off_in_a_new_chat_starts_its_session_and_is_kept(make_a
         await highlight(pilot, menu, "builtin")
         await pilot.press("enter")
         await until(pilot, lambda: not app.host.status_report(session_id).session.switched_off)
-        assert len(app.host.sessions()) == 1
+        assert len(app.host.chats.sessions()) == 1
 
 
 async def test_a_click_on_the_switch_switches_it(make_app, until) -> None:
@@ -77,9 +77,9 @@ async def test_a_click_on_the_switch_switches_it(make_app, until) -> None:
         names = [row.name for row in menu.rows]
         item = list(menu.query(ExtensionSwitch))[names.index("workbench")]
         await pilot.click(item.query_one(Switch))
-        await until(pilot, lambda: app.host.sessions()
-                    and app.host.status_report(app.host.sessions()[0]["id"]).session.switched_off)
-        assert app.host.status_report(app.host.sessions()[0]["id"]).session.switched_off == (
+        await until(pilot, lambda: app.host.chats.sessions()
+                    and app.host.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off)
+        assert app.host.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off == (
             "workbench",)
         assert switches(menu)["workbench"] is False
 
@@ -143,8 +143,8 @@ async def test_a_single_tool_is_switched_in_the_chat_and_wins_over_its_extension
         await pilot.press("tab")
         assert isinstance(app.focused, ToolSwitch) and app.focused.tool.name == "count_words"
         await pilot.press("space")
-        await until(pilot, lambda: app.host.sessions())
-        session_id = app.host.sessions()[0]["id"]
+        await until(pilot, lambda: app.host.chats.sessions())
+        session_id = app.host.chats.sessions()[0]["id"]
         offered = lambda: {t.name for t in app.host.switches.tools(session_id)  # noqa: E731
                            if t.extension == FOO}
         await until(pilot, lambda: offered() == {"fetch_page"})
@@ -174,8 +174,8 @@ async def test_a_new_tool_source_is_listed_and_switched_like_an_extension(make_a
         await highlight(pilot, menu, "greetings")
         await until(pilot, lambda: "greet" in text_of(menu.query_one("#tools-detail")))
         await pilot.press("space")
-        await until(pilot, lambda: app.host.sessions()
-                    and app.host.status_report(app.host.sessions()[0]["id"]).session.switched_off)
-        session_id = app.host.sessions()[0]["id"]
+        await until(pilot, lambda: app.host.chats.sessions()
+                    and app.host.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off)
+        session_id = app.host.chats.sessions()[0]["id"]
         assert app.host.status_report(session_id).session.switched_off == ("greetings",)
         assert "greet" not in {t.name for t in app.host.switches.tools(session_id)}

@@ -32,7 +32,7 @@ def list_sessions(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        rows = host.sessions(limit=limit)
+        rows = host.chats.sessions(limit=limit)
     if as_json:
         say(json.dumps(rows, indent=2, default=str))
         return
@@ -53,11 +53,11 @@ def show_session(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        session = host.session(session_id)
-        messages = host.messages(session["id"])
+        session = host.chats.get(session_id)
+        messages = host.chats.messages(session["id"])
         # A call's log is kept under our id of it (``call_id``; a call stored before
         # ours were given has the model's id as ours too).
-        logs = {ours: host.call_log(ours) for message in messages
+        logs = {ours: host.chats.call_log(ours) for message in messages
                 for call in message.get("tool_calls") or []
                 if (ours := call.get("call_id") or call.get("id"))}
     logs = {call_id: lines for call_id, lines in logs.items() if lines}
@@ -91,7 +91,7 @@ def set_model(
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
-        session = host.set_session_model(session_id, spec)
+        session = host.chats.set_model(session_id, spec)
     if as_json:
         say(json.dumps(session, indent=2, default=str))
         return
@@ -109,7 +109,7 @@ def session_tools(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        session = host.session(session_id)
+        session = host.chats.get(session_id)
         listing = host.switches.menu(session["id"]) if every else None
         tools = host.switches.tools(session["id"])
         switches = host.switches.of(session["id"])
@@ -163,7 +163,7 @@ def _switch(session_id: str, extension: str, enabled: bool) -> None:
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        full = host.session(session_id)["id"]
+        full = host.chats.get(session_id)["id"]
         host.switches.set_extension(full, extension, enabled)
     state = "on" if enabled else "off"
     say(f"Switched {extension} {state} in session {full[:12]}")
@@ -191,7 +191,7 @@ def _switch_tool(session_id: str, tool: str, enabled: bool) -> None:
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        full = host.session(session_id)["id"]
+        full = host.chats.get(session_id)["id"]
         chosen = host.switches.set_tool(full, tool, enabled)
     state = "on" if enabled else "off"
     say(f"Switched {chosen.qualified_name} {state} in session {full[:12]}")

@@ -75,7 +75,7 @@ def _extensions_status(host: Host):
         details = bool(arguments.get("include_details", False))
         session_id = ctx.chat.session_id
         if action == "reload":
-            if host.busy:
+            if host.chats.busy:
                 raise ToolError("unavailable", RELOAD_WHILE_STREAMING)
             if session_id is None or host.store.get_session(session_id) is None:
                 why = "no session context" if session_id is None else "session not found"
@@ -205,7 +205,7 @@ def _tool_invoke(host: Host):
         if target is not None and target.runtime == HOST_RUNTIME and target.name in BRIDGE_TOOLS:
             raise ToolError("invalid_arguments", f"tool_invoke calls the tools tool_search finds, "
                             f"not {target.name}")
-        outcome = await host.call_for_model(_chat(host, ctx), name, arguments.get("arguments", {}),
+        outcome = await host.chats.call_for_model(_chat(host, ctx), name, arguments.get("arguments", {}),
                                             user_message=ctx.chat.user_message)
         reported = outcome.to_json()
         if outcome.ok:

@@ -43,7 +43,7 @@ from workbench.store.runs import ENDED
 from workbench.supervisor.supervisor import Supervisor, SupervisorSettings
 
 if TYPE_CHECKING:
-    from workbench.agent.loop import TurnResult
+    from workbench.core.chats import Chats
     from workbench.core.grants import Grants
     from workbench.core.switches import Switches
     from workbench.config.files import Config
@@ -79,6 +79,7 @@ class ScheduleHost(Protocol):
     config: Config
     grants: Grants
     switches: Switches
+    chats: Chats
 
     def ensure_extensions(self) -> None: ...
 
@@ -91,12 +92,6 @@ class ScheduleHost(Protocol):
 
     def forget_workers(self, tool_name: str | None = None) -> None: ...
 
-    def new_session(self, title: str | None = None) -> dict[str, Any]: ...
-
-    async def send_prompt(self, text: str, session_id: str | None = None, *,
-                          wait: bool = False) -> TurnResult: ...
-
-    def cancel(self) -> bool: ...
 
 
 class Schedules:
@@ -387,7 +382,7 @@ class Schedules:
         host = self.host
         session_id = run["session_id"]
         if session_id is None or self.store.get_session(session_id) is None:
-            session_id = host.new_session(title=f"⏱ {row['title']}")["id"]
+            session_id = host.chats.new(title=f"⏱ {row['title']}")["id"]
             self.store.set_run_session(run["id"], session_id)
         await asyncio.to_thread(host.ensure_extensions)
         apply_card(self.store, session_id, card, always_on=HOST_EXTENSION,
@@ -400,7 +395,7 @@ class Schedules:
         def end_now(need: dict[str, Any]) -> None:
             # The first need ends the run: its turn is cancelled, nothing waits.
             if len(responder.needs) == 1:
-                loop.call_soon(host.cancel)
+                loop.call_soon(host.chats.cancel)
 
         def watch(event: Any) -> None:
             out.write(json.dumps(event.to_json(), default=str, ensure_ascii=False) + "\n")
@@ -410,7 +405,7 @@ class Schedules:
         responder.on_need = end_now
         unsubscribe = self.bus.subscribe(watch)
         try:
-            result = await host.send_prompt(row["instruction"], session_id)
+            result = await host.chats.send_prompt(row["instruction"], session_id)
         finally:
             unsubscribe()
         status, error = responder.outcome(on_need=card.on_need, run_id=run["id"],

@@ -363,7 +363,7 @@ class WorkbenchApp(App):
     async def on_unmount(self) -> None:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
-        self.host.cancel()
+        self.host.chats.cancel()
         await self._stop_scheduler()
         # MCP servers, hooks and starting workers live on this loop: stop them here,
         # before it ends (the caller closes the host's files afterwards).

@@ -132,8 +132,8 @@ def test_changes_are_refused_while_a_turn_streams(host: Host, source: Path, home
     plan = host.extensions.plan_install(str(write_extension(home.root.parent / "bar", name="bar")))
     loop = asyncio.new_event_loop()
     try:
-        host._turn = loop.create_future()  # a turn that has not ended
-        assert host.busy
+        host.chats._turn = loop.create_future()  # a turn that has not ended
+        assert host.chats.busy
         for change in (lambda: host.extensions.install(plan, yes),
                        lambda: host.extensions.remove(NAME),
                        lambda: host.extensions.trust(NAME),
@@ -143,7 +143,7 @@ def test_changes_are_refused_while_a_turn_streams(host: Host, source: Path, home
                 change()
             assert caught.value.message == CHANGE_WHILE_STREAMING
     finally:
-        host._turn = None
+        host.chats._turn = None
         loop.close()
     assert staged(home) == []  # the refused plan's files were dropped
     assert [e.name for e in host.extensions.installed()] == [NAME]

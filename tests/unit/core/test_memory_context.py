@@ -119,7 +119,7 @@ async def test_each_step_starts_with_the_current_memories_never_stored(styled, w
     model = Recorder()
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         host.memories.add("Groceries", "milk, eggs")
-        first = await host.send_prompt("what should I buy?")
+        first = await host.chats.send_prompt("what should I buy?")
         system = model.seen[0][0]
         assert (system.role, system.name) == ("system", "memories")
         assert '<knowledge title="Groceries" source="user">\nmilk, eggs\n</knowledge>' in system.content
@@ -127,19 +127,19 @@ async def test_each_step_starts_with_the_current_memories_never_stored(styled, w
         assert '<skill name="release-notes" source="extension:house-style">' in system.content
         assert model.seen[0][1].role == "user"
         assert {"memory_search", "skill_load", "skill_file"} <= set(model.offered[0])
-        assert [m["role"] for m in host.messages(first.session_id)] == ["user", "assistant"]
+        assert [m["role"] for m in host.chats.messages(first.session_id)] == ["user", "assistant"]
 
         host.memories.add("Groceries", "bread", replace=True)
-        await host.send_prompt("and now?", session_id=first.session_id)
+        await host.chats.send_prompt("and now?", session_id=first.session_id)
         assert "<knowledge title=\"Groceries\" source=\"user\">\nbread\n" in model.seen[1][0].content
 
 
 async def test_a_chat_that_switched_an_extension_off_does_not_get_its_memories(styled, workdir):
     model = Recorder()
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        session = host.new_session()["id"]
+        session = host.chats.new()["id"]
         host.switches.set_extension(session, "house-style", False)
-        await host.send_prompt("hello", session_id=session)
+        await host.chats.send_prompt("hello", session_id=session)
         assert model.seen[0][0].role == "user"  # nothing left to hand over
         assert not {"memory_search", "skill_load"} & set(model.offered[0])
         outcome = await host.call_tool("skill_load", {"name": "release-notes"},
@@ -194,9 +194,9 @@ async def test_past_the_budget_memories_are_counted_and_memory_search_finds_them
         model.calls += [("memory_search", {"query": "when does my passport expire"}),
                         ("memory_search", {"query": hidden.title})]
 
-        result = await host.send_prompt("when does my passport expire?")
+        result = await host.chats.send_prompt("when does my passport expire?")
         assert "memory_search" in model.offered[0]
-        passport, trip = [json.loads(m["content"]) for m in host.messages(result.session_id)
+        passport, trip = [json.loads(m["content"]) for m in host.chats.messages(result.session_id)
                           if m["role"] == "tool"]
         top = passport["result"]["matches"][0]
         assert (top["title"], top["source"]) == ("Passport", "user")

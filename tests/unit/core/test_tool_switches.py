@@ -127,15 +127,15 @@ def test_a_chat_with_nothing_switched_routes_every_name_as_it_is(registry):
 
 def test_one_tool_is_switched_off_in_one_chat_only(installed, workdir):
     with Host.open(cwd=workdir) as host:
-        chat, other = host.new_session()["id"], host.new_session()["id"]
+        chat, other = host.chats.new()["id"], host.chats.new()["id"]
         everything = {t.qualified_name for t in host.switches.tools(chat)}
         switched = host.switches.set_tool(chat[:8], "only_a", False)
         assert switched.qualified_name == "ext-a.only_a"
         assert {t.qualified_name for t in host.switches.tools(chat)} == everything - {"ext-a.only_a"}
-        assert "only_a" not in [s.name for s in host.tool_specs(chat)]
+        assert "only_a" not in [s.name for s in host.chats.tool_specs(chat)]
         assert {t.qualified_name for t in host.switches.tools(other)} == everything
-        assert "only_a" in [s.name for s in host.tool_specs(other)]
-        assert "only_a" in [s.name for s in host.tool_specs()]
+        assert "only_a" in [s.name for s in host.chats.tool_specs(other)]
+        assert "only_a" in [s.name for s in host.chats.tool_specs()]
 
         host.switches.set_tool(chat, "shared_tool", False)  # the winner: the next tool takes the name
         offered = {t.qualified_name for t in host.switches.tools(chat)}
@@ -152,7 +152,7 @@ def test_one_tool_is_switched_off_in_one_chat_only(installed, workdir):
 
 def test_one_tool_stays_on_in_a_chat_that_switched_its_extension_off(installed, workdir):
     with Host.open(cwd=workdir) as host:
-        chat = host.new_session()["id"]
+        chat = host.chats.new()["id"]
         host.switches.set_extension(chat, "ext-a", False)
         host.switches.set_tool(chat, "ext-a.other_a", True)
         offered = {t.qualified_name for t in host.switches.tools(chat)}
@@ -164,7 +164,7 @@ def test_one_tool_stays_on_in_a_chat_that_switched_its_extension_off(installed, 
 
 def test_the_switches_of_a_chat_are_listed_for_a_tools_menu(installed, workdir):
     with Host.open(cwd=workdir) as host:
-        chat = host.new_session()["id"]
+        chat = host.chats.new()["id"]
         host.switches.set_extension(chat, "ext-a", False)
         host.switches.set_tool(chat, "only_a", True)
         listing = host.switches.menu(chat[:8])
@@ -184,7 +184,7 @@ def test_the_switches_of_a_chat_are_listed_for_a_tools_menu(installed, workdir):
 
 def test_switching_needs_a_known_session_and_a_tool_a_chat_can_switch(installed, workdir):
     with Host.open(cwd=workdir) as host:
-        chat = host.new_session()["id"]
+        chat = host.chats.new()["id"]
         with pytest.raises(WorkbenchError, match="no tool named 'nope' here"):
             host.switches.set_tool(chat, "nope", False)
         with pytest.raises(WorkbenchError, match="no session 'missing'"):
@@ -196,12 +196,12 @@ def test_switching_needs_a_known_session_and_a_tool_a_chat_can_switch(installed,
 
 async def test_a_direct_call_in_a_chat_is_refused_when_the_chat_switched_the_tool_off(installed, workdir):
     async with Host.open(cwd=workdir) as host:
-        chat = host.new_session()["id"]
+        chat = host.chats.new()["id"]
         host.switches.set_tool(chat, "only_a", False)
         refused = await host.call_tool("only_a", {}, CallOptions(session_id=chat))
         assert refused.error == {"kind": "not_found",
                                  "message": "'only_a' is switched off in this chat"}
-        elsewhere = await host.call_tool("only_a", {}, CallOptions(session_id=host.new_session()["id"]))
+        elsewhere = await host.call_tool("only_a", {}, CallOptions(session_id=host.chats.new()["id"]))
         assert elsewhere.ok and elsewhere.result == {"from": "ext-a", "tool": "only_a"}
         assert (await host.call_tool("only_a", {})).ok  # no chat: no chat's switches
         host.switches.set_tool(chat, "shared_tool", False)
@@ -233,13 +233,13 @@ async def test_a_turn_is_refused_the_tool_its_chat_switched_off_also_through_too
         ToolCall("c3", "tool_search", {"query": "garden chores", "limit": 20}),
         ToolCall("c4", "other_a", {})])
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        chat = host.new_session()["id"]
+        chat = host.chats.new()["id"]
         host.switches.set_tool(chat, "only_a", False)
         seen = []
         host.bus.subscribe(seen.append)
-        await host.send_prompt("go", session_id=chat)
+        await host.chats.send_prompt("go", session_id=chat)
         assert "only_a" not in model.offered[0] and "other_a" in model.offered[0]
-        rows = [json.loads(m["content"]) for m in host.messages(chat) if m["role"] == "tool"]
+        rows = [json.loads(m["content"]) for m in host.chats.messages(chat) if m["role"] == "tool"]
         assert rows[0]["error"] == {"kind": "not_found", "message": "'only_a' is switched off in this chat"}
         assert rows[1]["ok"] is False and rows[1]["error"]["kind"] == "not_found"
         assert "switched off in this chat" in rows[1]["error"]["message"]

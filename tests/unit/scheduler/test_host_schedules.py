@@ -107,7 +107,7 @@ async def test_run_now_runs_under_the_card_in_a_child_process(host):
     run = await host.schedules.run_schedule_now(row["id"])
     assert (run["status"], run["fired_by"], run["result"]) == ("ok", "manual", "You said: hello there")
     assert run["pid"] and run["session_id"]
-    session = host.session(run["session_id"])
+    session = host.chats.get(run["session_id"])
     assert session["title"] == "⏱ Echo"
     assert host.schedules.run(run["id"])["log"].endswith(f"runs/{run['id']}.log")
     assert host.schedules.schedule(row["id"])["last_run"]["id"] == run["id"]

@@ -57,7 +57,7 @@ async def test_a_registered_source_is_listed_called_reported_and_stopped(host: H
 
 async def test_a_chat_switches_a_new_source_off_like_an_extension(host: Host) -> None:
     host.sources.register(Greetings())
-    session = host.new_session()["id"]
+    session = host.chats.new()["id"]
     host.switches.set_extension(session, "greetings", False)
     assert "greet" not in {tool.name for tool in host.switches.tools(session)}
     outcome = await host.call_tool("greet", {"name": "Ada"}, _in_chat(session))

@@ -342,7 +342,7 @@ class ToolsMenuScreen(ModalScreen[None]):
     def _session(self) -> str:
         """This chat's session, started through the core when it has none (in a thread)."""
         if self.session_id is None:
-            self.session_id = self.host.new_session()["id"]
+            self.session_id = self.host.chats.new()["id"]
             self.app.call_from_thread(self._started)
         return self.session_id
 
