@@ -13,7 +13,7 @@ Beside ``extensions_status`` there are the tools a turn is offered only when it 
 them (see :mod:`workbench.tools.disclosure`): the bridge ``tool_search`` and
 ``tool_invoke`` when tool disclosure is on, and ``skill_load``, ``skill_file`` and
 ``memory_search`` when the chat has skills or memories. ``tool_invoke`` makes its call
-through ``Host.call_for_model``, the same door as the model's direct calls: the
+through ``host.chats.call_for_model``, the same door as the model's direct calls: the
 chat's switches, validation, hooks, permissions and the audit all apply.
 """
 

@@ -142,7 +142,7 @@ class Switches:
         """The tools a chat has enabled (every available tool without ``session_id``): the
         available tools without those it switched off (a name one of them won goes to the
         next tool by precedence), and without the host tools offered only when a turn
-        needs them unless ``on_demand`` (``Host.tool_specs`` says what one model step is
+        needs them unless ``on_demand`` (``Chats.tool_specs`` says what one model step is
         offered).
 
         Raises:

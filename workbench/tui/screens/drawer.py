@@ -1,6 +1,6 @@
 """The notification drawer: cards, notices and failed background runs, newest first.
 
-A panel at the right of the screen over the chat. It lists ``Host.notifications``
+A panel at the right of the screen over the chat. It lists ``host.schedules.notifications``
 (what the supervisor and extensions kept for the person), unread ones marked; Enter
 marks the one under the cursor read, ``a`` marks them all. New ones appear while it
 is open: the app passes ``NotificationPosted`` events on. Reads and writes happen in

@@ -1,10 +1,10 @@
 """The Tasks screen: scheduled prompts, when they run next, their last runs and failures.
 
-The list on the left is ``Host.schedules``; the right side is the selected one in full
-(``Host.schedule``: its prompt, its run card and its recent runs). Pausing, resuming,
-editing and deleting go through the ``Host``'s schedule methods in worker threads;
+The list on the left is ``host.schedules``; the right side is the selected one in full
+(``host.schedules.schedule``: its prompt, its run card and its recent runs). Pausing, resuming,
+editing and deleting go through ``host.schedules`` in worker threads;
 "run now" runs in an app worker, so a run outlives the screen being closed. The line
-at the top says which process runs this home's scheduler (``Host.scheduler_holder``):
+at the top says which process runs this home's scheduler (``host.schedules.scheduler_holder``):
 this window, or another one that the app stands by for. Runs starting and ending, and
 the scheduler changing state, arrive as core events and are shown as they happen.
 """
@@ -86,7 +86,7 @@ def _field(label: str, value: str | Content) -> Content:
 
 
 def draft_of(row: dict[str, Any]) -> dict[str, Any]:
-    """A schedule as ``Host.schedule`` gives it, as the schedule form's draft."""
+    """A schedule as ``host.schedules.schedule`` gives it, as the schedule form's draft."""
     return {"title": row["title"], "instruction": row["instruction"],
             "schedule": row["schedule"], "runMissed": bool(row["run_missed"])}
 
@@ -139,7 +139,7 @@ class TasksScreen(ChangesInThread, Screen):
         self.schedules: list[dict[str, Any]] = []
         """The schedules listed, by id."""
         self.detail: dict[str, Any] | None = None
-        """The selected schedule as ``Host.schedule`` gave it, with its recent runs."""
+        """The selected schedule as ``host.schedules.schedule`` gave it, with its recent runs."""
         self.holder: dict[str, Any] | None = None
         """Who holds this home's scheduler, at the last look."""
 
