@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import TYPE_CHECKING
 
 import typer
 
 from workbench.cli.errors import reported
 from workbench.cli.output import say
+
+if TYPE_CHECKING:
+    from workbench.core.switches import SwitchMenu
 
 sessions_app = typer.Typer(help="List and show chat sessions and switch extensions and tools "
                                 "per session.",
@@ -140,22 +144,21 @@ def session_tools(
         say(f"Tools switched off in this session: {', '.join(tools_off)}")
 
 
-def _print_switches(switches: dict, as_json: bool) -> None:
+def _print_switches(menu: SwitchMenu, as_json: bool) -> None:
     if as_json:
-        say(json.dumps(switches, indent=2))
+        say(json.dumps(menu.to_json(), indent=2))
         return
-    tools = switches["tools"]
-    width = max((len(t["name"]) for t in tools), default=0)
-    extension_width = max((len(t["extension"]) for t in tools), default=0)
+    tools = menu.tools
+    width = max((len(t.name) for t in tools), default=0)
+    extension_width = max((len(t.extension) for t in tools), default=0)
     for tool in tools:
-        state = ("on" if tool["on"] else "off") + ("*" if tool["own"] else "")
-        note = "  (another tool has its name)" if tool["on"] and not tool["offered"] else ""
-        say(f"{state:<4}  {tool['name']:<{width}}  "
-                   f"{tool['extension']:<{extension_width}}{note}".rstrip())
-    chosen = [f"{e['name']} {'on' if e['on'] else 'off'}" for e in switches["extensions"] if e["own"]]
+        state = ("on" if tool.on else "off") + ("*" if tool.own else "")
+        note = "  (another tool has its name)" if tool.on and not tool.offered else ""
+        say(f"{state:<4}  {tool.name:<{width}}  {tool.extension:<{extension_width}}{note}".rstrip())
+    chosen = [f"{e.name} {'on' if e.on else 'off'}" for e in menu.extensions if e.own]
     if chosen:
         say(f"\nExtensions switched in this session: {', '.join(chosen)}")
-    if any(t["own"] for t in tools):
+    if any(t.own for t in tools):
         say("* switched in this session; the other tools follow their extension.")
 
 

@@ -13,7 +13,7 @@ saying why. The hooks of a switched-off extension do not run in that chat.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.agent.messages import new_call_id
@@ -89,6 +89,88 @@ class ChatSwitches:
             return name, ToolError("not_found", f"{name!r} belongs to the extension "
                                    f"{winner.extension}, which is switched off in this chat")
         return (name if chosen is winner else chosen.qualified_name), None
+
+
+KIND_ORDER = {"built-in": 0, "workbench": 1, "extension": 2, "MCP server": 3}
+"""Where each kind of ``SwitchRow`` is listed; a source's own kind comes after these."""
+
+
+@dataclass(frozen=True)
+class SwitchRow:
+    """One thing a chat switches as one — an extension, an MCP server, the host's own
+    tools: a tool source's row (``SourceRow``) with whether the chat uses it.
+
+    Attributes:
+        name: Its name as the core knows it (``mcp:time`` for an MCP server).
+        title: How it is shown (``time`` for that server).
+        kind: ``built-in``, ``workbench`` (the host's own tools), ``extension``,
+            ``MCP server`` or a new source's own word.
+        tools: How many tools it brings (those offered only when a turn needs them
+            left out).
+        on: Whether the chat uses it.
+        note: Why it cannot be switched here (switched off everywhere, not trusted);
+            empty when it can.
+    """
+
+    name: str
+    title: str
+    kind: str
+    tools: int
+    on: bool
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    """One tool a chat can switch, with its state in that chat.
+
+    Attributes:
+        name: Its name as the model sees it.
+        extension: The extension (or ``mcp:SERVER``) that brings it.
+        qualified_name: ``EXTENSION.TOOL``.
+        description: What it does.
+        on: Whether the chat has it on (its own switch, else its extension's).
+        own: Whether the chat chose its switch itself (else it follows its extension).
+        offered: Whether the chat offers it by its name (an ``on`` tool is not when
+            another tool wins the name).
+    """
+
+    name: str
+    extension: str
+    qualified_name: str
+    description: str
+    on: bool = True
+    own: bool = False
+    offered: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ExtensionSwitch:
+    """One extension's switch in a chat: ``own`` when the chat chose it itself."""
+
+    name: str
+    on: bool
+    own: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SwitchMenu:
+    """One chat's switches (``Switches.menu``): every extension with tools here and
+    every tool a chat can switch, each with its state in that chat."""
+
+    session: str
+    extensions: tuple[ExtensionSwitch, ...]
+    tools: tuple[ToolRow, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"session": self.session, "extensions": [e.to_json() for e in self.extensions],
+                "tools": [t.to_json() for t in self.tools]}
 
 
 def known_extensions(registry: ToolRegistry, loaded: Iterable[dict],
@@ -226,36 +308,63 @@ class Switches:
                          chosen.qualified_name, {"session_id": session})
         return chosen
 
-    def menu(self, session_id: str) -> dict[str, Any]:
-        """One chat's switches, for a Tools menu: every extension with tools here and
-        every tool a chat can switch, each with its state in that chat.
-
-        Returns:
-            ``{"session", "extensions": [{"name", "on", "own"}], "tools": [{"name",
-            "extension", "qualified_name", "description", "on", "own", "offered"}]}``:
-            ``own`` is whether the chat chose that switch itself (else it follows the
-            level above), ``offered`` whether the chat offers the tool by its name (an
-            ``on`` tool is not when another one wins its name).
+    def menu(self, session_id: str) -> SwitchMenu:
+        """One chat's switches, for a Tools menu and ``sessions tools --all``: every
+        extension with tools here and every tool a chat can switch (``switchable``), each
+        with its state in that chat.
 
         Raises:
             WorkbenchError: No such session.
         """
         session = self.session(session_id)["id"]
+        switches = self.of(session)
+        tools = self.tool_rows(session)
+        names = sorted({t.extension for t in tools} | set(switches.extensions))
+        return SwitchMenu(
+            session=session,
+            extensions=tuple(ExtensionSwitch(name, switches.extensions.get(name, True),
+                                             name in switches.extensions) for name in names),
+            tools=tuple(tools))
+
+    def switchable(self) -> list[Tool]:
+        """Every tool a chat can switch: those that run here, without the host tools
+        offered only when a turn needs them."""
         self.ensure_extensions()
+        return [t for t in self.registry.all_tools()
+                if self.registry.runs_here(t) and not is_on_demand(t)]
+
+    def tool_rows(self, session_id: str | None, extension: str | None = None) -> list[ToolRow]:
+        """The tools a chat can switch (of ``extension`` only, when given), each with its
+        state in the chat ``session_id``; all on and offered for a chat not started yet.
+
+        Raises:
+            WorkbenchError: No such session.
+        """
+        tools = [t for t in self.switchable() if extension is None or t.extension == extension]
+        if session_id is None:
+            return [ToolRow(t.name, t.extension, t.qualified_name, t.description) for t in tools]
+        session = self.session(session_id)["id"]
         switches = self.of(session)
         offered = {t.qualified_name for t in self.tools(session)}
-        tools = [t for t in self.registry.all_tools()
-                 if self.registry.runs_here(t) and not is_on_demand(t)]
-        names = sorted({t.extension for t in tools} | set(switches.extensions))
-        return {
-            "session": session,
-            "extensions": [{"name": name, "on": switches.extensions.get(name, True),
-                            "own": name in switches.extensions} for name in names],
-            "tools": [{"name": t.name, "extension": t.extension,
-                       "qualified_name": t.qualified_name, "description": t.description,
-                       "on": switches.is_on(t), "own": switches.own(t) is not None,
-                       "offered": t.qualified_name in offered} for t in tools],
-        }
+        return [ToolRow(t.name, t.extension, t.qualified_name, t.description,
+                        on=switches.is_on(t), own=switches.own(t) is not None,
+                        offered=t.qualified_name in offered) for t in tools]
+
+    def rows(self, session_id: str | None) -> list[SwitchRow]:
+        """Everything a chat may switch as one — each row of every tool source
+        (``ToolSource.status_rows``) — with whether ``session_id`` uses it, in the
+        Tools menu's order (by ``KIND_ORDER``, then title).
+
+        Raises:
+            WorkbenchError: No such session.
+        """
+        self.ensure_extensions()
+        off = self.of(self.session(session_id)["id"]).extensions_off if session_id else frozenset()
+        found = {row.name: SwitchRow(row.name, row.title, row.kind, row.tools,
+                                     row.name not in off, row.note)
+                 for _, row in self.sources.status_rows()}
+        return sorted(found.values(), key=lambda row: (KIND_ORDER.get(row.kind, len(KIND_ORDER)),
+                                                        row.title))
 
     def _tool_to_switch(self, name: str, switches: ChatSwitches, enabled: bool) -> Tool:
         candidates = [t for t in self.registry.all_tools() if self.registry.runs_here(t)]

@@ -168,17 +168,17 @@ def test_the_switches_of_a_chat_are_listed_for_a_tools_menu(installed, workdir):
         host.switches.set_extension(chat, "ext-a", False)
         host.switches.set_tool(chat, "only_a", True)
         listing = host.switches.menu(chat[:8])
-        assert listing["session"] == chat
-        extensions = {e["name"]: (e["on"], e["own"]) for e in listing["extensions"]}
+        assert listing.session == chat
+        extensions = {e.name: (e.on, e.own) for e in listing.extensions}
         assert extensions["ext-a"] == (False, True) and extensions["ext-b"] == (True, False)
-        tools = {t["qualified_name"]: (t["on"], t["own"], t["offered"]) for t in listing["tools"]}
+        tools = {t.qualified_name: (t.on, t.own, t.offered) for t in listing.tools}
         assert tools["ext-a.only_a"] == (True, True, True)
         assert tools["ext-a.other_a"] == (False, False, False)
         assert tools["ext-b.shared_tool"] == (True, False, True)
         assert tools["workbench.extensions_status"] == (True, False, True)
         assert "workbench.tool_search" not in tools
         host.switches.set_extension(chat, "ext-a", True)
-        tools = {t["qualified_name"]: (t["on"], t["offered"]) for t in host.switches.menu(chat)["tools"]}
+        tools = {t.qualified_name: (t.on, t.offered) for t in host.switches.menu(chat).tools}
         assert tools["ext-b.shared_tool"] == (True, False)  # on, but ext-a's wins its name
 
 
@@ -248,3 +248,25 @@ async def test_a_turn_is_refused_the_tool_its_chat_switched_off_also_through_too
         assert rows[3] == {"ok": True, "result": {"from": "ext-a", "tool": "other_a"}}
         started = [e.tool for e in seen if isinstance(e, ToolCallStarted)]
         assert "ext-a.only_a" not in started and "ext-a.other_a" in started
+
+
+def test_the_tools_menu_lists_the_tools_sessions_tools_all_lists(tmp_path, home, workdir):
+    """One listing for both faces: a tool that does not run here is in neither, and the
+    Tools menu's tools of an extension are the menu's own rows for it."""
+    folder = write_extension(tmp_path / "src" / "ext-p", "ext-p", ["here", "elsewhere"])
+    manifest = json.loads((folder / "loca.json").read_text())
+    manifest["tools"][1]["platforms"] = ["windows"]
+    (folder / "loca.json").write_text(json.dumps(manifest))
+    with Store.open(home.db_path) as store:
+        ExtensionManager(home, store, registry_url="http://127.0.0.1:9").install(
+            str(folder), approve=lambda plan: True)
+    with Host.open(cwd=workdir) as host:
+        chat = host.chats.new()["id"]
+        host.switches.set_tool(chat, "here", False)
+        menu = host.switches.menu(chat)
+        rows = host.switches.tool_rows(chat, "ext-p")
+        assert rows == [t for t in menu.tools if t.extension == "ext-p"]
+        assert [(t.name, t.on, t.own) for t in rows] == [("here", False, True)]
+        assert [t.name for t in host.switches.tool_rows(None, "ext-p")] == ["here"]
+        [row] = [r for r in host.switches.rows(chat) if r.name == "ext-p"]
+        assert (row.kind, row.on) == ("extension", True)
