@@ -1,8 +1,13 @@
-"""The Host: the one object both front-ends drive.
+"""The Host: the composition root both front-ends drive.
 
-It owns the config, the store, the tool registry and the gateway; it runs turns and
-tool calls, publishes events on its bus and raises requests through the responder
-its front-end gave it. It never draws anything.
+``Host.open`` opens the home, its config and its store; ``__init__`` makes the bus, the
+broker, the sandbox runner, the gateway and the tool sources, and builds one service per
+area, each handed what it needs: ``host.chats``, ``host.extensions``, ``host.providers``,
+``host.mcp``, ``host.schedules``, ``host.memories``, ``host.grants``, ``host.switches``
+(docs/architecture.md, "Host and its services"). What spans every area stays here:
+opening and closing, a config or folder change handed to every service
+(``follow_config``, ``enter_folder``), loading the tool sources and the status report,
+a direct call, the responder and the setup notices. It never draws anything.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ log = logging.getLogger(__name__)
 
 PUTS_AT_EXIT_S = 5.0
 """How long closing waits for memories still being handed to memory providers."""
+
 
 def worker_limits(config: Config) -> Limits:
     """The resources each tool's worker gets under ``config``."""
