@@ -174,7 +174,7 @@ class Host:
             store=store, bus=self.bus, registry=registry, gateway=self.gateway,
             hook_runtime=self.hook_runtime, switches=self.switches, memories=self.memories,
             providers=self.providers, config=config, host_model=model,
-            host_provider=self.provider, cwd=lambda: self.cwd,
+            host_provider=lambda: self.provider(), cwd=lambda: self.cwd,
             enter_folder=lambda folder, why: self.enter_folder(folder, why=why),
             ensure_extensions=self.ensure_extensions)
         """Sessions, their turns, each chat's model and folder (``core/chats.py``)."""
