@@ -12,7 +12,7 @@ from workbench.core.host import Host
 
 
 async def call(host, name, args, grant=True):
-    grants = host.resolve_grant_flags(name, [], grant_all=True) if grant else ()
+    grants = host.grants.from_flags(name, [], grant_all=True) if grant else ()
     return await host.call_tool(name, args, CallOptions(grants=grants, prompt=False))
 
 

@@ -73,7 +73,7 @@ async def test_locale_and_log_lines_reach_the_tool_the_file_and_the_record(
         assert outcome.result == {"userMessage": "tend the fern", "sessionId": None,
                                   "locale": "pt-BR"}
         assert [(e.level, e.message) for e in seen if isinstance(e, ToolCallLog)] == LINES
-        record = host.call_log(outcome.call_id)
+        record = host.chats.call_log(outcome.call_id)
     assert [(line["level"], line["message"]) for line in record] == LINES
     logged = (home / "logs" / "tools.log").read_text().splitlines()
     mine = [line for line in logged if outcome.call_id in line]
@@ -97,7 +97,7 @@ async def test_a_chats_call_shows_its_log_in_sessions_show(tmp_path, posix_local
     script.write_text(json.dumps([{"tool_calls": [{"name": "tend", "arguments": {}}]},
                                   {"text": "The fern is tended."}]))
     with Host.open(cwd=tmp_path / "work", model=f"scripted:{script}") as host:
-        turn = await host.send_prompt("tend the fern")
+        turn = await host.chats.send_prompt("tend the fern")
     assert (turn.status, turn.text) == ("done", "The fern is tended."), turn
     shown = workbench("sessions", "show", turn.session_id)
     assert shown.returncode == 0, shown.stderr
@@ -120,7 +120,7 @@ async def test_a_provider_is_told_the_locale_too(tmp_path, posix_locale):
     assert done.returncode == 0, done.stderr
     with Host.open(cwd=tmp_path / "work") as host:
         host.ensure_extensions()
-        provider = host.providers.get("model", "speaks", "polyglot")
-        answer = await host.provider_runtime.call(
+        provider = host.providers.registry.get("model", "speaks", "polyglot")
+        answer = await host.providers.runtime.call(
             provider, {"messages": [{"role": "user", "content": "hi"}]})
     assert answer["text"] == "pt-BR"

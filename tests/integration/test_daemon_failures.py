@@ -128,7 +128,7 @@ def test_a_daemon_killed_mid_run_has_its_run_interrupted_as_soon_as_anyone_looks
     assert shown["failures"] == 1 and shown["last_run"]["status"] == "interrupted"
     notes = json.loads(subprocess.run(
         [sys.executable, "-c", "import json; from workbench.core.host import Host\n"
-         "with Host.open(defer_extensions=True) as h: print(json.dumps(h.notifications()))"],
+         "with Host.open(defer_extensions=True) as h: print(json.dumps(h.schedules.notifications()))"],
         capture_output=True, text=True, env=dict(os.environ), check=True).stdout)
     assert [n["title"] for n in notes] == ["Scheduled run interrupted: Long nap"]
     # The call the run was making is settled too, and its session answers it.
@@ -188,7 +188,7 @@ def test_a_wedged_run_is_killed_with_its_whole_tree_and_recorded_timed_out(tmp_p
     assert len(seen) >= 3 and not any(alive(pid) for pid in seen)
     [note] = json.loads(subprocess.run(
         [sys.executable, "-c", "import json; from workbench.core.host import Host\n"
-         "with Host.open(defer_extensions=True) as h: print(json.dumps(h.notifications()))"],
+         "with Host.open(defer_extensions=True) as h: print(json.dumps(h.schedules.notifications()))"],
         capture_output=True, text=True, env=dict(os.environ), check=True).stdout)
     assert note["title"] == "Scheduled run timed out: Wedged" and note["run_id"] == run["id"]
 

@@ -98,7 +98,7 @@ async def test_the_core_send_the_tui_uses_marks_a_cut_turn_failed(small_disk, sc
     host = Host.open(model=f"scripted:{script}")
     try:
         filler = fill(small_disk, 150_000)
-        result = await host.send_prompt("count these")
+        result = await host.chats.send_prompt("count these")
         assert result.status == "error" and FILLED in (result.error or "")
         filler.unlink()
         (cut,) = turns(host.store.path, result.session_id)

@@ -37,8 +37,8 @@ def installed(home):
 async def via_model(tmp_path, calls):
     replies = [{"tool_calls": calls}, {"text": "done"}]
     async with Host.open(cwd=tmp_path, model=script(tmp_path, replies)) as host:
-        result = await host.send_prompt("go")
-        rows = host.messages(result.session_id)
+        result = await host.chats.send_prompt("go")
+        rows = host.chats.messages(result.session_id)
         return {m["tool_call_id"]: json.loads(m["content"]) for m in rows if m["role"] == "tool"}, rows
 
 
@@ -57,10 +57,10 @@ async def via_schedule(tmp_path, calls, grants=()):
     under the schedule's run card; returns the run and its tool results by call id."""
     replies = [{"tool_calls": calls}, {"text": "done"}]
     async with Host.open(cwd=tmp_path, model=script(tmp_path, replies)) as host:
-        row = host.add_schedule(title="guarded", instruction="go", grants=list(grants),
+        row = host.schedules.add_schedule(title="guarded", instruction="go", grants=list(grants),
                                 schedule={"kind": "interval", "everyMinutes": 60})
-        run = await host.run_schedule_now(row["id"])
-        rows = host.messages(run["session_id"])
+        run = await host.schedules.run_schedule_now(row["id"])
+        rows = host.chats.messages(run["session_id"])
         return run, {m["tool_call_id"]: json.loads(m["content"]) for m in rows if m["role"] == "tool"}
 
 

@@ -63,7 +63,7 @@ async def test_the_model_is_shown_and_loads_each_exact_description(tmp_path: Pat
     installed = workbench("ext", "install", str(source), "--yes")
     assert installed.returncode == 0, installed.stderr
     async with Host.open(cwd=workdir, model="echo") as host:
-        plan = host.memory_context()
+        plan = host.memories.context()
         shown = {item.title: item.description for item in plan.skills}
         assert shown == {e["name"]: e["description"] for e in EXPECTED.values()}
         for name in EXPECTED:
@@ -126,7 +126,7 @@ def test_a_persons_skill_folder_brings_its_reference_files(tmp_path: Path):
     assert shown["files"] == ["forms/Template.pdf", "reference.md"]
     shutil.rmtree(folder)  # the copy is the person's skill now, not the folder it came from
     with Host.open(cwd=tmp_path) as host:
-        got = host.read_skill_file("pdf-forms", "forms/template.pdf")
+        got = host.memories.read_skill_file("pdf-forms", "forms/template.pdf")
         assert base64.b64decode(got["content"]) == (CORPUS / "plain" / "forms" / "Template.pdf").read_bytes()
         assert "differs only in case" in got["note"]
     linked = tmp_path / "linked"
@@ -138,7 +138,7 @@ def test_a_persons_skill_folder_brings_its_reference_files(tmp_path: Path):
     assert "linked" not in workbench("memories", "list").stdout  # nothing half-added
     assert workbench("memories", "rm", "pdf-forms").returncode == 0
     with Host.open(cwd=tmp_path) as host:
-        assert host.memories.skill_folder("pdf-forms") is None
+        assert host.memories.library.skill_folder("pdf-forms") is None
 
 
 @pytest.mark.usefixtures("home")
