@@ -25,6 +25,7 @@ from workbench.agent.providers import ModelProvider
 from workbench.config.files import Config
 from workbench.config.home import Home
 from workbench.core.bus import EventBus
+from workbench.core.chat_models import ChatModelOps
 from workbench.core.extension_ops import ExtensionOps
 from workbench.core.mcp_ops import McpOps
 from workbench.core.memory_ops import MemoryOps
@@ -84,7 +85,7 @@ NET_REFUSALS_SHOWN = 10
 """How many of a tool's latest network refusals ``explain_grants`` lists."""
 
 
-class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
+class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, ChatModelOps, SwitchOps):
     """Owns everything below the front-ends; see the module docstring.
 
     Build one with ``Host.open``; close it with ``close`` (or use it as a context
@@ -99,6 +100,9 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         self.registry = registry
         self.responder = responder
         self.model = model
+        self.model_chosen = False
+        """Whether ``model`` was chosen for this host (``--model``) rather than read from
+        the ``model`` setting: the chats it starts then keep it as their own."""
         self.cwd = cwd
         self.bus = EventBus()
         self.broker = Broker(store)
@@ -209,6 +213,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
                    responder=responder or DenyAll(), model=model or config.settings.model,
                    cwd=cwd)
         host.env = env
+        host.model_chosen = model is not None
         host._provider = provider
         host.settle_after_crash()
         host.sandbox.start()
@@ -372,11 +377,12 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         """What the person should know about the setup (e.g. an untrusted project config)."""
         return list(self.config.notices) + list(self.extension_notices)
 
-    def announce(self) -> None:
-        """Publish the setup notices as events."""
+    def announce(self, model: bool = True) -> None:
+        """Publish the setup notices as events (with ``model``, the model's own notice
+        too, once it is built)."""
         for message in self.notices():
             self.bus.publish(Notice(level="warning", message=message))
-        notice = getattr(self._provider, "notice", None)
+        notice = getattr(self._provider, "notice", None) if model else None
         if notice:
             self.bus.publish(Notice(level="info", message=notice))
 
@@ -466,7 +472,10 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
     # --- sessions ----------------------------------------------------------
 
     def new_session(self, title: str | None = None) -> dict[str, Any]:
-        session = self.store.create_session(title=title, model=self.model, folder=str(self.cwd))
+        """Start a chat in the host's folder: with the host's model as its own when it was
+        chosen (``--model``), else following the default (``core/chat_models.py``)."""
+        session = self.store.create_session(title=title, model=self.model if self.model_chosen else None,
+                                            folder=str(self.cwd))
         self.bus.publish(SessionStarted(session_id=session["id"]))
         return session
 

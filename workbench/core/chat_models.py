@@ -1,0 +1,172 @@
+"""Which model a chat talks to, chosen in the chat: what the TUI's ``/model`` and its
+header, the Settings screen, ``workbench sessions model`` and ``workbench run`` ask.
+
+A chat either follows the default (``sessions.model`` empty: the host's model, the
+``model`` setting unless ``--model`` said otherwise) or has its own (a spec kept with
+it: chosen with ``/model``, ``sessions model``, ``run --session ID --model``, or the
+``--model`` the chat was started with). ``choose_model`` checks a spec before anything
+is kept, so a bad name changes nothing; ``default`` makes a chat follow the default
+again.
+
+``ChatModelOps`` is a mixin the ``Host`` inherits; it relies on ``ProviderOps``
+(``check_model_spec``, ``session_provider``, ``provider``, ``providers``) and the
+host's ``store``, ``config``, ``home``, ``cwd`` and ``model``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.agent.providers import ECHO_HINT
+from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.core.host import Host
+
+DEFAULT = "default"
+"""The word that makes a chat follow the default model again (``/model default``)."""
+
+MAX_FILES = 20
+"""How many files of a folder (``scripted:`` replays) the choices list at most."""
+
+
+def _matching(rows: list[dict[str, Any]], typed: str) -> list[dict[str, Any]]:
+    typed = typed.strip().lower()
+    if not typed:
+        return rows
+    starting = [row for row in rows if row["spec"].lower().startswith(typed)]
+    containing = [row for row in rows if row not in starting
+                  and (typed in row["spec"].lower() or typed in row["description"].lower())]
+    return starting + containing
+
+
+class ChatModelOps:
+    """The Host's methods for a chat's model; see the module docstring."""
+
+    def model_info(self: Host, session_id: str | None = None) -> dict[str, Any]:
+        """What the chat ``session_id`` (None: a chat not started yet, or a run's new
+        chat) talks to, the model built (``auto`` resolved) to know.
+
+        Returns:
+            ``spec`` (what is kept or followed), ``label`` (what it resolved to),
+            ``own`` (whether the chat has its own rather than the default),
+            ``stand_in`` (True when the replies are echoes, not a model's), ``hint``
+            (then: how to connect a model, else None).
+
+        Raises:
+            ModelError: The model cannot be used here (no key, no file).
+            WorkbenchError: No such session.
+        """
+        own = False
+        if session_id is not None:
+            session = self.session(session_id)
+            own = bool(session.get("model"))
+            spec = session.get("model") or self.model
+            provider = self.session_provider(session["id"])
+        else:
+            spec = self.model
+            provider = self.provider()
+        name = str(getattr(provider, "name", "") or spec)
+        stand_in = name == "echo"
+        return {"spec": spec, "label": name if spec == "auto" else spec, "own": own,
+                "stand_in": stand_in, "hint": ECHO_HINT if stand_in else None}
+
+    def choose_model(self: Host, session_id: str | None, spec: str) -> dict[str, Any]:
+        """Make the chat ``session_id`` talk to ``spec`` from its next turn on, or follow
+        the default again (``default``); a chat not started yet (None) is started first
+        — after the spec is checked, so a bad one starts nothing.
+
+        Returns:
+            The session as it is now.
+
+        Raises:
+            WorkbenchError: No such session, or (usage) a spec that names no model; the
+                message lists what is known. Nothing is changed then.
+        """
+        chosen = spec.strip() if isinstance(spec, str) else ""
+        if session_id is None:
+            if chosen != DEFAULT:
+                chosen = self.check_model_spec(chosen)
+            session_id = self.new_session()["id"]
+        if chosen == DEFAULT:
+            session = self.session(session_id)
+            self.store.set_session_model(session["id"], None)
+            self.store.audit("person", "session.model", session["id"],
+                             {"from": session.get("model"), "to": None})
+            return self.session(session["id"])
+        return self.set_session_model(session_id, chosen)
+
+    def model_choices(self: Host, session_id: str | None = None, typed: str = "") -> list[dict[str, Any]]:
+        """The models a chat can be switched to, for completing ``/model``: the built-in
+        ones as configured, the local model files ``workbench models`` knows, the
+        ``scripted:`` replays in the chat's folder, the extensions' model providers, and
+        ``default`` for a chat that has its own. Those matching ``typed`` (starting with
+        it first) when given.
+
+        Returns:
+            ``{spec, description, real}`` each (``real``: a model, not a stand-in).
+        """
+        from workbench.agent.connect import Context, local_model_path
+        from workbench.agent.model_files import list_models
+
+        settings = self.config.settings
+        folder = self.cwd
+        own = None
+        if session_id is not None:
+            try:
+                session = self.session(session_id)
+            except WorkbenchError:
+                session = None
+            if session is not None:
+                own = session.get("model")
+                folder = Path(session["folder"]) if session.get("folder") else self.cwd
+        rows: list[dict[str, Any]] = []
+        if own:
+            rows.append({"spec": DEFAULT, "description": f"Follow the default model ({self.model})",
+                         "real": True})
+        rows.append({"spec": "auto", "description": "The first model that is there: an API key, "
+                     "a local server, the local model; else echo", "real": True})
+        key_env = settings.openai.api_key_env
+        rows.append({"spec": f"openai:{settings.openai.model}",
+                     "description": f"OpenAI-compatible server at {settings.openai.base_url} "
+                                    f"(key from {key_env})", "real": True})
+        rows.append({"spec": f"anthropic:{settings.anthropic.model}",
+                     "description": f"Anthropic (key from {settings.anthropic.api_key_env})",
+                     "real": True})
+        path, _ = local_model_path(Context(self.config, {}, self.home.root))
+        pulled = "" if path.exists() else " (not here yet: `workbench models pull`)"
+        rows.append({"spec": "local", "description": f"The local model, {path.name}{pulled}",
+                     "real": True})
+        configured = Path(settings.local.model).expanduser() if settings.local.model else None
+        for found in list_models(self.home.root, configured):
+            if not found.builtin:
+                rows.append({"spec": f"local:{found.path}",
+                             "description": f"A local GGUF model, {found.size / 1e6:.0f} MB",
+                             "real": True})
+        for provider in self.providers.all("model"):
+            rows.append({"spec": f"ext:{provider.qualified_name}",
+                         "description": f"The model of the extension {provider.extension}",
+                         "real": True})
+        try:
+            replays = sorted(p.name for p in folder.glob("*.json") if p.is_file())[:MAX_FILES]
+        except OSError:
+            replays = []
+        rows += [{"spec": f"scripted:{name}", "description": "Replay the replies in this file",
+                  "real": False} for name in replays]
+        rows.append({"spec": "echo", "description": "Not a model: repeats what you type",
+                     "real": False})
+        return _matching(rows, typed)
+
+    def chat_models(self: Host, limit: int | None = 200) -> dict[str, Any]:
+        """Which chats follow the default model and which have their own, for Settings.
+
+        Returns:
+            ``default`` (the host's model), ``following`` (how many chats follow it) and
+            ``own`` (``{id, title, model}`` of each chat with its own, latest first).
+        """
+        rows = self.sessions(limit=limit)
+        own = [{"id": row["id"], "title": row.get("title"), "model": row["model"]}
+               for row in rows if row.get("model")]
+        return {"default": self.model, "following": len(rows) - len(own), "own": own}
+
