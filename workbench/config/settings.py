@@ -362,9 +362,9 @@ class Settings(_Section):
     """
 
     model: Annotated[str, Rule(_non_empty)] = "auto"
-    """The model new chats use: auto (find one), openai:MODEL, anthropic:MODEL, local,
-    local:FILE.gguf, echo, scripted:FILE, or an extension's model provider as
-    ext:EXTENSION/NAME."""
+    """The default model, for every chat that has none of its own (/model gives one):
+    auto (find one), openai:MODEL, anthropic:MODEL, local, local:FILE.gguf, echo,
+    scripted:FILE, or an extension's model provider as ext:EXTENSION/NAME."""
 
     theme: Annotated[str, Rule(_non_empty)] = "workbench-dark"
     """The TUI theme."""

@@ -500,6 +500,11 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, ChatModelOps, SwitchOps
     def messages(self, session_id: str) -> list[dict[str, Any]]:
         return self.store.list_messages(self.session(session_id)["id"])
 
+    def call_displays(self, session_id: str) -> dict[str, list[dict[str, Any]]]:
+        """The display bubbles the tools of the session's calls showed, by our call id:
+        ``{display, payload}`` each, in order (a resumed chat shows them again)."""
+        return self.store.session_displays(self.session(session_id)["id"])
+
     # --- turns -------------------------------------------------------------
 
     async def send_prompt(self, text: str, session_id: str | None = None, *,
