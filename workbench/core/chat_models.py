@@ -16,7 +16,7 @@ host's ``store``, ``config``, ``home``, ``cwd`` and ``model``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from workbench.agent.providers import ECHO_HINT
 from workbench.errors import WorkbenchError
@@ -44,7 +44,7 @@ def _matching(rows: list[dict[str, Any]], typed: str) -> list[dict[str, Any]]:
 class ChatModelOps:
     """The Host's methods for a chat's model; see the module docstring."""
 
-    def model_info(self: Host, session_id: str | None = None) -> dict[str, Any]:
+    def model_info(self, session_id: str | None = None) -> dict[str, Any]:
         """What the chat ``session_id`` (None: a chat not started yet, or a run's new
         chat) talks to, the model built (``auto`` resolved) to know.
 
@@ -58,21 +58,22 @@ class ChatModelOps:
             ModelError: The model cannot be used here (no key, no file).
             WorkbenchError: No such session.
         """
+        host = cast("Host", self)
         own = False
         if session_id is not None:
-            session = self.session(session_id)
+            session = host.session(session_id)
             own = bool(session.get("model"))
-            spec = session.get("model") or self.model
-            provider = self.session_provider(session["id"])
+            spec = session.get("model") or host.model
+            provider = host.session_provider(session["id"])
         else:
-            spec = self.model
-            provider = self.provider()
+            spec = host.model
+            provider = host.provider()
         name = str(getattr(provider, "name", "") or spec)
         stand_in = name == "echo"
         return {"spec": spec, "label": name if spec == "auto" else spec, "own": own,
                 "stand_in": stand_in, "hint": ECHO_HINT if stand_in else None}
 
-    def choose_model(self: Host, session_id: str | None, spec: str) -> dict[str, Any]:
+    def choose_model(self, session_id: str | None, spec: str) -> dict[str, Any]:
         """Make the chat ``session_id`` talk to ``spec`` from its next turn on, or follow
         the default again (``default``); a chat not started yet (None) is started first
         — after the spec is checked, so a bad one starts nothing.
@@ -84,20 +85,21 @@ class ChatModelOps:
             WorkbenchError: No such session, or (usage) a spec that names no model; the
                 message lists what is known. Nothing is changed then.
         """
+        host = cast("Host", self)
         chosen = spec.strip() if isinstance(spec, str) else ""
         if session_id is None:
             if chosen != DEFAULT:
-                chosen = self.check_model_spec(chosen)
-            session_id = self.new_session()["id"]
+                chosen = host.check_model_spec(chosen)
+            session_id = host.new_session()["id"]
         if chosen == DEFAULT:
-            session = self.session(session_id)
-            self.store.set_session_model(session["id"], None)
-            self.store.audit("person", "session.model", session["id"],
+            session = host.session(session_id)
+            host.store.set_session_model(session["id"], None)
+            host.store.audit("person", "session.model", session["id"],
                              {"from": session.get("model"), "to": None})
-            return self.session(session["id"])
-        return self.set_session_model(session_id, chosen)
+            return host.session(session["id"])
+        return host.set_session_model(session_id, chosen)
 
-    def model_choices(self: Host, session_id: str | None = None, typed: str = "") -> list[dict[str, Any]]:
+    def model_choices(self, session_id: str | None = None, typed: str = "") -> list[dict[str, Any]]:
         """The models a chat can be switched to, for completing ``/model``: the built-in
         ones as configured, the local model files ``workbench models`` knows, the
         ``scripted:`` replays in the chat's folder, the extensions' model providers, and
@@ -107,23 +109,24 @@ class ChatModelOps:
         Returns:
             ``{spec, description, real}`` each (``real``: a model, not a stand-in).
         """
+        host = cast("Host", self)
         from workbench.agent.connect import Context, local_model_path
         from workbench.agent.model_files import list_models
 
-        settings = self.config.settings
-        folder = self.cwd
+        settings = host.config.settings
+        folder = host.cwd
         own = None
         if session_id is not None:
             try:
-                session = self.session(session_id)
+                session = host.session(session_id)
             except WorkbenchError:
                 session = None
             if session is not None:
                 own = session.get("model")
-                folder = Path(session["folder"]) if session.get("folder") else self.cwd
+                folder = Path(session["folder"]) if session.get("folder") else host.cwd
         rows: list[dict[str, Any]] = []
         if own:
-            rows.append({"spec": DEFAULT, "description": f"Follow the default model ({self.model})",
+            rows.append({"spec": DEFAULT, "description": f"Follow the default model ({host.model})",
                          "real": True})
         rows.append({"spec": "auto", "description": "The first model that is there: an API key, "
                      "a local server, the local model; else echo", "real": True})
@@ -134,17 +137,17 @@ class ChatModelOps:
         rows.append({"spec": f"anthropic:{settings.anthropic.model}",
                      "description": f"Anthropic (key from {settings.anthropic.api_key_env})",
                      "real": True})
-        path, _ = local_model_path(Context(self.config, {}, self.home.root))
+        path, _ = local_model_path(Context(host.config, {}, host.home.root))
         pulled = "" if path.exists() else " (not here yet: `workbench models pull`)"
         rows.append({"spec": "local", "description": f"The local model, {path.name}{pulled}",
                      "real": True})
         configured = Path(settings.local.model).expanduser() if settings.local.model else None
-        for found in list_models(self.home.root, configured):
+        for found in list_models(host.home.root, configured):
             if not found.builtin:
                 rows.append({"spec": f"local:{found.path}",
                              "description": f"A local GGUF model, {found.size / 1e6:.0f} MB",
                              "real": True})
-        for provider in self.providers.all("model"):
+        for provider in host.providers.all("model"):
             rows.append({"spec": f"ext:{provider.qualified_name}",
                          "description": f"The model of the extension {provider.extension}",
                          "real": True})
@@ -158,15 +161,16 @@ class ChatModelOps:
                      "real": False})
         return _matching(rows, typed)
 
-    def chat_models(self: Host, limit: int | None = 200) -> dict[str, Any]:
+    def chat_models(self, limit: int | None = 200) -> dict[str, Any]:
         """Which chats follow the default model and which have their own, for Settings.
 
         Returns:
             ``default`` (the host's model), ``following`` (how many chats follow it) and
             ``own`` (``{id, title, model}`` of each chat with its own, latest first).
         """
-        rows = self.sessions(limit=limit)
+        host = cast("Host", self)
+        rows = host.sessions(limit=limit)
         own = [{"id": row["id"], "title": row.get("title"), "model": row["model"]}
                for row in rows if row.get("model")]
-        return {"default": self.model, "following": len(rows) - len(own), "own": own}
+        return {"default": host.model, "following": len(rows) - len(own), "own": own}
 
