@@ -128,19 +128,19 @@ class ChatModelOps:
         if own:
             rows.append({"spec": DEFAULT, "description": f"Follow the default model ({host.model})",
                          "real": True})
-        rows.append({"spec": "auto", "description": "The first model that is there: an API key, "
-                     "a local server, the local model; else echo", "real": True})
+        rows.append({"spec": "auto", "description": "An API key, else a local server, else the "
+                     "local model, else echo", "real": True})
         key_env = settings.openai.api_key_env
         rows.append({"spec": f"openai:{settings.openai.model}",
-                     "description": f"OpenAI-compatible server at {settings.openai.base_url} "
-                                    f"(key from {key_env})", "real": True})
+                     "description": f"{settings.openai.base_url}, key from {key_env}",
+                     "real": True})
         rows.append({"spec": f"anthropic:{settings.anthropic.model}",
-                     "description": f"Anthropic (key from {settings.anthropic.api_key_env})",
+                     "description": f"Anthropic, key from {settings.anthropic.api_key_env}",
                      "real": True})
         path, _ = local_model_path(Context(host.config, {}, host.home.root))
-        pulled = "" if path.exists() else " (not here yet: `workbench models pull`)"
-        rows.append({"spec": "local", "description": f"The local model, {path.name}{pulled}",
-                     "real": True})
+        local = (f"The local model, {path.name}" if path.exists()
+                 else "The local model (not here yet: workbench models pull)")
+        rows.append({"spec": "local", "description": local, "real": True})
         configured = Path(settings.local.model).expanduser() if settings.local.model else None
         for found in list_models(host.home.root, configured):
             if not found.builtin:
