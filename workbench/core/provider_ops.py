@@ -15,10 +15,10 @@ chat's model and project folder.
 - web search: the host tool ``web_search`` exists while a search provider is loaded
   and asks them by priority.
 
-A chat keeps its model spec and its project folder (``sessions.model`` and
-``sessions.folder``): a resumed chat talks to its own model and works in its own
-folder — the host moves there, with that folder's config and project extensions —
-whatever the host was opened with. ``set_session_model`` changes a chat's model;
+A chat keeps its project folder (``sessions.folder``) and a model spec of its own, or
+none to follow the host's model (``sessions.model``, see ``core/chat_models.py``): a
+resumed chat talks to that model and works in its own folder — the host moves there,
+with that folder's config and project extensions — whatever the host was opened with. ``set_session_model`` changes a chat's model;
 a spec that names no model is refused with what is known.
 
 It relies on the Host's ``store``, ``config``, ``home``, ``cwd``, ``model``, ``env``,
