@@ -81,10 +81,10 @@ def test_empty_or_not_utf8_stdin_is_refused_naming_where(stdin, words):
 
 
 def test_a_prompt_past_the_limit_is_refused_before_anything_is_kept(home):
-    home.config_file.write_text("[headless]\nmax_input_bytes = 1000\n")
+    home.config_file.write_text("[headless]\nmax_prompt_bytes = 1000\n")
     done = workbench("run", "--model", "echo", stdin=b"a" * 1001)
     assert done.returncode == ExitCode.USAGE
-    assert "the prompt is larger than 1,000 bytes (headless.max_input_bytes)" in text(done)[1]
+    assert "the prompt is larger than 1,000 bytes (headless.max_prompt_bytes)" in text(done)[1]
     assert workbench("run", "--model", "echo", stdin=b"a" * 1000).returncode == 0
     assert len(json.loads(workbench("sessions", "list", "--json").stdout)) == 1
 
@@ -109,7 +109,7 @@ def test_files_are_attached_before_the_prompt_as_data(tmp_path):
 
 
 def test_bad_files_are_refused_naming_them(tmp_path, home):
-    home.config_file.write_text("[headless]\nmax_input_bytes = 100\n")
+    home.config_file.write_text("[headless]\nmax_prompt_bytes = 100\n")
     big, binary, folder = tmp_path / "big.txt", tmp_path / "blob.bin", tmp_path / "folder"
     big.write_text("x" * 101)
     binary.write_bytes(b"ok\n\x00\x9f")

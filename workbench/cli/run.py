@@ -39,7 +39,7 @@ def run_command(
     file: list[Path] = typer.Option(
         None, "--file", "-f", metavar="PATH",
         help="Attach a text file to the prompt, as data (repeatable; at most "
-             "headless.max_input_bytes each)."),
+             "headless.max_prompt_bytes each)."),
     grant: list[str] = typer.Option(
         [], "--grant", "-g", metavar="[TOOL:]KIND[:VALUE]",
         help="Grant, for this turn, a permission any tool (or TOOL alone) asks for: read:PATH, "
@@ -70,7 +70,7 @@ def run_command(
         # With a session, extensions load once, in the session's folder.
         host = Host.open(model=model, defer_extensions=session is not None)
         with host:
-            limit = host.config.settings.headless.max_input_bytes
+            limit = host.config.settings.headless.max_prompt_bytes
             if prompt is None and sys.stdin.isatty():
                 raise WorkbenchError("no prompt: give it as an argument, or pipe it in (`-` reads "
                                      "it from stdin)", exit_code=ExitCode.USAGE)

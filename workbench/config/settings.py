@@ -191,7 +191,7 @@ class HeadlessSettings(_Section):
     delegate_timeout_s: Annotated[float, _positive(DAY_S, "s")] = 30.0
     """How long a delegate command may take to answer, in seconds."""
 
-    max_input_bytes: Annotated[int, _positive(1 << 30, "bytes")] = 1_048_576
+    max_prompt_bytes: Annotated[int, _positive(1 << 30, "bytes")] = 1_048_576
     """The most `workbench run` reads as its prompt from stdin, and from each --file."""
 
 

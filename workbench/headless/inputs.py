@@ -2,7 +2,7 @@
 stdin (``run -``, or no prompt with stdin not a terminal) and the files ``--file``
 attaches.
 
-Both are bounded (``headless.max_input_bytes`` each) and must be UTF-8 text; what
+Both are bounded (``headless.max_prompt_bytes`` each) and must be UTF-8 text; what
 is not is refused with where it is (``stdin:LINE:COLUMN``, ``PATH:LINE:COLUMN``) before
 anything is sent or stored. An attached file is put before the prompt as a
 ``<file path="…">`` block with a note that it is data, not instructions, the way an
@@ -39,7 +39,7 @@ def read_prompt(stream: BinaryIO, max_bytes: int) -> str:
     """
     data = stream.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise _usage(f"the prompt is larger than {max_bytes:,} bytes (headless.max_input_bytes); "
+        raise _usage(f"the prompt is larger than {max_bytes:,} bytes (headless.max_prompt_bytes); "
                      "attach long text with --file instead", where="stdin")
     text = jsontext.decode(data, "stdin")
     if not text.strip():
@@ -65,7 +65,7 @@ def file_block(path: Path, max_bytes: int) -> str:
     except OSError as exc:
         raise _usage(f"--file: cannot read it: {exc.strerror}", where=where) from None
     except WorkbenchError as exc:
-        raise _usage(f"--file: {exc.message} (headless.max_input_bytes)"
+        raise _usage(f"--file: {exc.message} (headless.max_prompt_bytes)"
                      if exc.message.startswith("larger") else f"--file: {exc.message}",
                      where=where) from None
     text = jsontext.decode(data, where).removesuffix("\n")
