@@ -212,9 +212,7 @@ def test_echo_replies_are_said_once_on_stderr_and_never_in_the_jsonl():
     done = workbench("run", "--model", "echo", "--jsonl", "hi")
     out, err = text(done)
     assert done.returncode == 0
-    assert [line for line in err.splitlines() if line.startswith("workbench:")] == [
-        line for line in err.splitlines() if "echo" in line]
-    assert err.count(ECHO_LINE) == 1 and len(err.splitlines()) == 1
+    assert err.count(ECHO_LINE) == 1 and len(err.splitlines()) == 1  # one line, said once
     assert "No model is connected" not in out
     assert all(json.loads(line) for line in out.splitlines())  # stdout stays JSON lines
     plain = workbench("run", "--model", "echo", "hi")
