@@ -64,6 +64,12 @@ class ChatModelOps:
             session = host.session(session_id)
             own = bool(session.get("model"))
             spec = session.get("model") or host.model
+            if session.get("folder") and Path(session["folder"]) != host.cwd:
+                # Not built here: a relative path in it is the chat's folder's, which
+                # the host enters at the chat's next turn.
+                stand_in = spec == "echo"
+                return {"spec": spec, "label": spec, "own": own, "stand_in": stand_in,
+                        "hint": ECHO_HINT if stand_in else None}
             provider = host.session_provider(session["id"])
         else:
             spec = host.model
