@@ -225,3 +225,17 @@ def test_a_real_model_says_nothing_on_stderr(home):
         done = workbench("run", "--model", "openai:gpt-test", stdin=b"hi there")
         assert (done.returncode, text(done)) == (0, ("accepted\n", "")), done.stderr
         assert server.requests[0]["messages"][-1] == {"role": "user", "content": "hi there"}
+
+
+def test_no_prompt_with_a_terminal_on_stdin_is_a_usage_error():
+    """Nothing is waited for: with stdin a terminal (a real pty) and no prompt, the
+    command says what to give and exits 2."""
+    leader, follower = os.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "workbench", "run", "--model", "echo"],
+                              stdin=follower, capture_output=True, timeout=60, env=dict(os.environ))
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr.decode().startswith("error: no prompt: give it as an argument, or pipe it in")
