@@ -14,6 +14,9 @@ class ExitCode(IntEnum):
     PERMISSION_DENIED = 3
     CANCELLED = 4
     STORE_TOO_NEW = 5
+    TOOL_REFUSED = 6
+    """``workbench run``: the turn ended, but a tool the model called was refused a
+    permission in it (not with ``--allow-refusals``)."""
     INTERNAL = 70
     """A fault inside workbench itself; the message names the log file with its details."""
     BUSY = 75

@@ -102,6 +102,22 @@ def read_file(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     return data
 
 
+def decode(data: bytes, where: str) -> str:
+    """Bytes from outside (a file, stdin) as text: UTF-8, or refused where it is not.
+
+    Raises:
+        WorkbenchError: (exit code 2) not UTF-8; ``where`` is given the line and column
+            of the first byte that is not.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = exc.object.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (exc.object.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise WorkbenchError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x})",
+                             where=f"{where}:{line}:{column}", exit_code=ExitCode.USAGE) from None
+
+
 def loads(text: str | bytes, where: str) -> Any:
     """Parse JSON from outside (a file, an option), refusing what JSON cannot hold.
 
@@ -115,13 +131,7 @@ def loads(text: str | bytes, where: str) -> Any:
             message gives the line and column, or the JSON pointer.
     """
     if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = exc.object.count(b"\n", 0, exc.start) + 1
-            column = exc.start - (exc.object.rfind(b"\n", 0, exc.start) + 1) + 1
-            raise WorkbenchError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x})",
-                                 where=f"{where}:{line}:{column}", exit_code=ExitCode.USAGE) from None
+        text = decode(text, where)
     try:
         value = json.loads(text, parse_constant=_constant)
     except json.JSONDecodeError as exc:

@@ -127,3 +127,30 @@ def test_setup_errors_are_reported_before_the_screen_opens(
     assert output.lstrip().startswith("error: "), output
     assert expected in output
     assert term.child.exitstatus == 1
+
+
+def test_model_switched_in_the_chat(tmp_path: Path) -> None:
+    """Started on echo, the header says so; ``/model`` completed with Tab switches the
+    chat to a scripted model at once, and the next reply is that model's."""
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (work / "replies.json").write_text(json.dumps([{"text": "A real reply, replayed."}]),
+                                       encoding="utf-8")
+    term = spawn_workbench(tmp_path, "echo")
+    try:
+        term.wait_for(lambda text: "not a model" in text.splitlines()[0], "the echo header")
+        term.child.send("/model repl")
+        term.wait_for(lambda text: "scripted:replies.json" in text, "the model offered")
+        term.child.send("\t")
+        term.wait_for(lambda text: "/model scripted:replies.json" in text, "the completed name")
+        term.child.send("\r")
+        term.wait_for(lambda text: "now talks to scripted:replies.json" in text, "the switch said")
+        term.wait_for(lambda text: "not a model" not in text.splitlines()[0]
+                      and "scripted:replies.json" in text.splitlines()[0], "the new header")
+        term.child.send("hello\r")
+        term.wait_for(lambda text: "A real reply, replayed." in text, "the new model's reply")
+        term.child.send("\x11")  # ctrl+q
+        term.child.expect(pexpect.EOF, timeout=60)
+    finally:
+        term.child.close(force=True)
+    assert term.child.exitstatus == 0, term.text

@@ -70,8 +70,8 @@ def script(tmp_path: Path, name: str, arguments: dict) -> str:
     return f"scripted:{path}"
 
 
-def ended(done: subprocess.CompletedProcess) -> dict:
-    assert done.returncode == 0, done.stderr
+def ended(done: subprocess.CompletedProcess, code: int = 0) -> dict:
+    assert done.returncode == code, done.stderr
     return [e for e in lines(done) if e["type"] == "tool_call_ended"][0]
 
 
@@ -82,7 +82,8 @@ def test_approvals_deny_runs_a_tool_without_its_optional_entries(docs, tmp_path)
     [request] = [e for e in lines(done) if e["type"] == "request"]
     assert request["answer"] == "once" and request["declined"] == ["env:WORKBENCH_TEST_TOKEN"]
     # With a required entry missing, deny still refuses the call.
-    refused = ended(workbench("run", "--model", script(tmp_path, "peek", {"path": str(docs)}), "--jsonl", "go"))
+    refused = ended(workbench("run", "--model", script(tmp_path, "peek", {"path": str(docs)}), "--jsonl", "go"),
+                    code=6)
     assert not refused["ok"] and refused["error"]["kind"] == "permission"
 
 

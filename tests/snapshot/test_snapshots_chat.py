@@ -89,8 +89,36 @@ async def ask_arguments(pilot) -> None:
     await pilot.pause()
 
 
+async def choose_echo(pilot) -> None:
+    """``/model echo`` sent: the header says the replies are only echoes."""
+    await no_cursor_blink(pilot)
+    chat = pilot.app.chat
+    await wait_until(pilot, lambda: chat.model_info is not None)
+    await pilot.press(*"/model echo", "enter")
+    await wait_until(pilot, lambda: chat.model_info is not None and chat.model_info["stand_in"])
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def type_model(pilot) -> None:
+    """``/model `` typed: the models this chat can switch to."""
+    await no_cursor_blink(pilot)
+    await pilot.press(*"/model ")
+    await wait_until(pilot, lambda: any(c.model_spec == "echo"
+                                        for c in pilot.app.chat.slash_menu.commands))
+    await pilot.pause()
+
+
 class TestChatScreens:
     """The chat's list of chats, tool card, slash menu and prompt form, in workbench-dark."""
+
+    def test_echo_header(self, snap_compare, snapshot_app) -> None:
+        """The chat switched to echo: the header names it and says it is not a model."""
+        assert snap_compare(snapshot_app([]), terminal_size=SIZE, run_before=choose_echo)
+
+    def test_model_menu(self, snap_compare, snapshot_app) -> None:
+        """``/model `` typed in the prompt: the models offered, the first highlighted."""
+        assert snap_compare(snapshot_app([]), terminal_size=SIZE, run_before=type_model)
 
     def test_session_list(self, snap_compare, snapshot_app) -> None:
         """Three chats with their titles, dates and message counts; the latest first."""

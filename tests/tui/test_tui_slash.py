@@ -55,7 +55,7 @@ class TestMenu:
             assert not menu(app).display
             await pilot.press("slash")
             await pilot.pause()
-            assert listed(app) == ["/new", "/sessions", "/copy", "/help"]
+            assert listed(app) == ["/new", "/sessions", "/model", "/copy", "/help"]
             text = screen_text(app)
             assert "/sessions  Switch to an earlier chat and continue it" in text
             assert "/help  The slash commands and the chat's keys" in text

@@ -180,7 +180,7 @@ def auto_provider(ctx: Context, *, ports: tuple[tuple[int, str], ...] = LOCAL_PO
     """The first model that is there; see the module docstring."""
     from workbench.agent.model_files import builtin_path
     from workbench.agent.openai import OpenAIProvider
-    from workbench.agent.providers import EchoProvider
+    from workbench.agent.providers import ECHO_HINT, EchoProvider
 
     name, key = ctx.key("openai.api_key_env")
     if key or ctx.env.get("OPENAI_BASE_URL", "").strip():
@@ -202,9 +202,7 @@ def auto_provider(ctx: Context, *, ports: tuple[tuple[int, str], ...] = LOCAL_PO
     path, _ = local_model_path(ctx)
     if path.exists() and importlib.util.find_spec("xllamacpp") is not None:
         return local_provider("", ctx)
-    hint = ("No model is connected, so replies only echo what you type. Run `workbench models pull` "
-            "for a small offline model, set OPENAI_API_KEY or ANTHROPIC_API_KEY, start a local "
-            "server (Ollama, llama.cpp, LocalAI, vLLM), or `workbench config set model openai:MODEL`.")
+    hint = ECHO_HINT
     if path.exists():
         hint += " (The local model needs the xllamacpp package: pip install xllamacpp.)"
     elif path != builtin_path(ctx.home_root):

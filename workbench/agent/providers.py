@@ -47,6 +47,12 @@ def _pieces(text: str, size: int = 16) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)] or []
 
 
+ECHO_HINT = ("No model is connected, so replies only echo what you type. Run `workbench models pull` "
+             "for a small offline model, set OPENAI_API_KEY or ANTHROPIC_API_KEY, start a local "
+             "server (Ollama, llama.cpp, LocalAI, vLLM), or `workbench config set model openai:MODEL`.")
+"""What the person is told when the replies are echoes: why, and how to connect a model."""
+
+
 class EchoProvider:
     """An offline model that repeats the last user message; never calls tools.
 

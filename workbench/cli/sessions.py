@@ -70,7 +70,7 @@ def show_session(
                               indent=2, default=str))
         return
     say(f"session {session['id']}  started {_when(session.get('created_at'))}")
-    say(f"model   {session.get('model') or '-'}")
+    say(f"model   {session.get('model') or '- (follows the default)'}")
     say(f"folder  {session.get('folder') or '-'}")
     for message in messages:
         role = message["role"]
@@ -88,18 +88,60 @@ def set_model(
     session_id: str = typer.Argument(..., metavar="ID", help="A session id or a unique prefix."),
     spec: str = typer.Argument(..., metavar="SPEC",
                                help="echo, scripted:FILE, openai:MODEL, anthropic:MODEL, local, "
-                                    "auto or ext:EXTENSION/PROVIDER."),
+                                    "auto or ext:EXTENSION/PROVIDER; default: follow the default "
+                                    "model again."),
     as_json: bool = typer.Option(False, "--json", help="Print the session as JSON."),
 ) -> None:
     """Make one session talk to another model from its next turn on."""
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
-        session = host.chats.set_model(session_id, spec)
+        session = host.chat_models.choose_model(host.chats.get(session_id)["id"], spec)
+        default = host.model
     if as_json:
         say(json.dumps(session, indent=2, default=str))
         return
-    say(f"Session {session['id'][:12]} now talks to {session['model']}")
+    if session["model"]:
+        say(f"Session {session['id'][:12]} now talks to {session['model']}")
+    else:
+        say(f"Session {session['id'][:12]} now follows the default model ({default})")
+
+
+@sessions_app.command("model")
+def session_model(
+    session_id: str = typer.Argument(..., metavar="ID", help="A session id or a unique prefix."),
+    spec: str | None = typer.Argument(None, metavar="[SPEC]",
+                                      help="Switch to this model (as set-model), or `default`."),
+    choices: bool = typer.Option(False, "--choices", help="List the models it can switch to "
+                                 "(what /model completes in the TUI)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """What one session talks to — its own model or the default, real or the echo
+    stand-in — or switch it, as `/model` does in the TUI."""
+    from workbench.core.host import Host
+
+    with reported(), Host.open(defer_extensions=True) as host:
+        full = host.chats.get(session_id)["id"]
+        if spec is not None:
+            host.chat_models.choose_model(full, spec)
+        if choices:
+            rows = host.chat_models.model_choices(full)
+            if as_json:
+                say(json.dumps(rows, indent=2))
+                return
+            width = max(len(row["spec"]) for row in rows)
+            for row in rows:
+                say(f"{row['spec']:<{width}}  {row['description']}")
+            return
+        info = host.chat_models.model_info(full)
+    if as_json:
+        say(json.dumps({"session": full, **info}, indent=2))
+        return
+    whose = "its own" if info["own"] else "the default"
+    label = info["label"] if info["label"] == info["spec"] else f"{info['spec']} ({info['label']})"
+    say(f"Session {full[:12]} talks to {label}: {whose}")
+    if info["stand_in"]:
+        say(info["hint"], err=True)
 
 
 @sessions_app.command("tools")

@@ -191,6 +191,9 @@ class HeadlessSettings(_Section):
     delegate_timeout_s: Annotated[float, _positive(DAY_S, "s")] = 30.0
     """How long a delegate command may take to answer, in seconds."""
 
+    max_prompt_bytes: Annotated[int, _positive(1 << 30, "bytes")] = 1_048_576
+    """The most `workbench run` reads as its prompt from stdin, and from each --file."""
+
 
 class SandboxSettings(_Section):
     """``[sandbox]``: the tool workers' limits."""
@@ -359,9 +362,9 @@ class Settings(_Section):
     """
 
     model: Annotated[str, Rule(_non_empty)] = "auto"
-    """The model new chats use: auto (find one), openai:MODEL, anthropic:MODEL, local,
-    local:FILE.gguf, echo, scripted:FILE, or an extension's model provider as
-    ext:EXTENSION/NAME."""
+    """The default model, for every chat that has none of its own (/model gives one):
+    auto (find one), openai:MODEL, anthropic:MODEL, local, local:FILE.gguf, echo,
+    scripted:FILE, or an extension's model provider as ext:EXTENSION/NAME."""
 
     theme: Annotated[str, Rule(_non_empty)] = "workbench-dark"
     """The TUI theme."""

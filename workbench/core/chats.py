@@ -75,7 +75,7 @@ class Chats:
     def __init__(self, *, store: Store, bus: EventBus, registry: ToolRegistry,
                  gateway: ToolGateway, hook_runtime: HookRuntime, switches: Switches,
                  memories: MemoryService, providers: Providers, config: Config,
-                 host_model: str, host_provider: Callable[[], ModelProvider],
+                 host_model: str, model_chosen: bool, host_provider: Callable[[], ModelProvider],
                  cwd: Callable[[], Path], enter_folder: Callable[[Path, str], bool],
                  ensure_extensions: Callable[[], None]) -> None:
         self.store = store
@@ -88,6 +88,9 @@ class Chats:
         self.providers = providers
         self.config = config
         self.host_model = host_model
+        self.model_chosen = model_chosen
+        """Whether the host's model was chosen for it (``--model``) rather than read from
+        the ``model`` setting: the chats it starts then keep it as their own."""
         self.host_provider = host_provider
         self.cwd = cwd
         self.enter_folder = enter_folder
@@ -103,7 +106,11 @@ class Chats:
     # --- sessions ----------------------------------------------------------
 
     def new(self, title: str | None = None) -> dict[str, Any]:
-        session = self.store.create_session(title=title, model=self.host_model, folder=str(self.cwd()))
+        """Start a chat in the host's folder: with the host's model as its own when it was
+        chosen (``--model``), else following the default (``core/chat_models.py``)."""
+        session = self.store.create_session(
+            title=title, model=self.host_model if self.model_chosen else None,
+            folder=str(self.cwd()))
         self.bus.publish(SessionStarted(session_id=session["id"]))
         return session
 
@@ -127,6 +134,11 @@ class Chats:
 
     def messages(self, session_id: str) -> list[dict[str, Any]]:
         return self.store.list_messages(self.get(session_id)["id"])
+
+    def call_displays(self, session_id: str) -> dict[str, list[dict[str, Any]]]:
+        """The display bubbles the tools of the session's calls showed, by our call id:
+        ``{display, payload}`` each, in order (a resumed chat shows them again)."""
+        return self.store.session_displays(self.get(session_id)["id"])
 
     # --- turns -------------------------------------------------------------
 

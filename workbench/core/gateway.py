@@ -476,6 +476,10 @@ class ToolGateway:
                     self.call_log.write(call_id, tool.qualified_name, data["level"], data["message"])
             elif kind == "display":
                 self.publish(DisplayBubble(call_id=call_id, **data))
+                # Kept with the call, so that the chat shows it again when resumed.
+                self.store.display_tool_call(call_id, tool.qualified_name, options.session_id,
+                                             str(data.get("display")), data.get("payload"),
+                                             defer=True)
 
         async def request(what: Any) -> Any:
             deadline.pause()

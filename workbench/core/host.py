@@ -26,6 +26,7 @@ from workbench.agent.providers import ModelProvider
 from workbench.config.files import Config
 from workbench.config.home import Home
 from workbench.core.bus import EventBus
+from workbench.core.chat_models import ChatModels
 from workbench.core.chats import Chats
 from workbench.core.extension_service import ExtensionService
 from workbench.core.mcp_servers import McpServers
@@ -80,13 +81,17 @@ class Host:
 
     def __init__(self, *, home: Home, config: Config, store: Store, registry: ToolRegistry,
                  responder: Responder, model: str, cwd: Path,
-                 env: Mapping[str, str] = os.environ, provider: ModelProvider | None = None) -> None:
+                 env: Mapping[str, str] = os.environ, provider: ModelProvider | None = None,
+                 model_chosen: bool = False) -> None:
         self.home = home
         self.config = config
         self.store = store
         self.registry = registry
         self.responder = responder
         self.model = model
+        self.model_chosen = model_chosen
+        """Whether ``model`` was chosen for this host (``--model``) rather than read from
+        the ``model`` setting: the chats it starts then keep it as their own."""
         self.cwd = cwd
         self.bus = EventBus()
         self.broker = Broker(store)
@@ -174,10 +179,13 @@ class Host:
             store=store, bus=self.bus, registry=registry, gateway=self.gateway,
             hook_runtime=self.hook_runtime, switches=self.switches, memories=self.memories,
             providers=self.providers, config=config, host_model=model,
-            host_provider=lambda: self.provider(), cwd=lambda: self.cwd,
+            model_chosen=model_chosen, host_provider=lambda: self.provider(), cwd=lambda: self.cwd,
             enter_folder=lambda folder, why: self.enter_folder(folder, why=why),
             ensure_extensions=self.ensure_extensions)
         """Sessions, their turns, each chat's model and folder (``core/chats.py``)."""
+        self.chat_models = ChatModels(self)
+        """Which model a chat talks to, as ``/model``, the header and Settings ask
+        (``core/chat_models.py``)."""
         self.schedules = Schedules(home=home, store=store, bus=self.bus, host=self)
         """Scheduled prompts, their cards and runs, the supervisor (``core/schedules.py``)."""
 
@@ -237,7 +245,7 @@ class Host:
         store = Store.open(home.db_path)
         host = cls(home=home, config=config, store=store, registry=ToolRegistry(),
                    responder=responder or DenyAll(), model=model or config.settings.model,
-                   cwd=cwd, env=env, provider=provider)
+                   cwd=cwd, env=env, provider=provider, model_chosen=model is not None)
         host.settle_after_crash()
         host.sandbox.start()
         host.sources.start()
@@ -430,11 +438,12 @@ class Host:
         """What the person should know about the setup (e.g. an untrusted project config)."""
         return list(self.config.notices) + list(self.extension_notices)
 
-    def announce(self) -> None:
-        """Publish the setup notices as events."""
+    def announce(self, model: bool = True) -> None:
+        """Publish the setup notices as events (with ``model``, the model's own notice
+        too, once it is built)."""
         for message in self.notices():
             self.bus.publish(Notice(level="warning", message=message))
-        notice = getattr(self._provider, "notice", None)
+        notice = getattr(self._provider, "notice", None) if model else None
         if notice:
             self.bus.publish(Notice(level="info", message=notice))
 

@@ -1,6 +1,8 @@
 """Answer the core's requests with no person at the keyboard.
 
-Permission requests follow the ``--approvals`` policy:
+A permission request whose required entries the ``--grant`` flags of the turn cover
+(``core/run_grants.py``) is answered ``once``, the optional entries they leave out
+declined. Every other one follows the ``--approvals`` policy:
 
 - ``deny`` (the default): every request is refused; when it asks only for optional
   entries, they are declined for this call and the tool runs without them;
@@ -36,6 +38,7 @@ from typing import Any
 
 from workbench.config.settings import DEFAULTS
 from workbench.core.answers import AnswerProblem, check_answers, check_proposal_answer
+from workbench.core.run_grants import RunGrant, covering
 from workbench.errors import WorkbenchError
 from workbench.events import (AskUserRequest, PermissionAnswer, PermissionRequest, Request,
                               RequestDenied, ScheduleProposalRequest)
@@ -109,13 +112,16 @@ class HeadlessResponder:
         delegate_timeout: Seconds a delegate has to answer.
         record: Called with ``(request, answer_or_reason)`` for every request, so the
             JSONL output shows what was asked and what was said.
+        grants: The turn's ``--grant`` flags, read (``resolve_run_grants``).
     """
 
     def __init__(self, approvals: str = DEFAULTS.headless.approvals, *,
                  allowlist: list[str] | tuple[str, ...] = (), answers: list[Any] | None = None,
                  delegate_timeout: float = DEFAULTS.headless.delegate_timeout_s,
-                 record: Callable[[Request, dict[str, Any]], None] | None = None) -> None:
+                 record: Callable[[Request, dict[str, Any]], None] | None = None,
+                 grants: tuple[RunGrant, ...] = ()) -> None:
         self.policy, self.delegate = parse_policy(approvals)
+        self.grants = grants
         self.allowlist = set(allowlist)
         self.answers = list(answers or [])
         self.delegate_timeout = delegate_timeout
@@ -171,6 +177,9 @@ class HeadlessResponder:
         raise RequestDenied(f"headless mode cannot answer a {request.kind} request")
 
     async def _permission(self, request: PermissionRequest) -> PermissionAnswer:
+        declined = covering(self.grants, request.tool, request.permissions)
+        if declined is not None:
+            return PermissionAnswer("once", declined=declined)
         if self.policy == "allowlisted":
             short = request.tool.rpartition(".")[2]
             if request.tool in self.allowlist or short in self.allowlist:

@@ -109,8 +109,30 @@ class PlainWriter(_Output):
             self._put(self.err, f"error: {result.error}\n", flush=True)
 
 
+class Refusals:
+    """Counts the tool calls of a turn refused a permission (``ToolCallEnded`` with an
+    error of kind ``permission``), for ``run``'s exit code 6."""
+
+    def __init__(self) -> None:
+        self.tools: list[str] = []
+
+    @property
+    def count(self) -> int:
+        return len(self.tools)
+
+    def event(self, event: Event) -> None:
+        if isinstance(event, ToolCallEnded) and not event.ok and event.error \
+                and event.error.get("kind") == "permission":
+            self.tools.append(event.tool)
+
+    def describe(self) -> str:
+        names = ", ".join(dict.fromkeys(self.tools))
+        calls = f"{self.count} tool call{'s' if self.count != 1 else ''}"
+        return f"{calls} refused a permission ({names})"
+
+
 async def run_turn(host, text: str, *, session_id: str | None, writer,
-                   wait: bool = True) -> TurnResult:
+                   wait: bool = True, announce_model: bool = True) -> TurnResult:
     """Run one turn on ``host``, feeding every event to ``writer``; SIGINT or SIGTERM
     cancels it (kept in the store as cancelled), even when SIGINT was ignored at start,
     or the wait for a session another process is running a turn in, with ``wait``.
@@ -137,7 +159,7 @@ async def run_turn(host, text: str, *, session_id: str | None, writer,
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signum, host.chats.cancel)
     try:
-        host.announce()
+        host.announce(model=announce_model)
         if writer.closed:
             return TurnResult(session_id or "", "cancelled", "", "the output was closed")
         return await host.chats.send_prompt(text, session_id=session_id, wait=wait)

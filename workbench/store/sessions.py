@@ -128,8 +128,9 @@ class SessionsMixin(StoreBase):
                 (title, self.clock(), session_id))
         return cursor.rowcount > 0
 
-    def set_session_model(self, session_id: str, model: str) -> bool:
-        """Keep ``model`` as the model spec of the session ``session_id`` (its full id).
+    def set_session_model(self, session_id: str, model: str | None) -> bool:
+        """Keep ``model`` as the model spec of the session ``session_id`` (its full id);
+        None: the session follows the default model.
 
         Returns:
             True when the session exists.

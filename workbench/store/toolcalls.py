@@ -116,6 +116,18 @@ def _write_log(conn: sqlite3.Connection, call_id: str, tool: str, level: str, me
                  {"call_id": call_id, "level": level, "message": message})
 
 
+CALL_DISPLAY = "tool.display"
+"""The audit action of one display bubble a call's tool showed (``ctx.display``), kept
+with the call so that a chat resumed shows it again."""
+
+
+def _write_display(conn: sqlite3.Connection, call_id: str, tool: str, session_id: str | None,
+                   display: str, payload: Any, clock: Clock) -> None:
+    insert_audit(conn, clock(), "tool", CALL_DISPLAY, tool,
+                 {"call_id": call_id, "session_id": session_id, "display": display,
+                  "payload": payload})
+
+
 class ToolCallsMixin(AuditMixin):
     """Queries on ``tool_calls`` (and the audit entries of their start and end)."""
 
@@ -200,6 +212,45 @@ class ToolCallsMixin(AuditMixin):
             return
         with self.transaction():
             write(self._db.conn, clock=self.clock)
+
+    def display_tool_call(self, call_id: str, tool: str, session_id: str | None, display: str,
+                          payload: Any, *, defer: bool = False) -> None:
+        """Keep a display bubble the call's tool showed, with the call (``session_displays``).
+
+        Args:
+            call_id: The call's id.
+            tool: The tool's full name.
+            session_id: The chat the call is in, if any.
+            display: ``markdown``, ``image``, ``table`` or ``diff``.
+            payload: The bubble's data (bounded with the call's output).
+            defer: Queue the write behind the call's start (see ``start_tool_call``).
+        """
+        write = partial(_write_display, call_id=call_id, tool=tool, session_id=session_id,
+                        display=display, payload=payload)
+        if defer:
+            self._defer(f"display of tool call {call_id!r}", write, 1, needs=call_id)
+            return
+        with self.transaction():
+            write(self._db.conn, clock=self.clock)
+
+    def session_displays(self, session_id: str) -> dict[str, list[dict[str, Any]]]:
+        """The display bubbles the tools of a session's calls showed, by call id, each
+        call's in order: ``{display, payload}`` each (found through the audit log's time
+        index, from the session's start)."""
+        session = self._one("SELECT created_at FROM sessions WHERE id = ?", (session_id,))
+        if session is None:
+            return {}
+        rows = self._all(
+            "SELECT detail FROM audit_log WHERE at >= ? AND action = ? "
+            "AND json_extract(detail, '$.session_id') = ? ORDER BY at, id",
+            (session["created_at"], CALL_DISPLAY, session_id))
+        found: dict[str, list[dict[str, Any]]] = {}
+        for row in rows:
+            detail = load_json(row["detail"]) or {}
+            if isinstance(detail, dict) and detail.get("call_id"):
+                found.setdefault(str(detail["call_id"]), []).append(
+                    {"display": detail.get("display"), "payload": detail.get("payload")})
+        return found
 
     def tool_call_log(self, call_id: str) -> list[dict[str, Any]]:
         """The lines a call's tool logged, in order: ``{at, level, message}`` each.

@@ -260,6 +260,9 @@ class WorkbenchApp(App):
             if row.enabled and row.action != "command_palette":
                 yield SystemCommand(row.description, f"{', '.join(row.keys)} · {row.help}",
                                     partial(self.run_action, row.action, row.node))
+        if screen is getattr(self, "chat", None):
+            yield SystemCommand("Model", "Switch this chat's model (/model NAME; Tab completes)",
+                                self.chat.action_choose_model)
         yield SystemCommand("Theme", "Choose a theme (remembered for the next start)",
                             self.action_change_theme)
         for name in sorted(self.available_themes):

@@ -2,6 +2,8 @@
 
 Typing ``/`` in the prompt offers them; ``matching`` orders them for what was typed.
 An MCP prompt's command is ``/mcp__SERVER__PROMPT`` (``host.mcp.prompts`` names it).
+After ``/model `` the menu offers the models the chat can switch to
+(``host.chat_models.model_choices``), each as a command that names its spec (``model_commands``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ class SlashCommand:
     """The MCP prompt's name."""
     arguments: tuple[Mapping[str, Any], ...] = ()
     """The prompt's arguments: ``name``, ``description``, ``required``."""
+    model_spec: str | None = None
+    """For a model offered after ``/model ``: the spec it switches the chat to."""
+    takes_argument: bool = False
+    """Whether Tab completes it with a space, for what follows (``/model SPEC``)."""
 
     @property
     def is_prompt(self) -> bool:
@@ -33,6 +39,8 @@ class SlashCommand:
 BUILTIN_COMMANDS = (
     SlashCommand("/new", "Start a new chat"),
     SlashCommand("/sessions", "Switch to an earlier chat and continue it"),
+    SlashCommand("/model", "Switch this chat's model: /model NAME (Tab completes the names)",
+                 takes_argument=True),
     SlashCommand("/copy", "Copy the latest reply to the clipboard"),
     SlashCommand("/help", "The slash commands and the chat's keys"),
 )
@@ -43,6 +51,15 @@ def prompt_commands(rows: Iterable[Mapping[str, Any]]) -> list[SlashCommand]:
     return [SlashCommand(row["command"], str(row.get("description") or ""), server=row["server"],
                          prompt=row["name"], arguments=tuple(row.get("arguments") or ()))
             for row in rows]
+
+
+MODEL = "/model"
+
+
+def model_commands(rows: Iterable[Mapping[str, Any]]) -> list[SlashCommand]:
+    """Menu entries for the rows of ``Host.model_choices``."""
+    return [SlashCommand(f"{MODEL} {row['spec']}", str(row.get("description") or ""),
+                         model_spec=str(row["spec"])) for row in rows]
 
 
 def matching(commands: Iterable[SlashCommand], typed: str) -> list[SlashCommand]:

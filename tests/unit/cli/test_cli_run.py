@@ -59,7 +59,7 @@ def test_a_permission_needed_in_headless_mode_is_denied_never_waited_for(script,
     assert "policy is deny" in requests[0]["denied"]
     ended = [e for e in lines if e["type"] == "tool_call_ended"][0]
     assert ended["error"]["kind"] == "permission" and "Read the files you ask about" in ended["error"]["message"]
-    assert done.returncode == 0 and lines[-1]["text"] == "I could not read it."
+    assert done.returncode == 6 and lines[-1]["text"] == "I could not read it."  # a refusal
 
 
 def test_a_delegate_can_grant(script, tmp_path):

@@ -3,7 +3,10 @@
 Prompts go to the host from a worker; what happens in the turn comes back as
 ``CoreEvent`` messages from the app's event bridge and is drawn by ``MessageList``.
 Earlier chats are listed by ``SessionsScreen`` and resumed here; ``/`` in the prompt
-offers the built-in commands and the MCP servers' prompts.
+offers the built-in commands and the MCP servers' prompts. ``/model NAME`` (or the
+palette's "Model") switches this chat's model through ``Host.choose_model``; the header
+shows what the chat talks to (``Host.model_info``), and says so when the replies are
+only echoes.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import asyncio
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -28,8 +31,8 @@ from workbench.events import (DisplayBubble, ExtensionStatusChanged, MessageEnde
 from workbench.tui.core_event import CoreEvent
 from workbench.tui.screens.prompt_arguments import PromptArgumentsScreen
 from workbench.tui.screens.sessions import SessionChoice, SessionsScreen
-from workbench.tui.slash_commands import (BUILTIN_COMMANDS, SlashCommand, find, matching,
-                                          prompt_commands)
+from workbench.tui.slash_commands import (BUILTIN_COMMANDS, MODEL, SlashCommand, find,
+                                          matching, model_commands, prompt_commands)
 from workbench.tui.widgets.message_list import Entry, MessageList, history_entries
 from workbench.tui.widgets.prompt_input import PromptInput
 from workbench.tui.widgets.slash_menu import SlashMenu
@@ -39,10 +42,11 @@ SHORT_ID = 8
 
 KEYS_HELP = (
     "Keys: Enter sends · Shift+Enter or Ctrl+J breaks the line · Up/Down in an empty "
-    "prompt bring back earlier prompts · Esc cancels the turn · Ctrl+L new chat · "
-    "Ctrl+O earlier chats · Ctrl+Up/Ctrl+Down move between messages (then Up/Down, "
-    "Home/End) · on a message: C copies it · on a tool card: L shows its log, "
-    "X cancels the call · Ctrl+Home/Ctrl+End jump to the first/latest message."
+    "prompt bring back earlier prompts · ? in an empty prompt opens the help · Esc cancels "
+    "the turn · Ctrl+L new chat · Ctrl+O earlier chats · Ctrl+Up/Ctrl+Down move between "
+    "messages, cards and bubbles (then Up/Down, Home/End) · on a message: C copies it · on "
+    "a tool card: L shows its log, X cancels the call · Esc, or typing, goes back to the "
+    "prompt · Ctrl+Home/Ctrl+End jump to the first/latest message."
 )
 
 
@@ -68,6 +72,8 @@ class ChatScreen(Screen):
     """The session the next prompt continues; None until the first prompt starts one."""
     busy: reactive[bool] = reactive(False)
     """Whether a turn is running (or a slash command is getting its prompt)."""
+    model_info: reactive[dict[str, Any] | None] = reactive(None)
+    """What the chat talks to (``Host.model_info``), once read; None before."""
 
     def __init__(self, host: Host) -> None:
         super().__init__()
@@ -75,6 +81,9 @@ class ChatScreen(Screen):
         self.commands: list[SlashCommand] = list(BUILTIN_COMMANDS)
         """The slash commands offered: the built-in ones, then the MCP servers' prompts."""
         self._commands_read = 0
+        self._model_choices: list[SlashCommand] | None = None
+        """The models ``/model `` offers, read when it is typed (None: not read yet)."""
+        self._infos_read = 0
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="chat-header"):
@@ -97,6 +106,7 @@ class ChatScreen(Screen):
         self.query_one(SlashMenu).display = False
         self.prompt_input.focus()
         self.read_commands()
+        self.read_model_info()
 
     @property
     def message_list(self) -> MessageList:
@@ -123,20 +133,54 @@ class ChatScreen(Screen):
         title.append(self._model_label())
         return title
 
-    def _model_label(self) -> str:
-        """The model this chat talks to: a resumed chat keeps its own."""
-        if self.session_id:
-            try:
-                model = self.host.chats.get(self.session_id).get("model")
-            except WorkbenchError:
-                model = None
-            if model and model != self.host.model:
-                return str(model)
-        return self.host.model_label
+    def _model_label(self) -> Text:
+        """The model this chat talks to (a resumed chat keeps its own), and whether the
+        replies are a model's or only echoes."""
+        info = self.model_info
+        if info is None:
+            return Text(self.host.model_label)
+        label = Text(str(info["label"]))
+        if info.get("problem"):
+            label.append(f"  (cannot start: {info['problem']})", style="bold red")
+        elif info["stand_in"]:
+            label.append("  ·  not a model: replies only echo you (/model)", style="bold yellow")
+        return label
 
     def watch_session_id(self) -> None:
+        self._show_title()
+        if self.is_mounted:
+            self.read_model_info()
+
+    def watch_model_info(self) -> None:
+        self._show_title()
+
+    def _show_title(self) -> None:
         for title in self.query("#chat-title").results(Label):
             title.update(self._title())
+
+    def read_model_info(self) -> None:
+        """Read what the chat talks to again, in a thread (``auto`` is resolved)."""
+        self._infos_read += 1
+        self._read_model_info(self._infos_read, self.session_id)
+
+    @work(thread=True, group="model-info")
+    def _read_model_info(self, reading: int, session_id: str | None) -> None:
+        try:
+            info = self.host.chat_models.model_info(session_id)
+        except WorkbenchError as exc:
+            spec = self.host.model
+            try:
+                if session_id is not None:
+                    spec = self.host.chats.get(session_id).get("model") or spec
+            except WorkbenchError:
+                pass
+            info = {"spec": spec, "label": spec, "own": False, "stand_in": False, "hint": None,
+                    "problem": exc.message}
+        self.app.call_from_thread(self._set_model_info, reading, info)
+
+    def _set_model_info(self, reading: int, info: dict[str, Any]) -> None:
+        if reading == self._infos_read:  # an older reading is out of date
+            self.model_info = info
 
     def _show_unread(self, count: int) -> None:
         for label in self.query("#chat-unread").results(Label):
@@ -264,8 +308,9 @@ class ChatScreen(Screen):
         """The session, its history as the list shows it, and its prompts (in a thread)."""
         session = self.host.chats.get(session_id)
         rows = self.host.chats.messages(session["id"])
+        displays = self.host.chats.call_displays(session["id"])
         prompts = [row["content"] for row in rows if row["role"] == "user" and row["content"]]
-        return session, history_entries(rows), prompts
+        return session, history_entries(rows, displays), prompts
 
     # --- moving between messages -----------------------------------------------
 
@@ -284,6 +329,28 @@ class ChatScreen(Screen):
     @on(MessageList.FocusLeft)
     def back_to_prompt(self) -> None:
         self.prompt_input.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Away from the prompt (on a message, a card, a bubble): Esc comes back to it
+        before it cancels anything, and a printable key no binding there takes comes
+        back to it and is typed there."""
+        box = self.prompt_input
+        focused = self.focused
+        if focused is None or focused is box:
+            return
+        if event.key == "escape":
+            event.stop()
+            event.prevent_default()
+            box.focus()
+        elif event.is_printable and event.character and event.key not in self.active_bindings:
+            event.stop()
+            event.prevent_default()
+            box.focus()
+            box.insert(event.character)
+
+    @on(PromptInput.HelpAsked)
+    async def open_help(self) -> None:
+        await self.app.run_action("open('help')")
 
     @on(ToolCallCard.CancelRequested)
     def cancel_call(self, message: ToolCallCard.CancelRequested) -> None:
@@ -315,12 +382,41 @@ class ChatScreen(Screen):
     def update_menu(self) -> None:
         text = self.prompt_input.text
         menu = self.slash_menu
-        typing_command = text.startswith("/") and not any(c.isspace() for c in text)
-        shown = matching(self.commands, text) if typing_command else []
+        head, space, typed = text.partition(" ")
+        if space and head.lower() == MODEL and "\n" not in text:
+            shown = self._models_matching(typed)
+            menu.border_title = "models"
+        else:
+            self._model_choices = None  # read again the next time /model is typed
+            typing_command = text.startswith("/") and not any(c.isspace() for c in text)
+            shown = matching(self.commands, text) if typing_command else []
+            menu.border_title = "commands"
         if shown:
             menu.show(shown)
         menu.display = bool(shown)
         self.prompt_input.menu_open = bool(shown)
+
+    def _models_matching(self, typed: str) -> list[SlashCommand]:
+        """The models for what follows ``/model ``; read from the core first (the menu
+        opens once they are)."""
+        if self._model_choices is None:
+            self._model_choices = []
+            self._read_model_choices(self.session_id)
+            return []
+        typed = typed.strip().lower()
+        starting = [c for c in self._model_choices if (c.model_spec or "").lower().startswith(typed)]
+        return starting + [c for c in self._model_choices if c not in starting
+                           and typed in f"{c.model_spec} {c.description}".lower()]
+
+    @work(thread=True, exclusive=True, group="model-choices")
+    def _read_model_choices(self, session_id: str | None) -> None:
+        rows = self.host.chat_models.model_choices(session_id)
+        self.app.call_from_thread(self._set_model_choices, model_commands(rows))
+
+    def _set_model_choices(self, choices: list[SlashCommand]) -> None:
+        if self._model_choices is not None:  # still typing /model
+            self._model_choices = choices
+            self.update_menu()
 
     def _close_menu(self) -> None:
         self.slash_menu.display = False
@@ -339,21 +435,30 @@ class ChatScreen(Screen):
             if message.key == "tab":
                 # Completed, not run: Enter runs it; a prompt's arguments may follow on
                 # the line (``city=Lyon``) or be asked for.
-                self.prompt_input.load_text(command.name + (" " if command.arguments else ""))
+                more = command.arguments or command.takes_argument
+                self.prompt_input.load_text(command.name + (" " if more else ""))
                 self.prompt_input.move_cursor(self.prompt_input.document.end)
                 return
             self.prompt_input.clear()
             self._close_menu()
-            await self.run_command(command, "")
+            await self._run_chosen(command)
 
     @on(OptionList.OptionSelected, "#slash-menu")
     async def menu_clicked(self, message: OptionList.OptionSelected) -> None:
         message.stop()
-        command = find(self.commands, message.option.id or "")
+        command = find(self.slash_menu.commands, message.option.id or "")
         self.prompt_input.clear()
         self._close_menu()
         self.prompt_input.focus()
         if command is not None:
+            await self._run_chosen(command)
+
+    async def _run_chosen(self, command: SlashCommand) -> None:
+        """Run a command chosen in the menu: a model offered after ``/model `` switches
+        to it; ``/model`` alone offers the models."""
+        if command.model_spec is not None:
+            self.switch_model(command.model_spec)
+        else:
             await self.run_command(command, "")
 
     async def run_command(self, command: SlashCommand, rest: str = "") -> None:
@@ -376,6 +481,11 @@ class ChatScreen(Screen):
                 await self.action_new_chat()
             case "/sessions":
                 self.action_show_sessions()
+            case "/model":
+                if rest:
+                    self.switch_model(rest)
+                else:
+                    self.action_choose_model()
             case "/copy":
                 self.copy_latest_reply()
             case "/help":
@@ -404,6 +514,32 @@ class ChatScreen(Screen):
             await self.message_list.add_notice("warning", f"{command.name} gave no text to send.")
             return
         self.start_turn(text)
+
+    def action_choose_model(self) -> None:
+        """Switch this chat's model: the prompt offers the models (Tab completes, Enter switches)."""
+        box = self.prompt_input
+        box.focus()
+        box.load_text(f"{MODEL} ")
+        box.move_cursor(box.document.end)
+
+    @work(exclusive=True, group="model")
+    async def switch_model(self, spec: str) -> None:
+        """Make this chat talk to ``spec`` from its next turn on (a chat not started yet
+        is started for it); a name that is no model is said, and nothing changes."""
+        if self._refuse_while_busy("switching the model"):
+            return
+        try:
+            session = await asyncio.to_thread(self.host.chat_models.choose_model, self.session_id, spec)
+        except WorkbenchError as exc:
+            await self.message_list.add_notice("error", f"The model was not changed: {exc}")
+            return
+        self.session_id = session["id"]
+        self.read_model_info()
+        following = not session.get("model")
+        chosen = self.host.model if following else session["model"]
+        await self.message_list.add_notice(
+            "info", f"This chat now talks to {chosen}"
+            + (" (the default)." if following else " (this chat only; /model default follows the default again)."))
 
     def copy_latest_reply(self) -> None:
         """Copy the model's latest reply to the clipboard."""

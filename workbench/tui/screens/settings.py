@@ -53,6 +53,8 @@ class ConfigView:
         trusted_at: When the project's config was trusted, if it was.
         rows: ``(key, value, origin)`` per setting.
         problem: Why the files could not be read now (the values in force are shown).
+        chats: Which chats follow the default model and which have their own
+            (``Host.chat_models``).
     """
 
     global_file: Path
@@ -61,6 +63,7 @@ class ConfigView:
     trusted_at: str | None
     rows: list[tuple[str, Any, str]] = field(default_factory=list)
     problem: str = ""
+    chats: dict[str, Any] = field(default_factory=dict)
 
 
 def read_config(host: Host) -> ConfigView:
@@ -72,8 +75,29 @@ def read_config(host: Host) -> ConfigView:
     except ConfigError as exc:
         config, problem = host.config, str(exc)
     record = config.trust_record
+    try:
+        chats = host.chat_models.chat_models()
+    except WorkbenchError:
+        chats = {}
     return ConfigView(host.home.config_file, config.project_file, config.project_state,
-                      record.trusted_at if record else None, config.items(), problem)
+                      record.trusted_at if record else None, config.items(), problem, chats)
+
+
+CHATS_SHOWN = 3
+"""How many chats with a model of their own the model setting's help names."""
+
+
+def chats_line(chats: dict[str, Any]) -> str:
+    """Which chats follow the default model and which have their own, in one line."""
+    if not chats:
+        return ""
+    following, own = chats["following"], chats["own"]
+    line = f"{following} chat{'s' if following != 1 else ''} follow{'s' if following == 1 else ''} the default"
+    if not own:
+        return line + "; none has a model of its own (/model in a chat gives it one)."
+    named = ", ".join(f"{chat['id'][:8]} {chat['model']}" for chat in own[:CHATS_SHOWN])
+    more = f" and {len(own) - CHATS_SHOWN} more" if len(own) > CHATS_SHOWN else ""
+    return f"{line}; {len(own)} {'has' if len(own) == 1 else 'have'} their own: {named}{more}."
 
 
 def short_origin(origin: str) -> str:
@@ -205,8 +229,10 @@ class SettingsScreen(Screen):
         if key is None or view is None:
             return
         origin = next((where for found, _, where in view.rows if found == key), "default")
+        chats = chats_line(view.chats) if key == "model" else ""
         self.query_one("#settings-help", Static).update(Content.assemble(
-            SETTINGS[key].help, "\n", (f"from {shown_origin(origin, view)}", "$text-muted")))
+            SETTINGS[key].help, "\n", *((chats, "\n") if chats else ()),
+            (f"from {shown_origin(origin, view)}", "$text-muted")))
 
     # --- changing --------------------------------------------------------------------
 

@@ -138,7 +138,7 @@ class Entry:
 
     @property
     def focusable(self) -> bool:
-        return self.kind in ("message", "tool")
+        return self.kind in ("message", "tool", "display")
 
     def build(self) -> Widget:
         """A new widget showing the entry."""
@@ -625,7 +625,7 @@ class MessageList(VerticalScroll, can_focus=False):
         """
         focused = self.screen.focused
         index = next((i for i in range(self._first, self._last)
-                      if self._entries[i].view is focused), None)
+                      if _holds(self._entries[i].view, focused)), None)
         if index is None:
             if step > 0:
                 return None
@@ -662,15 +662,30 @@ class MessageList(VerticalScroll, can_focus=False):
     def _focus(self, view: Widget | None) -> None:
         if view is None:
             return
-        view.focus(scroll_visible=False)
+        # A bubble's view is a frame: what takes the focus is the bubble (or its table).
+        target = view if view.can_focus else next(
+            (child for child in view.query("*") if child.can_focus), None)
+        if target is None:
+            return
+        target.focus(scroll_visible=False)
         self.call_after_refresh(self.scroll_to_widget, view, animate=False, top=False)
 
 
-def history_entries(rows: Iterable[dict[str, Any]]) -> list[Entry]:
+def _holds(view: Widget | None, focused: Widget | None) -> bool:
+    """Whether ``focused`` is ``view`` or inside it (a bubble inside its frame)."""
+    if view is None or focused is None:
+        return False
+    return focused is view or view in focused.ancestors
+
+
+def history_entries(rows: Iterable[dict[str, Any]],
+                    displays: dict[str, list[dict[str, Any]]] | None = None) -> list[Entry]:
     """The entries for a stored conversation (``host.chats.messages``): the person's and the
-    model's messages, and a finished card per tool call with its stored result.
+    model's messages, and a finished card per tool call with its stored result, followed
+    by the display bubbles its tool showed (``host.chats.call_displays``, by call id).
     System messages (hooks' context) are not shown, but for the mark of a turn the
     disk cut short (``turn_failed``), shown as an error notice."""
+    displays = displays or {}
     entries: list[Entry] = []
     calls: dict[str, ToolCallState] = {}
     for row in rows:
@@ -686,6 +701,10 @@ def history_entries(rows: Iterable[dict[str, Any]]) -> list[Entry]:
                 state = calls[call_id] = ToolCallState(call_id, str(call.get("name", "")),
                                                        call.get("arguments") or {})
                 entries.append(Entry.tool(state))
+                for shown in displays.get(call_id, ()):
+                    payload = shown.get("payload")
+                    entries.append(Entry.bubble(str(shown.get("display") or "markdown"),
+                                                payload if isinstance(payload, dict) else {}))
         elif role == "system" and row.get("name") == "turn_failed":
             entries.append(Entry.notice("error", content))
         elif role == "tool":

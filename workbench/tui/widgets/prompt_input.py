@@ -1,5 +1,6 @@
 """The prompt box at the bottom of the chat: Enter sends, Shift+Enter or Ctrl+J breaks the line,
-Up and Down bring back earlier prompts, and a slash command menu takes the keys while open."""
+Up and Down bring back earlier prompts, ``?`` in an empty box asks for the help, and a slash
+command menu takes the keys while open."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class PromptInput(TextArea):
     | shift+enter, ctrl+j | Insert a line break. |
     | up, down | In an empty box (or one showing an earlier prompt unchanged): the previous or next earlier prompt. |
     | up, down, tab, enter, escape | While ``menu_open``: posted as ``MenuKey`` for the menu. |
+    | ? | In an empty box: post ``HelpAsked`` (the screen opens the help). |
     """
 
     DEFAULT_CSS = """
@@ -47,6 +49,16 @@ class PromptInput(TextArea):
         """The box that was submitted."""
         text: str
         """Its text, as typed."""
+
+        @property
+        def control(self) -> PromptInput:
+            return self.prompt_input
+
+    @dataclass
+    class HelpAsked(Message):
+        """``?`` was pressed in the empty box."""
+
+        prompt_input: PromptInput
 
         @property
         def control(self) -> PromptInput:
@@ -94,6 +106,10 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             self.action_submit()
+        elif event.character == "?" and not self.text:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.HelpAsked(self))
         elif event.key in ("shift+enter", "ctrl+j"):
             event.stop()
             event.prevent_default()
