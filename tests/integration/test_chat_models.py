@@ -31,7 +31,7 @@ async def test_a_chat_follows_the_default_until_it_has_its_own(home, workdir):
     (workdir / "replay.json").write_text(json.dumps([{"text": "replayed"}] * 3))
     async with Host.open(cwd=workdir) as host:
         assert not host.model_chosen
-        result = await host.send_prompt("hi")
+        result = await host.chats.send_prompt("hi")
         session = host.chats.get(result.session_id)
         assert session["model"] is None  # follows the default
         assert host.chat_models.model_info(session["id"]) == {
@@ -40,16 +40,16 @@ async def test_a_chat_follows_the_default_until_it_has_its_own(home, workdir):
         assert "No model is connected" in host.chat_models.model_info()["hint"]
         chosen = host.chat_models.choose_model(session["id"], "scripted:replay.json")
         assert chosen["model"] == "scripted:replay.json"
-        assert (await host.send_prompt("again", session["id"])).text == "replayed"
+        assert (await host.chats.send_prompt("again", session["id"])).text == "replayed"
         info = host.chat_models.model_info(session["id"])
         assert (info["own"], info["stand_in"], info["hint"]) == (True, False, None)
         assert host.chat_models.chat_models() == {"default": "echo", "following": 0, "own": [
             {"id": session["id"], "title": "hi", "model": "scripted:replay.json"}]}
-        other = await host.send_prompt("a second chat")
+        other = await host.chats.send_prompt("a second chat")
         assert host.chat_models.chat_models()["following"] == 1
         # default: the chat follows the default again.
         assert host.chat_models.choose_model(session["id"], "default")["model"] is None
-        assert (await host.send_prompt("and now", session["id"])).text == "You said: and now"
+        assert (await host.chats.send_prompt("and now", session["id"])).text == "You said: and now"
         assert host.chat_models.chat_models()["following"] == 2 and host.chat_models.chat_models()["own"] == []
         audited = [(e["action"], e["detail"]) for e in host.store.list_audit(limit=10)
                    if e["action"] == "session.model"]
@@ -77,7 +77,7 @@ async def test_a_real_model_is_not_a_stand_in(home, workdir):
         async with Host.open(cwd=workdir, model="openai:gpt-test") as host:
             info = host.chat_models.model_info()
             assert (info["label"], info["stand_in"], info["hint"]) == ("openai:gpt-test", False, None)
-            result = await host.send_prompt("hello")
+            result = await host.chats.send_prompt("hello")
             assert result.text == "accepted"
 
 

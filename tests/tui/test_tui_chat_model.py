@@ -140,7 +140,7 @@ class TestKeysAroundThePrompt:
             assert isinstance(app.focused, MessageView)
             await pilot.press("escape")
             assert app.focused is prompt(app)
-            assert app.chat.busy and app.host.busy  # nothing cancelled yet
+            assert app.chat.busy and app.host.chats.busy  # nothing cancelled yet
             await pilot.press("escape")
             await until(pilot, lambda: not app.chat.busy)
             assert "Cancelled." in notices(app)
