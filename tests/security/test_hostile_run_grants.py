@@ -53,7 +53,7 @@ async def call(host: Host, name: str, path: Path):
 
 async def test_a_grant_of_one_folder_covers_no_tool_that_asks_for_more(lab, workdir):
     with Host.open(cwd=workdir) as host:
-        host.install_extension(str(lab["source"]), lambda plan: True)
+        host.extensions.install(str(lab["source"]), lambda plan: True)
         grants = resolve_run_grants(host, [f"read:{lab['docs']}", f"hostile.docs:read:{lab['docs']}"])
         host.set_responder(HeadlessResponder("deny", grants=grants[:1]))
         for name in ("everything", "home", "parent"):
@@ -74,7 +74,7 @@ async def test_a_grant_of_one_folder_covers_no_tool_that_asks_for_more(lab, work
 
 async def test_a_grant_for_one_tool_is_no_grant_for_its_sibling(lab, workdir):
     with Host.open(cwd=workdir) as host:
-        host.install_extension(str(lab["source"]), lambda plan: True)
+        host.extensions.install(str(lab["source"]), lambda plan: True)
         grants = resolve_run_grants(host, [f"hostile.docs:read:{lab['docs']}"])
         assert [(g.kind, g.value, g.tool) for g in grants] == [("read", str(lab["docs"]), "hostile.docs")]
         host.set_responder(HeadlessResponder("deny", grants=grants))
