@@ -33,6 +33,7 @@ from workbench.core.provider_registry import PROVIDER_TYPES
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
 from workbench.core.schedules import Schedules
+from workbench.shell.changes import Changes
 from workbench.errors import SessionBusyError, StoreError, ToolError, WorkbenchError
 from workbench.events import ExtensionStatusChanged, Notice, SessionStarted
 from workbench.permissions.broker import Broker
@@ -109,6 +110,8 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
                                      memories=self.memories, provider=self._chat_provider,
                                      responder=lambda: self.responder)
         self.services.on_scheduled = lambda prompt_id: self.freeze_card({"id": prompt_id})
+        self.changes = Changes(store=store, settings=lambda: self.config.settings.shell)
+        """The shell's change sets: apply, list, show, undo (``shell/changes.py``)."""
         self.sandbox = SandboxRunner(
             services=self.services, cwd=cwd, deno_cache=home.cache_dir / "deno",
             limits=worker_limits(config), keep_warm=config.settings.sandbox.keep_warm)
@@ -353,6 +356,16 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         self.store.close()
         if self.gateway.call_log is not None:
             self.gateway.call_log.close()
+
+    def own_setting(self, key: str) -> bool:
+        """Whether the value of setting ``key`` in force comes from the person's own
+        (global) config or its default: a project's config cannot set it."""
+        return str(self.config.origin(key)).startswith(("global", "default"))
+
+    def session_folder(self, session_id: str | None) -> Path:
+        """The project folder of the chat ``session_id`` (the host's folder without one)."""
+        found = self.store.get_session(session_id) if session_id else None
+        return Path(found["folder"]) if found and found.get("folder") else self.cwd
 
     def unsandboxed_tools(self) -> set[str]:
         """Tools the person allowed to run without a sandbox — from their own (global)
