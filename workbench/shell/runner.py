@@ -236,15 +236,7 @@ class ShellWorker:
             except TimeoutError:
                 pass
             on_output()
-            if timed_out:
-                exit_code, ended = None, f"stopped after {timeout_s:g} s (its time limit)"
-            elif wait_status is None:
-                exit_code, ended = None, "it was stopped"
-            elif os.WIFEXITED(wait_status):
-                exit_code = os.WEXITSTATUS(wait_status)
-                ended = f"exited with status {exit_code}"
-            else:
-                exit_code, ended = 128 + os.WTERMSIG(wait_status), describe_status(wait_status)
+            exit_code, ended = _ending(timed_out, wait_status, timeout_s)
             upper, self.upper_fd = self.upper_fd, -1
             return Ran(exit_code, ended, output, timed_out, upper, since, events)
         finally:
@@ -277,6 +269,17 @@ class ShellWorker:
                 except OSError:
                     pass
         self.upper_fd = -1
+
+
+def _ending(timed_out: bool, wait_status: int | None, timeout_s: float) -> tuple[int | None, str]:
+    """The exit code (128 + N for a signal N; None when stopped) and how it ended."""
+    if timed_out:
+        return None, f"stopped after {timeout_s:g} s (its time limit)"
+    if wait_status is None:
+        return None, "it was stopped"
+    if os.WIFEXITED(wait_status):
+        return os.WEXITSTATUS(wait_status), f"exited with status {os.WEXITSTATUS(wait_status)}"
+    return 128 + os.WTERMSIG(wait_status), describe_status(wait_status)
 
 
 @dataclass(frozen=True)
