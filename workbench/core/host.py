@@ -362,6 +362,32 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         (global) config or its default: a project's config cannot set it."""
         return str(self.config.origin(key)).startswith(("global", "default"))
 
+    def shell_network(self, session_id: str | None) -> dict[str, Any]:
+        """What the shell may reach in a chat: ``level`` (its choice or the setting,
+        within the ceiling), ``chosen``, ``setting``, ``ceiling``, ``levels``,
+        ``allowed_hosts`` (allowed for the chat from a network card)."""
+        return self._shell().network(session_id)
+
+    def set_shell_network(self, session_id: str, level: str | None) -> dict[str, Any]:
+        """Choose the shell's network for a chat (``off``, ``registries``, ``all``; None
+        follows the setting); capped by ``shell.network_ceiling`` from the person's config.
+
+        Raises:
+            WorkbenchError: No such session, or not a level.
+        """
+        session = self.session(session_id)
+        try:
+            return self._shell().set_network(session["id"], level)
+        except ToolError as exc:
+            raise WorkbenchError(exc.message) from None
+
+    def _shell(self) -> Any:
+        from workbench.shell.source import ShellSource
+
+        found = self.sources.get("shell")
+        assert isinstance(found, ShellSource)
+        return found
+
     def session_folder(self, session_id: str | None) -> Path:
         """The project folder of the chat ``session_id`` (the host's folder without one)."""
         found = self.store.get_session(session_id) if session_id else None
