@@ -41,6 +41,8 @@ class ShellLab:
         self.host = host
         self.project = project
         self.answers = answers
+        self.session_id: str | None = None
+        """The chat the calls are made in (none unless a test starts one)."""
 
     async def run(self, command: str, **arguments: Any) -> dict[str, Any]:
         outcome = await self.outcome(command, **arguments)
@@ -49,7 +51,7 @@ class ShellLab:
 
     async def outcome(self, command: str, **arguments: Any) -> ToolOutcome:
         return await self.host.call_tool("shell", {"command": command, **arguments},
-                                         CallOptions(grants=GRANT))
+                                         CallOptions(grants=GRANT, session_id=self.session_id))
 
     def start(self, command: str, **arguments: Any) -> asyncio.Task[ToolOutcome]:
         return asyncio.ensure_future(self.outcome(command, **arguments))

@@ -29,6 +29,7 @@ from workbench.events import NETWORK_ANSWERS, NetworkRequest, RequestDenied
 from workbench.sandbox.client import ZygoteClient
 from workbench.sandbox.paths import PathChanged, pin_path
 from workbench.sandbox.policy import Limits
+from workbench.sandbox.proxy import internal, parse_address
 from workbench.shell import network
 from workbench.shell.changes import Changes
 from workbench.shell.runner import ShellPolicy, ShellRunner
@@ -258,6 +259,11 @@ class ShellSource(ToolSource):
         target = f"{host}:{port}"
         if target in calls.decided:
             return calls.decided[target]
+        literal = parse_address(host)
+        if literal is not None and internal(literal):
+            why = f"{target} is an internal address ({internal(literal)}): the shell never reaches one"
+            calls.decided[target] = why
+            return why
         if network.allows(calls.level, host, port):
             return None
         if not network.allows(calls.ceiling, host, port):
