@@ -159,12 +159,23 @@ def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd:
     theirs.close()
     bridge.close()
     userns.map_child(pid, owner, ours)
-    status = userns.watch(pid, ours, policy, owner)
-    if memory is not None and cgroup.memory_exceeded(memory):
-        os.write(output_fd, (f"sandbox: the tool and its processes went over their memory limit "
-                             f"({process.memory_mb(policy)} MiB together)\n").encode())
-    os.close(output_fd)
-    os.write(status_fd, struct.pack("i", status))
+    told = []
+
+    def report(status: int) -> None:
+        """Tell the host how the worker ended, once: for a shell, as soon as its
+        processes have ended (the mount namespace's teardown is not waited for)."""
+        if told:
+            return
+        told.append(status)
+        if memory is not None and cgroup.memory_exceeded(memory):
+            os.write(output_fd, (f"sandbox: the tool and its processes went over their memory limit "
+                                 f"({process.memory_mb(policy)} MiB together)\n").encode())
+        os.close(output_fd)
+        os.write(status_fd, struct.pack("i", status))
+
+    status = userns.watch(pid, ours, policy, owner,
+                          on_status=report if policy.runtime == "shell" else None)
+    report(status)
     os._exit(0)
 
 
