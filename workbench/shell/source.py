@@ -63,7 +63,8 @@ DESCRIPTION = (
 PERMISSIONS = {"run": [{"binary": "bash", "reason": "run command lines in the sandbox on a "
                         "copy of this project; what they change lands as one change you can undo"}]}
 
-MAX_TIMEOUT_S = 1680
+LONGEST_S = 28 * 60
+"""The longest any command may run (the bound of ``shell.max_timeout_s``)."""
 
 
 class ShellHost:
@@ -119,7 +120,7 @@ class ShellSource(ToolSource):
         return [Tool(name=TOOL, description=DESCRIPTION, parameters=PARAMETERS, extension=EXTENSION,
                      source="builtin", function=TOOL, folder=Path(__file__).resolve().parent,
                      entry=None, runtime=HOST_RUNTIME, permissions=PERMISSIONS,
-                     timeout_ms=(MAX_TIMEOUT_S + 120) * 1000, handler=self._handler)]
+                     timeout_ms=(LONGEST_S + 120) * 1000, handler=self._handler)]
 
     def status_rows(self) -> list[SourceRow]:
         if not self.host.settings().shell.enabled:
