@@ -145,7 +145,7 @@ def test_the_report_names_the_conflict_and_every_extension_that_did_not_load(pro
     assert report["host_tools"] == ["extensions_status", "shell"]
     assert (report["total_loaded"], report["total_errors"]) == (4, 3)
     assert report["tool_disclosure"]["active"] is False
-    assert report["tool_disclosure"]["exposed"] == builtin + 4
+    assert report["tool_disclosure"]["exposed"] == builtin + 5
     assert report["tool_disclosure"]["estimated_schema_tokens"] > 0
     assert report["session"] is None and report["disabled"] == [] and report["notices"] == []
     assert isinstance(report["built_at"], int) and report["built_at"] > 1_600_000_000_000
