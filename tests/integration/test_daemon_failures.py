@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from commands import workbench
+
 from workbench.supervisor.proctree import alive, descendants
 
 NAPPER = {
@@ -30,9 +32,8 @@ NAPPER = {
 }
 
 
-def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=60)
+def cli(*args: str, check: bool = True, process: bool = False) -> subprocess.CompletedProcess:
+    done = workbench(*args, process=process)
     if check:
         assert done.returncode == 0, done.stderr
     return done
@@ -175,7 +176,10 @@ def test_a_wedged_run_is_killed_with_its_whole_tree_and_recorded_timed_out(tmp_p
     watcher = threading.Thread(target=watch)
     watcher.start()
     started = time.monotonic()
-    done = cli("schedule", "run-now", str(sid), "--json", check=False)
+    # A process of its own: the watcher reads the store while the run is on, which one
+    # process must not do beside the command's connections (closing a descriptor of the
+    # file drops every lock this process holds on it).
+    done = cli("schedule", "run-now", str(sid), "--json", check=False, process=True)
     took = time.monotonic() - started
     watcher.join()
     run = json.loads(done.stdout)

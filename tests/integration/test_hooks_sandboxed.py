@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
@@ -29,9 +29,7 @@ def script(tmp_path, replies) -> str:
 @pytest.fixture
 def installed(home):
     """The guard extension installed in the test's home (hooks are consented at install)."""
-    done = subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(GUARD), "--yes",
-                           "--allow-hook-rewrite"],
-                          capture_output=True, text=True, env=dict(os.environ))
+    done = workbench("ext", "install", str(GUARD), "--yes", "--allow-hook-rewrite")
     assert done.returncode == 0, done.stderr
     return home
 
@@ -50,8 +48,7 @@ async def via_direct(tmp_path, name, args):
 
 
 def via_cli(name, args):
-    done = subprocess.run([sys.executable, "-m", "workbench", "call", name, "--args", json.dumps(args),
-                           "--json"], capture_output=True, text=True, env=dict(os.environ))
+    done = workbench("call", name, "--args", json.dumps(args), "--json")
     return json.loads(done.stdout)
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from commands import workbench
+
 from workbench.config.home import Home
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
@@ -340,13 +342,9 @@ async def test_a_project_server_starts_only_once_trusted_in_that_version(home: H
 
 
 async def test_hooks_apply_to_an_mcp_tool_as_to_any_other(home: Home, workdir: Path) -> None:
-    import os
-    import subprocess
-    import sys
 
     guard = ROOT / "tests" / "fixtures" / "extensions" / "guard"
-    done = subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(guard), "--yes"],
-                          capture_output=True, text=True, env=dict(os.environ))
+    done = workbench("ext", "install", str(guard), "--yes")
     assert done.returncode == 0, done.stderr
     host = open_host(home, workdir, time_server())
     try:

@@ -5,12 +5,11 @@ offered, its calls, ``tool_invoke`` and direct calls in each chat, and the CLI."
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.config.home import Home
 from workbench.core.gateway import CallOptions
@@ -73,11 +72,6 @@ async def test_an_mcp_tool_switched_off_in_one_chat_still_runs_in_another(workdi
         assert again.ok and again.result["content"][0]["text"] == "Echo: z"
     finally:
         await host.aclose()
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, env=dict(os.environ), timeout=120)
 
 
 def test_the_cli_switches_an_mcp_tool_in_one_session(workdir: Path) -> None:

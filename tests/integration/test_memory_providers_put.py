@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -18,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from test_providers_sandboxed import install
+from commands import workbench
+
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
 from workbench.events import Notice
@@ -166,9 +165,7 @@ async def test_searches_ask_the_providers_of_their_scopes_and_answer_a_document_
 
 
 def test_workbench_memories_add_hands_it_over_before_it_returns(keepers, workdir):
-    done = subprocess.run([sys.executable, "-m", "workbench", "memories", "add", "Deploys",
-                           "--text", "Fridays, never."], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=120)
+    done = workbench("memories", "add", "Deploys", "--text", "Fridays, never.")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Added knowledge 'Deploys'.\n"
     with Host.open(cwd=workdir) as host:

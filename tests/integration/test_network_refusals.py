@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import http.server
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 PY_CODE = '''
 import urllib.error, urllib.request
@@ -40,11 +39,6 @@ export async function fetchUrl(args: { url: string }) {
   return { status: response.status, text: await response.text() };
 }
 '''
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120, env=dict(os.environ))
 
 
 class Page(http.server.BaseHTTPRequestHandler):

@@ -8,12 +8,13 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import textwrap
 import threading
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.config.home import Home
 from workbench.core.gateway import CallOptions
@@ -43,8 +44,7 @@ def provider_extension(folder: Path, name: str, providers: list[dict], code: str
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, env=dict(os.environ), cwd=cwd, timeout=120)
+    return workbench(*args, cwd=cwd)
 
 
 def tool_rows(host: Host, session_id: str) -> list[dict]:

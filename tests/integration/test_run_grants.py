@@ -9,10 +9,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
@@ -132,15 +133,13 @@ def system(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
 
 
 def install(folder: Path) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(folder), "--yes"],
-                          capture_output=True, text=True, env=dict(os.environ), timeout=180)
+    done = workbench("ext", "install", str(folder), "--yes")
     assert done.returncode == 0, done.stderr
     return done
 
 
 def explain(tool: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", "grants", "explain", tool],
-                          capture_output=True, text=True, env=dict(os.environ), timeout=60)
+    return workbench("grants", "explain", tool)
 
 
 @pytest.mark.parametrize("runtime", ["python", "deno"])

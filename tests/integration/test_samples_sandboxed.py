@@ -8,13 +8,13 @@ the events the host published while it ran.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.core.extensions import SAMPLES_DIR
 from workbench.core.gateway import CallOptions
@@ -309,9 +309,8 @@ async def test_the_accepted_schedule_is_saved_as_the_person_edited_it(host, pers
 
 
 def workbench_call(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
-    return subprocess.run([sys.executable, "-m", "workbench", "call", *args, "--json"],
-                          capture_output=True, text=True, env=env, cwd=tmp_path / "work", timeout=60)
+    env = {"WORKBENCH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    return workbench("call", *args, "--json", env=env, cwd=tmp_path / "work")
 
 
 def test_workbench_call_runs_samples_headlessly(tmp_path):

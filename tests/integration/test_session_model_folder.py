@@ -5,12 +5,12 @@ current ones; ``sessions set-model`` changes a session's model and refuses a bad
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.config.trust import trust_project as trust_config
 from workbench.core.host import Host
@@ -19,8 +19,7 @@ from workbench.events import Notice
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, env=dict(os.environ), cwd=cwd, timeout=120)
+    return workbench(*args, cwd=cwd)
 
 
 def trust_project(home, root: Path) -> None:

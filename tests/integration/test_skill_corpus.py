@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.config.home import Home
 from workbench.core.host import Host
@@ -21,11 +20,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CORPUS = FIXTURES / "skills"
 INVALID = FIXTURES / "skills-invalid"
 EXPECTED: dict[str, dict[str, str]] = json.loads((CORPUS / "expected.json").read_text("utf-8"))
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, env=dict(os.environ), timeout=120)
 
 
 def corpus_extension(folder: Path, name: str = "skill-corpus", only: list[str] | None = None) -> Path:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from commands import workbench as run_workbench
+
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
 
@@ -299,17 +301,13 @@ async def test_a_consented_project_extension_changed_mid_session_runs_no_new_cod
 
 
 def test_ext_trust_path_on_the_command_line(tmp_path, home):
-    import os
-    import subprocess
-    import sys
 
     project = trusted_project(tmp_path, home)
     write_extension(project / ".workbench" / "extensions" / "planter", "planter", PLANTED,
                     tools=planted_tool())
 
     def workbench(*args):
-        return subprocess.run([sys.executable, "-m", "workbench", *args], cwd=project,
-                              capture_output=True, text=True, env=dict(os.environ))
+        return run_workbench(*args, cwd=project)
 
     listed = {e["name"]: e for e in json.loads(workbench("ext", "list", "--json").stdout)}
     assert listed["planter"]["state"] == "held"

@@ -186,11 +186,12 @@ class ProviderRuntime:
         timeout_ms = self._timeout_ms(provider)
         self.store.audit(caller, "provider.call", provider.key,
                          {"op": request.get("op"), "session_id": session_id})
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for drops a cancellation
+        # that lands in the turn the provider's answer arrives, and the answer is used.
         try:
-            return await asyncio.wait_for(
-                self.runner(_as_tool(provider), request, ctx, timeout_ms=timeout_ms),
-                timeout_ms / 1000)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(timeout_ms / 1000):
+                return await self.runner(_as_tool(provider), request, ctx, timeout_ms=timeout_ms)
+        except TimeoutError:
             ctx.signal.abort("timeout")
             self.store.audit(caller, "provider.timeout", provider.key, {"timeout_ms": timeout_ms})
             raise ToolError("timeout", f"the {provider.type} provider {provider.qualified_name} "

@@ -156,5 +156,8 @@ def exit_code(result: TurnResult, writer: Any = None) -> int:
     return int(STATUS_EXIT.get(result.status, ExitCode.ERROR))
 
 
-def writer_for(jsonl: bool, out: TextIO = sys.stdout, err: TextIO = sys.stderr):
+def writer_for(jsonl: bool, out: TextIO | None = None, err: TextIO | None = None):
+    """The writer for a headless turn, on ``out`` and ``err`` (stdout and stderr as they
+    are at the call when not given)."""
+    out, err = out or sys.stdout, err or sys.stderr
     return JsonlWriter(out) if jsonl else PlainWriter(out, err)
