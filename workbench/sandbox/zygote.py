@@ -159,7 +159,7 @@ def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd:
     theirs.close()
     bridge.close()
     userns.map_child(pid, owner, ours)
-    told = []
+    told: list[int] = []
 
     def report(status: int) -> None:
         """Tell the host how the worker ended, once: for a shell, as soon as its
