@@ -11,6 +11,13 @@ TypeScript (Deno) it prints p50 and p95 of:
 Overhead is a call's time minus the in-process time. Goals: later calls at most 4 ms
 (Python) and 5 ms (Deno) at p50; a first call at most 60 ms for either.
 
+For the ``shell`` tool: a trivial command (``true``) through the gateway, first and later
+calls (each finding its worker started ahead), beside a bare ``bash -c true`` measured in
+the same run (goal: later calls at most 15 ms over it at p50); and applying a change set
+of 1,000 files (half new, half replacing files whose earlier contents are kept for undo)
+beside a plain copy of the same files (goal: at most 1 s). ``BENCH_ONLY=shell`` runs this
+part alone.
+
 Then the cost of each kernel layer of a worker's start, measured alone in forked
 children in the same run (``BENCH_LAYERS=0`` skips them; they need root or user
 namespaces): the user namespace and its id map, the extra fork for the PID namespace,
@@ -135,6 +142,102 @@ async def measure(root: Path, runtime: str) -> tuple[list[float], list[float]]:
             laters.append(time.perf_counter() - start)
             assert outcome.ok and outcome.result == {"n": index + 1}, outcome.error
     return firsts, laters
+
+
+def bare_bash() -> list[float]:
+    samples = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        subprocess.run(["bash", "-c", "true"], check=True)
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+async def measure_shell(root: Path) -> tuple[list[float], list[float]]:
+    """First and later ``shell`` calls of ``true``; each later one waits (polling, bounded)
+    until the worker started ahead for it is ready, as a model's turn leaves it time to."""
+    from workbench.core.gateway import CallOptions
+    from workbench.core.host import Host
+
+    project = root / "shell-project"
+    project.mkdir()
+    options = CallOptions(grants=(("run", "bash"),))
+    firsts, laters = [], []
+    with Host.open(cwd=project) as host:
+        await host.sandbox.report()
+        source = host.sources.get("shell")
+        runner = source.runner  # type: ignore[union-attr]
+        for _ in range(FIRSTS):
+            runner.forget()
+            await asyncio.sleep(0.05)
+            start = time.perf_counter()
+            outcome = await host.call_tool("shell", {"command": "true"}, options)
+            firsts.append(time.perf_counter() - start)
+            assert outcome.ok and outcome.result["exit_code"] == 0, outcome.error
+        for _ in range(RUNS):
+            await asyncio.sleep(GAP_S)
+            deadline = time.monotonic() + 10
+            while any(not task.done() for task in runner._warm.values()) and time.monotonic() < deadline:
+                await asyncio.sleep(0.005)
+            start = time.perf_counter()
+            outcome = await host.call_tool("shell", {"command": "true"}, options)
+            laters.append(time.perf_counter() - start)
+            assert outcome.ok and outcome.result["exit_code"] == 0, outcome.error
+        await host.aclose()
+    return firsts, laters
+
+
+def apply_thousand(root: Path, runs: int = 5) -> tuple[list[float], list[float]]:
+    """Applying an upper layer of 1,000 files (``Changes.apply``) beside copying the same
+    files with ``shutil.copy2``; each run on a fresh project holding half of them."""
+    from workbench.sandbox.paths import pin_path
+    from workbench.store import Store
+    from workbench.shell.changes import Changes
+    from workbench.config.settings import DEFAULTS
+
+    layers = root / "bench-layers"
+    upper = layers / "upper"
+    for index in range(1000):
+        path = upper / f"d{index % 10}" / f"file{index}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(f"line {index}\n".encode() * 64)
+    applied, copied = [], []
+    with Store.open(root / "bench-changes.db") as store:
+        changes = Changes(store=store, settings=lambda: DEFAULTS.shell)
+        for run in range(runs):
+            project = root / f"bench-project-{run}"
+            for index in range(0, 1000, 2):
+                path = project / f"d{index % 10}" / f"file{index}.txt"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(b"earlier\n")
+            since = time.time_ns() + 10**9
+            fd = os.open(layers, os.O_PATH | os.O_DIRECTORY)
+            start = time.perf_counter()
+            answer = changes.apply(fd, project=pin_path(str(project)), session_id=None,
+                                   command="bench", since_ns=since)
+            applied.append(time.perf_counter() - start)
+            os.close(fd)
+            assert len(answer["files"]) + answer["more"] == 1005, answer["more"]
+            target = root / f"bench-copy-{run}"
+            start = time.perf_counter()
+            for source in upper.rglob("*.txt"):
+                destination = target / source.relative_to(upper)
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, destination)
+            copied.append(time.perf_counter() - start)
+    return applied, copied
+
+
+def shell_part(root: Path) -> None:
+    bash = bare_bash()
+    bash_ms = pct(bash, 0.5)
+    print(line("bare bash -c true", bash))
+    firsts, laters = asyncio.run(measure_shell(root))
+    print(line("shell: first call (cold worker)", firsts, bash_ms))
+    print(line("shell: later calls (warm worker)", laters, bash_ms, 15))
+    applied, copied = apply_thousand(root)
+    print(line("a plain copy of 1,000 files", copied))
+    print(line("shell: apply a 1,000-file change set", applied, 0.0, 1000))
 
 
 CPU: dict[str, list[float]] = {}
@@ -308,6 +411,9 @@ def _supervised_chmod(policy, target: Path, runs: int) -> list[float]:
 def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="workbench-bench-"))
     os.environ["WORKBENCH_HOME"] = str(root / "home")
+    if os.environ.get("BENCH_ONLY") == "shell":
+        shell_part(root)
+        return
     floor = in_process_floor()
     floor_ms = pct(floor, 0.5)
     print(line("in-process call (floor)", floor))
@@ -321,6 +427,7 @@ def main() -> None:
         first_goal, later_goal = goals[runtime]
         print(line(f"{runtime}: first call (cold worker)", firsts, floor_ms, first_goal))
         print(line(f"{runtime}: later calls (warm worker)", laters, floor_ms, later_goal))
+    shell_part(root)
     if os.environ.get("BENCH_LAYERS", "1") != "0":
         # In a small process of its own, as the zygote is (forking this one costs more).
         subprocess.run([sys.executable, "-I", __file__, "--layers", str(root)], check=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from disks import small_disk  # noqa: F401  (a fixture for every test)
+from shells import network_answers, shell_config, shell_lab  # noqa: F401  (fixtures for the shell's tests)
 
 XDG_VARIABLES = ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME")
 

@@ -220,6 +220,27 @@ class ScheduleProposalRequest(Request):
     draft: dict[str, Any]
 
 
+@_event("network")
+@dataclass(frozen=True)
+class NetworkRequest(Request):
+    """A shell command asks to reach a host its chat's network does not allow but the
+    person's ceiling (``shell.network_ceiling``) does.
+
+    The answer is ``"once"`` (for this command), ``"chat"`` (for the rest of this
+    chat) or ``"deny"``; a responder that will not answer raises ``RequestDenied``.
+    """
+
+    tool: str
+    host: str
+    port: int
+    session_id: str | None = None
+    command: str = ""
+
+
+NETWORK_ANSWERS = ("once", "chat", "deny")
+"""The answers to a ``NetworkRequest``: Allow once, Allow for this chat, Deny."""
+
+
 class RequestDenied(Exception):
     """Raised by a responder that will not (or cannot) answer a request."""
 

@@ -15,6 +15,7 @@ def all_subcommands(app: typer.Typer) -> None:
         return
     # Areas register themselves in the order they appear in ``workbench --help``.
     from workbench.cli.call import call_command
+    from workbench.cli.changes import changes_app
     from workbench.cli.config import config_app, trust_command
     from workbench.cli.doctor import doctor_command
     from workbench.cli.grants import grants_app
@@ -37,6 +38,7 @@ def all_subcommands(app: typer.Typer) -> None:
     app.command("trust")(trust_command)
     app.command("call")(call_command)
     app.add_typer(grants_app, name="grants")
+    app.add_typer(changes_app, name="changes")
     app.command("doctor")(doctor_command)
     app.add_typer(models_app, name="models")
     app.add_typer(schedule_app, name="schedule")

@@ -217,6 +217,57 @@ class SandboxSettings(_Section):
     """Stop a host's warm tool workers after this many seconds without a tool call."""
 
 
+NETWORK_LEVELS = ("off", "registries", "all")
+"""The shell's network, narrowest first: none, the package registries, every public site."""
+
+
+class ShellSettings(_Section):
+    """``[shell]``: the ``shell`` tool, which runs a command line in the sandbox on a
+    copy-on-write view of the chat's project folder."""
+
+    enabled: bool = True
+    """Offer the shell tool (it runs only where the sandbox can isolate it: see
+    `workbench doctor`)."""
+
+    timeout_s: Annotated[int, Rule(_between(1, 1680, unit="s"))] = 120
+    """Seconds a command may run when the call names no time limit (at most 28 minutes)."""
+
+    max_timeout_s: Annotated[int, Rule(_between(1, 1680, unit="s"))] = 1680
+    """The longest time limit a call may ask for, in seconds (at most 28 minutes)."""
+
+    answer_bytes: Annotated[int, Rule(_between(1024, 1 << 20, unit="bytes"))] = 65536
+    """Bytes of output (stdout and stderr together) an answer carries; beyond, its head
+    and tail are kept and the answer says how much was left out."""
+
+    upper_mb: Annotated[int, Rule(_between(1, 1 << 16, unit="MiB"))] = 512
+    """What one command may write in the project, in MiB (held in memory until it is
+    applied: the host's disk is never filled through it)."""
+
+    tmp_mb: Annotated[int, Rule(_between(1, 1 << 16, unit="MiB"))] = 256
+    """The size of a command's private /tmp, in MiB."""
+
+    undo_mb: Annotated[int, Rule(_between(0, 1 << 16, unit="MiB"))] = 64
+    """Bytes of earlier file contents one change set keeps for undo, in MiB; a file
+    beyond it is applied but its change cannot be undone (the change set says so)."""
+
+    undo_total_mb: Annotated[int, Rule(_between(0, 1 << 20, unit="MiB"))] = 512
+    """Earlier contents all change sets keep together, in MiB; past it the oldest
+    change sets lose theirs (they are listed as not undoable)."""
+
+    programs: Annotated[tuple[str, ...], Rule(_no_empty_items)] = (
+        "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
+    """Folders of the host's installation whose programs a command runs, read-only
+    (from your own config only: a project's cannot add to them)."""
+
+    network: Annotated[str, Rule(_one_of(*NETWORK_LEVELS))] = "off"
+    """What a command may reach through the proxy: off, registries (PyPI, npm, Debian)
+    or all (every public site); never more than shell.network_ceiling."""
+
+    network_ceiling: Annotated[str, Rule(_one_of(*NETWORK_LEVELS))] = "off"
+    """The most any chat's shell may reach (from your own config only: a project's
+    cannot raise it). A host beyond the chat's network but within this is asked about."""
+
+
 class ScheduleSettings(_Section):
     """``[schedule]``: scheduled runs."""
 
@@ -377,6 +428,7 @@ class Settings(_Section):
     extensions: ExtensionsSettings = ExtensionsSettings()
     headless: HeadlessSettings = HeadlessSettings()
     sandbox: SandboxSettings = SandboxSettings()
+    shell: ShellSettings = ShellSettings()
     schedule: ScheduleSettings = ScheduleSettings()
     hooks: HooksSettings = HooksSettings()
     memories: MemoriesSettings = MemoriesSettings()

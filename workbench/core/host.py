@@ -36,7 +36,8 @@ from workbench.core.grants import Grants
 from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
 from workbench.core.requests import DenyAll, Responder
 from workbench.core.schedules import Schedules
-from workbench.errors import StoreError, WorkbenchError
+from workbench.shell.changes import Changes
+from workbench.errors import StoreError, ToolError, WorkbenchError
 from workbench.events import ExtensionStatusChanged, Notice
 from workbench.permissions.broker import Broker
 from workbench.permissions.requirements import TemplateRoots
@@ -109,6 +110,8 @@ class Host:
                                      memories=library, provider=self._chat_provider,
                                      responder=lambda: self.responder)
         self.services.on_scheduled = lambda prompt_id: self.schedules.freeze_card({"id": prompt_id})
+        self.changes = Changes(store=store, settings=lambda: self.config.settings.shell)
+        """The shell's change sets: apply, list, show, undo (``shell/changes.py``)."""
         self.sandbox = SandboxRunner(
             services=self.services, cwd=cwd, deno_cache=home.cache_dir / "deno",
             limits=worker_limits(config), keep_warm=config.settings.sandbox.keep_warm)
@@ -377,6 +380,42 @@ class Host:
         self.store.close()
         if self.gateway.call_log is not None:
             self.gateway.call_log.close()
+
+    def own_setting(self, key: str) -> bool:
+        """Whether the value of setting ``key`` in force comes from the person's own
+        (global) config or its default: a project's config cannot set it."""
+        return str(self.config.origin(key)).startswith(("global", "default"))
+
+    def shell_network(self, session_id: str | None) -> dict[str, Any]:
+        """What the shell may reach in a chat: ``level`` (its choice or the setting,
+        within the ceiling), ``chosen``, ``setting``, ``ceiling``, ``levels``,
+        ``allowed_hosts`` (allowed for the chat from a network card)."""
+        return self._shell().network(session_id)
+
+    def set_shell_network(self, session_id: str, level: str | None) -> dict[str, Any]:
+        """Choose the shell's network for a chat (``off``, ``registries``, ``all``; None
+        follows the setting); capped by ``shell.network_ceiling`` from the person's config.
+
+        Raises:
+            WorkbenchError: No such session, or not a level.
+        """
+        session = self.chats.get(session_id)
+        try:
+            return self._shell().set_network(session["id"], level)
+        except ToolError as exc:
+            raise WorkbenchError(exc.message) from None
+
+    def _shell(self) -> Any:
+        from workbench.shell.source import ShellSource
+
+        found = self.sources.get("shell")
+        assert isinstance(found, ShellSource)
+        return found
+
+    def session_folder(self, session_id: str | None) -> Path:
+        """The project folder of the chat ``session_id`` (the host's folder without one)."""
+        found = self.store.get_session(session_id) if session_id else None
+        return Path(found["folder"]) if found and found.get("folder") else self.cwd
 
     def unsandboxed_tools(self) -> set[str]:
         """Tools the person allowed to run without a sandbox — from their own (global)

@@ -45,9 +45,20 @@ def mcp_source(host: Host) -> ToolSource:
                      stop=host.mcp.aclose, follow_config=lambda: host.mcp.follow_config(host.config))
 
 
+def shell_source(host: Host) -> ToolSource:
+    """The ``shell`` tool: a command line in the sandbox on the chat's project folder."""
+    from workbench.shell.source import ShellHost, ShellSource
+
+    return ShellSource(ShellHost(settings=lambda: host.config.settings, trusted=host.own_setting,
+                                 folder=host.session_folder, zygote=lambda: host.sandbox.zygote,
+                                 readiness=host.sandbox.report, limits=lambda: host.sandbox.limits,
+                                 store=host.store), host.changes)
+
+
 BUILTIN_SOURCES: tuple[Callable[[Host], ToolSource], ...] = (
     extension_source,
     host_source,
     mcp_source,
+    shell_source,
 )
 """Every host's tool sources, in the order they load."""

@@ -15,6 +15,10 @@ declined. Every other one follows the ``--approvals`` policy:
   optional ``declined`` listing optional entries left out; or ``{"answers": [...]}``
   for a form); no answer in time, a crash or unreadable output means deny.
 
+A shell command's network card (``NetworkRequest``) is refused under ``deny``, answered
+``once`` for an allowlisted ``shell`` under ``allowlisted``, and by the delegate
+(``{"decision": "once"|"chat"|"deny"}``).
+
 Ask-user forms and schedule proposals are answered from ``--answers FILE`` (one entry
 per request, in the order they come: a list of answers for a form; ``true``, ``false`` or
 ``{"accepted": true, "draft": {FIELD: VALUE}}`` for a proposal), then by the delegate
@@ -40,8 +44,8 @@ from workbench.config.settings import DEFAULTS
 from workbench.core.answers import AnswerProblem, check_answers, check_proposal_answer
 from workbench.core.run_grants import RunGrant, covering
 from workbench.errors import WorkbenchError
-from workbench.events import (AskUserRequest, PermissionAnswer, PermissionRequest, Request,
-                              RequestDenied, ScheduleProposalRequest)
+from workbench.events import (NETWORK_ANSWERS, AskUserRequest, NetworkRequest, PermissionAnswer,
+                              PermissionRequest, Request, RequestDenied, ScheduleProposalRequest)
 
 DECISIONS = ("once", "session", "always", "deny")
 
@@ -159,6 +163,8 @@ class HeadlessResponder:
                 return check_answers(request.questions, given)
             except AnswerProblem as exc:
                 raise RequestDenied(f"{source}'s answers to {request.tool}'s form: {exc}") from None
+        if isinstance(request, NetworkRequest):
+            return await self._network(request)
         if isinstance(request, ScheduleProposalRequest):
             if self.answers:
                 given, source = self.answers.pop(0), "the answers file"
@@ -197,6 +203,23 @@ class HeadlessResponder:
                 raise RequestDenied(f"the delegate answered {reply!r}: declined must be a list of keys")
             return PermissionAnswer(decision, declined=tuple(declined))
         return _without_optional(request, "the approvals policy is deny; pass --approvals or --grant")
+
+    async def _network(self, request: NetworkRequest) -> str:
+        """A shell command's host beyond its chat's network: ``once`` for a tool in the
+        allowlist under ``allowlisted``, the delegate's ``{"decision": "once"|"chat"|"deny"}``,
+        else refused."""
+        if self.policy == "allowlisted":
+            if request.tool in self.allowlist:
+                return "once"
+            raise RequestDenied(f"{request.tool} is not in headless.allowlist")
+        if self.policy == "delegate":
+            reply = await self._ask_delegate(request)
+            decision = reply.get("decision")
+            if decision not in NETWORK_ANSWERS or decision == "deny":
+                raise RequestDenied(f"the delegate answered {reply!r}")
+            return str(decision)
+        raise RequestDenied(f"the approvals policy is deny: {request.host}:{request.port} is not "
+                            "reached (pass --approvals, or set shell.network)")
 
     async def _ask_delegate(self, request: Request) -> dict[str, Any]:
         try:

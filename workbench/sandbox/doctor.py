@@ -198,6 +198,42 @@ def _private_root() -> str:
     return data.decode()
 
 
+def _overlay() -> str:
+    """What a shell worker does to its project: in a user and mount namespace of its
+    own, a bounded ``tmpfs`` upper layer and an overlay on a folder, written through."""
+    from workbench.sandbox import mounts
+
+    with tempfile.TemporaryDirectory(prefix="workbench-overlay-") as folder:
+        lower, merged, held = (os.path.join(folder, n) for n in ("lower", "merged", "held"))
+        for path in (lower, merged, held):
+            os.mkdir(path)
+        with open(os.path.join(lower, "kept"), "w") as handle:
+            handle.write("lower")
+        from workbench.sandbox.userns import map_user
+
+        uid, gid = os.getuid(), os.getgid()
+        unshare(CLONE_NEWUSER)
+        map_user(os.getpid(), uid, gid)
+        unshare(CLONE_NEWNS)
+        mounts._mount(None, "/", None, mounts.MS_REC | mounts.MS_PRIVATE)
+        mounts._mount("tmpfs", held, "tmpfs", mounts.MS_NOSUID | mounts.MS_NODEV, "size=1m,mode=0700")
+        os.mkdir(held + "/upper")
+        os.mkdir(held + "/work")
+        mounts._mount("overlay", merged, "overlay", mounts.MS_NOSUID | mounts.MS_NODEV,
+                      f"lowerdir={lower},upperdir={held}/upper,workdir={held}/work,userxattr")
+        with open(os.path.join(merged, "made"), "w") as handle:
+            handle.write("upper")
+        os.unlink(os.path.join(merged, "kept"))
+        if os.path.exists(os.path.join(lower, "made")) or not os.path.exists(os.path.join(lower, "kept")):
+            raise OSError("the overlay wrote through to the folder below it")
+        if not os.path.exists(held + "/upper/made"):
+            raise OSError("the overlay's upper layer did not receive the write")
+        for path in (merged, held):
+            libc.umount2(os.fsencode(path), mounts.MNT_DETACH)
+    return ("a shell command's project is an overlay with a bounded tmpfs upper layer, in "
+            "its own user namespace")
+
+
 def probe() -> Report:
     """Try each layer in a throwaway child process."""
     report = Report()
@@ -247,6 +283,10 @@ def probe() -> Report:
     report.checks.append(Check("memory-cgroup", memory is not None,
                                f"a memory cgroup per worker under {memory}" if memory else
                                NO_MEMORY_CGROUP,
+                               required=False))
+    ok, detail = _in_child(_overlay)
+    report.checks.append(Check("shell-overlay", ok, detail if ok else
+                               f"{detail}: the shell tool cannot isolate a project here and is refused",
                                required=False))
     binary = deno_binary()
     report.checks.append(Check("deno", binary is not None,

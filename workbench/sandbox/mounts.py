@@ -150,12 +150,35 @@ def _under(path: str, folders) -> bool:
 
 
 @dataclass
+class Layers:
+    """A copy-on-write view of one folder (the shell's project), mounted at the
+    folder's own path in the new root: an overlay whose lower layer is the folder
+    (opened with no link followed, checked against its pin) and whose upper layer is
+    a ``tmpfs`` of ``upper_mb`` — what the sandboxed command writes there goes to
+    that memory, bounded, never to the host's disk or folder. The ``tmpfs`` is
+    unmounted from every path once the overlay holds it: the command cannot reach
+    the upper layer beneath the view, and ``upper_fd`` (an ``O_PATH`` descriptor of
+    the ``tmpfs`` root, holding ``upper/`` and ``work/``) is handed to the host, which
+    reads the changes through it once every process of the sandbox has ended. A
+    private ``tmpfs`` of ``tmp_mb`` is the command's ``/tmp``."""
+
+    path: str
+    device: int
+    inode: int
+    upper_mb: int
+    tmp_mb: int
+    lower_fd: int = -1
+    upper_fd: int = -1
+
+
+@dataclass
 class Root:
     """A planned root: each bind with its real path and an ``O_PATH`` descriptor of
     its source (opened before the stage hides anything), and the links to make again."""
 
     plan: list[tuple[Bind, str, int]]
     links: dict[str, str]
+    layers: Layers | None = None
 
     @property
     def fds(self) -> list[int]:
@@ -166,18 +189,55 @@ class Root:
             os.close(fd)
 
 
-def prepare(binds: list[Bind], aliases: dict[str, str] | None = None) -> Root:
+def prepare(binds: list[Bind], aliases: dict[str, str] | None = None,
+            layers: Layers | None = None) -> Root:
     """Resolve and open every bind's source, in the worker's new mount namespace;
-    ``aliases`` (a granted path as granted → the path it resolved to) become links."""
+    ``aliases`` (a granted path as granted → the path it resolved to) become links.
+
+    Raises:
+        OSError: The folder of ``layers`` has a link in it or is not the pinned one.
+    """
     links: dict[str, str] = dict(aliases or {})
     plan = []
+    if layers is not None:
+        from workbench.sandbox.paths import Pin, open_pinned
+
+        fd = open_pinned(Pin(layers.path, layers.device, layers.inode))
+        if fd is None or not stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.ENOTDIR, "the project folder is not a folder", layers.path)
+        layers.lower_fd = fd
     for bind, real in _plan(binds, links):
         try:
             fd = os.open(real, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
         except OSError:
             continue
         plan.append((bind, real, fd))
-    return Root(plan, links)
+    return Root(plan, links, layers)
+
+
+LAYERS_STAGE = "/.layers"
+
+
+def _mount_layers(stage: str, layers: Layers) -> None:
+    """Mount ``layers`` in the new root being assembled at ``stage`` (see ``Layers``)."""
+    tmp = stage + "/tmp"  # first: the folder may be beneath /tmp
+    os.makedirs(tmp, exist_ok=True)
+    _mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, f"size={layers.tmp_mb}m,mode=1777")
+    held = stage + LAYERS_STAGE
+    os.makedirs(held, exist_ok=True)
+    _mount("tmpfs", held, "tmpfs", MS_NOSUID | MS_NODEV, f"size={layers.upper_mb}m,mode=0700")
+    os.mkdir(held + "/upper", 0o755)
+    os.mkdir(held + "/work", 0o700)
+    layers.upper_fd = os.open(held, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    target = stage + layers.path
+    os.makedirs(target, exist_ok=True)
+    _mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV,
+           f"lowerdir=/proc/self/fd/{layers.lower_fd},upperdir={held}/upper,"
+           f"workdir={held}/work,userxattr")
+    os.close(layers.lower_fd)
+    layers.lower_fd = -1
+    check(libc.umount2(os.fsencode(held), MNT_DETACH), "umount(layers)")
+    os.rmdir(held)
 
 
 def enter_private_root(root: Root, cwd: str) -> str:
@@ -191,7 +251,8 @@ def enter_private_root(root: Root, cwd: str) -> str:
     Raises:
         OSError: A mount failed (the caller fails closed).
     """
-    stage = _stage([real for _bind, real, _fd in root.plan])
+    layers = root.layers
+    stage = _stage([real for _bind, real, _fd in root.plan] + ([layers.path] if layers else []))
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
     bound: list[str] = []
@@ -217,6 +278,8 @@ def enter_private_root(root: Root, cwd: str) -> str:
         _mount(None, target, None, flags)
         bound.append(real)
     root.close()
+    if layers is not None:
+        _mount_layers(stage, layers)
     for link, target in root.links.items():  # outside the binds only: never write to the host
         if not _under(link, bound) and not os.path.lexists(stage + link):
             os.makedirs(os.path.dirname(stage + link), exist_ok=True)

@@ -49,8 +49,8 @@ _openat2_works: bool | None = None
 """Whether this kernel has ``openat2`` (found out at the first use)."""
 
 
-def _openat2(dirfd: int, path: str, flags: int, resolve: int) -> int:
-    how = _OpenHow(flags | os.O_CLOEXEC, 0, resolve)
+def _openat2(dirfd: int, path: str, flags: int, resolve: int, mode: int = 0) -> int:
+    how = _OpenHow(flags | os.O_CLOEXEC, mode if flags & os.O_CREAT else 0, resolve)
     fd = libc.syscall(ctypes.c_long(SYS_OPENAT2), ctypes.c_int(dirfd),
                       ctypes.c_char_p(os.fsencode(path)), ctypes.byref(how),
                       ctypes.c_size_t(ctypes.sizeof(how)))
@@ -157,6 +157,32 @@ def open_beneath(root: str | os.PathLike[str], relative: str, flags: int = os.O_
         return _walk(base, parts, flags, relative)
     finally:
         os.close(base)
+
+
+def open_at_beneath(dirfd: int, relative: str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
+    """Open ``relative`` beneath the folder open as ``dirfd`` (as :func:`open_beneath`:
+    never outside it, never through a symbolic link, ``..`` refused); ``mode`` for a
+    file ``O_CREAT`` makes. The folder is the descriptor, so nothing can be swapped
+    between the caller's check of it and this open.
+
+    Raises:
+        OSError: As :func:`open_beneath`.
+    """
+    parts = _relative_parts(relative)
+    if has_openat2():
+        try:
+            return _openat2(dirfd, "/".join(parts), flags,
+                            RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, mode)
+        except OSError as exc:
+            raise OSError(exc.errno, "a symbolic link is in the way"
+                          if exc.errno == errno.ELOOP else exc.strerror, relative) from None
+    if flags & os.O_CREAT:
+        parent = _walk(dirfd, parts[:-1], os.O_PATH | os.O_DIRECTORY, relative) if parts[:-1] else os.dup(dirfd)
+        try:
+            return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent)
+        finally:
+            os.close(parent)
+    return _walk(dirfd, parts, flags, relative)
 
 
 def read_beneath(root: str | os.PathLike[str], relative: str, limit: int) -> bytes:

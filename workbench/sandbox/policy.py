@@ -95,9 +95,15 @@ class Policy:
     so the tool reaches it by the name it was granted under. Nothing is bound through
     it: the bind and the Landlock rule are the resolved, pinned path's."""
 
+    shell: dict[str, Any] = field(default_factory=dict)
+    """For the ``shell`` runtime: ``project`` (the folder, resolved, mounted as a
+    copy-on-write view), ``device`` and ``inode`` (its pin), ``upper_mb`` (the bound
+    on what the command may write there), ``tmp_mb`` (its private ``/tmp``) and
+    ``programs`` (the host's folders whose programs it runs, read-only)."""
+
     @property
     def allow_processes(self) -> bool:
-        return bool(self.execute)
+        return bool(self.execute) or self.runtime == "shell"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -70,7 +70,8 @@ def loaders() -> list[str]:
 def outside_identity(policy: Policy) -> tuple[int, int]:
     """The uid and gid the worker's uid 0 is, outside (see the module docstring)."""
     uid, gid = os.getuid(), os.getgid()
-    if uid == 0 and not (policy.read or policy.write or policy.execute or policy.runtime_write):
+    if uid == 0 and not (policy.read or policy.write or policy.execute or policy.runtime_write
+                         or policy.runtime == "shell"):
         return UNUSED_ID, UNUSED_ID
     return uid, gid
 
@@ -170,6 +171,8 @@ def binds(policy: Policy) -> list[mounts.Bind]:
     ``bin`` folders (programs) nor a runtime folder that holds a library folder (a
     system interpreter's prefix, ``/usr``)."""
     Bind = mounts.Bind
+    if policy.runtime == "shell":
+        return shell_binds(policy)
     out = []
     for path in SYSTEM_READ:
         out.append(Bind(path, device=path.startswith("/dev/")))
@@ -188,6 +191,44 @@ def binds(policy: Policy) -> list[mounts.Bind]:
     out.extend(Bind(path, writable=True) for path in policy.write)
     out.extend(Bind(path, executable=True) for path in policy.execute)
     return out
+
+
+SHELL_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/urandom", "/dev/random")
+"""The devices a shell command reaches, bound read-only (writing to a device is not a
+write to its mount; ``chmod`` of one is)."""
+
+SHELL_READ = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+              "/etc/localtime", "/etc/timezone", "/etc/ssl", "/etc/ca-certificates",
+              "/etc/hosts", "/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/passwd", "/etc/group",
+              "/etc/gitconfig", "/etc/mime.types", "/etc/services", "/etc/protocols",
+              "/etc/os-release", "/etc/debian_version", "/etc/inputrc", "/etc/bash.bashrc",
+              "/etc/profile", "/etc/python3", "/etc/pip.conf", "/usr/share/zoneinfo",
+              "/usr/share/ca-certificates")
+"""System files the programs of a shell command read (their configuration, who the
+user is, certificates), read-only, where they exist."""
+
+SHELL_LINKS = {"/dev/fd": "/proc/self/fd", "/dev/stdin": "/proc/self/fd/0",
+               "/dev/stdout": "/proc/self/fd/1", "/dev/stderr": "/proc/self/fd/2"}
+
+
+def shell_binds(policy: Policy) -> list[mounts.Bind]:
+    """The private root of a ``shell`` command: the host's program folders read-only
+    and executable (its own installation: the programs and the libraries they load),
+    the system files they read, a few devices; the project is not a bind but an
+    overlay (``mounts.Layers``), and ``/tmp`` a private ``tmpfs``."""
+    Bind = mounts.Bind
+    out = [Bind(path) for path in SHELL_READ]
+    out.extend(Bind(path, device=True) for path in SHELL_DEVICES)
+    out.extend(Bind(path, executable=True) for path in loaders())
+    out.extend(Bind(path, executable=True) for path in policy.shell.get("programs", []))
+    return out
+
+
+def shell_layers(policy: Policy) -> mounts.Layers:
+    shell = policy.shell
+    return mounts.Layers(path=shell["project"], device=int(shell["device"]),
+                         inode=int(shell["inode"]), upper_mb=int(shell["upper_mb"]),
+                         tmp_mb=int(shell["tmp_mb"]))
 
 
 def settle_pid1(policy: Policy, keep: set[int]) -> None:
@@ -210,7 +251,18 @@ def private_root(policy: Policy) -> str:
     """Replace this process's root with one holding only what ``binds`` names (see
     ``mounts.py``); the working folder it entered. Run first, as uid 0 of the fresh
     user namespace that owns this process's mount and PID namespaces."""
-    return mounts.enter_private_root(mounts.prepare(binds(policy), policy.aliases), policy.cwd)
+    layers = shell_layers(policy) if policy.runtime == "shell" else None
+    root = mounts.prepare(binds(policy), {**policy.aliases, **(SHELL_LINKS if layers else {})}, layers)
+    entered = mounts.enter_private_root(root, policy.cwd)
+    if layers is not None:
+        global UPPER_FD
+        UPPER_FD = layers.upper_fd
+    return entered
+
+
+UPPER_FD = -1
+"""In a shell's PID 1: the descriptor of its upper layer's ``tmpfs`` (``mounts.Layers``),
+once its private root is made; handed to the host."""
 
 
 def metadata_writable(policy: Policy) -> bool:
@@ -248,7 +300,7 @@ def set_limits(policy: Policy) -> None:
     if policy.runtime != "mcp":
         # A server lives across many calls: no CPU-time limit for it.
         pairs.append((resource.RLIMIT_CPU, limits.cpu_seconds))
-    if policy.runtime in ("deno", "mcp"):
+    if policy.runtime in ("deno", "mcp", "shell"):
         # V8 reserves a large address space at start (RLIMIT_AS would crash it, and the
         # JVM's too) and about 700 MiB of data mappings before the first line runs: its
         # heap is bounded by --max-old-space-size or the memory cgroup, and the data
@@ -267,6 +319,23 @@ def set_limits(policy: Policy) -> None:
 
 def restrict_paths(policy: Policy) -> None:
     rules = landlock.Ruleset(pins=policy.pins)
+    if policy.runtime == "shell":
+        for path in SHELL_READ:
+            if os.path.exists(path):
+                rules.allow(path, landlock.READ)
+        for path in SHELL_DEVICES:
+            if os.path.exists(path):
+                rules.allow(path, landlock.READ_FILE | landlock.WRITE_FILE)
+        for path in [*loaders(), *policy.shell.get("programs", [])]:
+            if os.path.exists(path):
+                rules.allow(path, landlock.READ_EXEC)
+        rules.allow("/", landlock.READ_DIR)  # the private root: only what is bound is there
+        for path in (policy.shell["project"], "/tmp"):
+            rules.allow(path, landlock.READ_EXEC | landlock.WRITE)
+        if policy.net:
+            rules.connect_ports.add(PROXY_PORT)
+        rules.restrict()
+        return
     for path in SYSTEM_READ:
         rules.allow(path, landlock.READ)
     for path in loaders():
@@ -319,6 +388,11 @@ def enter(policy: Policy) -> int | None:
     set_limits(policy)
     restrict_paths(policy)
     drop_capabilities()
+    if policy.runtime == "shell":
+        # Every mount it may write is its own (the overlay's upper layer, its /tmp);
+        # the rest is read-only, so metadata calls change nothing of the host's, and
+        # the PID namespace ends whatever leaves its group.
+        return seccomp.load(seccomp.build_filter(allow_processes=True, shell=True))
     notify = metadata_writable(policy)
     program = seccomp.build_filter(allow_processes=policy.allow_processes, notify_metadata=notify,
                                    deny_memfd=policy.allow_processes)

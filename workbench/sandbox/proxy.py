@@ -49,7 +49,7 @@ import ipaddress
 import logging
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -493,6 +493,9 @@ class Proxy:
     def __init__(self, endpoints: list[NetEndpoint],
                  on_event: Callable[[Event], None] | None = None, *,
                  per_call: bool = True) -> None:
+        self.decide: Callable[[str, int], Awaitable[str | None]] | None = None
+        """Asked about a target no endpoint covers (the shell's network card): None lets
+        it through as if granted by name, a text refuses it with that reason."""
         self.endpoints = endpoints
         self.on_event = on_event
         self.per_call = per_call
@@ -610,7 +613,15 @@ class Proxy:
         if hosts and not _same_authority(hosts[0], host, port, default=None if forward == b"" else 80):
             raise Refused(403, f"the Host header {_printable(hosts[0], 100)!r} differs from the "
                           f"request target {authority}", authority)
-        literal, covering = _plan(self.endpoints, host, port)
+        try:
+            literal, covering = _plan(self.endpoints, host, port)
+        except Refused:
+            if self.decide is None:
+                raise
+            refusal = await self.decide(host, port)
+            if refusal is not None:
+                raise Refused(403, refusal, authority) from None
+            literal, covering = parse_address(host), [NetEndpoint(host, [port])]
         addresses = await _checked(host, port, literal, covering)
         try:
             upstream = await dial(addresses, port)

@@ -167,10 +167,15 @@ class _Program:
 
 
 def build_filter(*, allow_processes: bool, notify_metadata: bool = False,
-                 deny_memfd: bool = False) -> bytes:
+                 deny_memfd: bool = False, shell: bool = False) -> bytes:
     """The filter program as raw ``sock_filter`` bytes for this architecture.
 
     Args:
+        shell: For a ``shell`` command, which runs any program of the host's
+            installation: metadata calls are let through (every mount it may write
+            is its own — the overlay's upper layer, its ``/tmp`` — and the rest is
+            read-only), and so are ``setsid``/``setpgid`` (its PID namespace, not its
+            process group, ends everything it started).
         allow_processes: The tool was granted ``run``.
         deny_memfd: Refuse ``memfd_create`` (a tool worker that may start processes).
         notify_metadata: Metadata calls go to the supervisor (the tool has write
@@ -197,7 +202,7 @@ def build_filter(*, allow_processes: bool, notify_metadata: bool = False,
             if name in numbers:
                 p.jeq(numbers[name], "eperm")
     for name in DENIED_ALWAYS:
-        if name in numbers:
+        if name in numbers and not (shell and name in ("setsid", "setpgid")):
             p.jeq(numbers[name], "eperm")
     if deny_memfd:
         p.jeq(numbers["memfd_create"], "eperm")
@@ -209,7 +214,7 @@ def build_filter(*, allow_processes: bool, notify_metadata: bool = False,
             if name in numbers:
                 p.jeq(numbers[name], f"own-{first}")
     for name in METADATA:
-        if name in numbers:
+        if name in numbers and not shell:
             p.jeq(numbers[name], "metadata")
     for name in METADATA_NEWER:
         p.jeq(numbers[name], "enosys")

@@ -124,10 +124,14 @@ def map_child(pid: int, owner: tuple[int, int], sync: socket.socket) -> None:
 
 
 def watch(pid: int, sync: socket.socket, policy: Policy, owner: tuple[int, int],
-          tick: Callable[[], None] | None = None, every_s: float = 0.5) -> int:
+          tick: Callable[[], None] | None = None, every_s: float = 0.5,
+          on_status: Callable[[int], None] | None = None) -> int:
     """In the supervisor: serve the sandboxed process's metadata calls until the middle
     process ends; its wait status (PID 1's, when it reported one). ``tick``, when
-    given, is called at least every ``every_s`` seconds meanwhile."""
+    given, is called at least every ``every_s`` seconds meanwhile; ``on_status`` as soon
+    as the middle process reports PID 1's status — by then every process of the PID
+    namespace has ended (the kernel ends them before PID 1's own end), while the middle
+    process may still be tearing its mount namespace down."""
     pidfd = os.pidfd_open(pid)
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
@@ -153,6 +157,8 @@ def watch(pid: int, sync: socket.socket, policy: Policy, owner: tuple[int, int],
                     message, fds = b"", []
                 if message.startswith(b"status") and len(message) == 10:
                     reported = struct.unpack("i", message[6:])[0]
+                    if on_status is not None:
+                        on_status(reported)
                 elif fds and broker is None and message.startswith(b'{"listener"'):
                     broker = metadata.Broker(fds[0], [*policy.write, *policy.runtime_write], owner)
                     poller.register(fds[0], select.POLLIN)

@@ -64,7 +64,10 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int, sync: so
     os.dup2(devnull, 0)
     os.close(devnull)
     os.dup2(output_fd, 2)
-    if policy.runtime == "deno":
+    if policy.runtime == "shell":
+        os.dup2(output_fd, 1)
+        keep = {0, 1, 2, bridge.fileno(), sync.fileno()}
+    elif policy.runtime == "deno":
         os.dup2(bridge.fileno(), 0)
         os.dup2(bridge.fileno(), 1)
         keep = {0, 1, 2, sync.fileno()}
@@ -85,12 +88,36 @@ def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int, sync: so
         send_fds(sync, {"listener": True}, [listener_fd])
         os.close(listener_fd)
     sync.close()
+    if policy.runtime == "shell":
+        return _run_command(policy, bridge)
     if policy.runtime == "deno":
         argv = policy.deno["argv"]
         os.execve(argv[0], argv, dict(os.environ))
     granted = tuple(os.path.realpath(p) for p in (*policy.read, *policy.write, *policy.execute,
                                                   policy.extension_dir, *policy.runtime_read))
     return worker.serve(bridge, policy.entry, policy.function, policy.python_path, granted)
+
+
+MAX_COMMAND = 1 << 20
+"""Bytes of the message carrying a shell's command line, at most."""
+
+
+def _run_command(policy: Policy, bridge: socket.socket) -> int:
+    """PID 1 of a ``shell`` sandbox, sandboxed: hand the host the upper layer (with
+    ``ready``), wait for the command line, and become bash running it. When bash ends,
+    the PID namespace ends with everything it started."""
+    send_fds(bridge, {"ready": True}, [process.UPPER_FD])
+    os.close(process.UPPER_FD)
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = bridge.recv(65536)
+        if not chunk or len(data) + len(chunk) > MAX_COMMAND:
+            return 0  # the host went away (or broke the protocol): nothing ran
+        data += chunk
+    command = json.loads(data)["command"]
+    bridge.close()
+    bash = policy.shell["bash"]
+    os.execve(bash, [bash, "-c", command], dict(os.environ))
 
 
 def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd: int) -> None:
@@ -132,12 +159,23 @@ def _supervise(policy: Policy, bridge: socket.socket, output_fd: int, status_fd:
     theirs.close()
     bridge.close()
     userns.map_child(pid, owner, ours)
-    status = userns.watch(pid, ours, policy, owner)
-    if memory is not None and cgroup.memory_exceeded(memory):
-        os.write(output_fd, (f"sandbox: the tool and its processes went over their memory limit "
-                             f"({process.memory_mb(policy)} MiB together)\n").encode())
-    os.close(output_fd)
-    os.write(status_fd, struct.pack("i", status))
+    told: list[int] = []
+
+    def report(status: int) -> None:
+        """Tell the host how the worker ended, once: for a shell, as soon as its
+        processes have ended (the mount namespace's teardown is not waited for)."""
+        if told:
+            return
+        told.append(status)
+        if memory is not None and cgroup.memory_exceeded(memory):
+            os.write(output_fd, (f"sandbox: the tool and its processes went over their memory limit "
+                                 f"({process.memory_mb(policy)} MiB together)\n").encode())
+        os.close(output_fd)
+        os.write(status_fd, struct.pack("i", status))
+
+    status = userns.watch(pid, ours, policy, owner,
+                          on_status=report if policy.runtime == "shell" else None)
+    report(status)
     os._exit(0)
 
 
@@ -214,7 +252,8 @@ class Zygote:
                     cgroup.remove(group)
 
     def spawn(self, policy: Policy) -> tuple[dict, list[int]]:
-        process.executable_libraries(policy)  # found here, cached, inherited by the worker
+        if policy.runtime != "shell":  # a shell's program folders are executable whole
+            process.executable_libraries(policy)  # found here, cached, inherited by the worker
         host_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_read, out_write = os.pipe()
         status_read, status_write = os.pipe()

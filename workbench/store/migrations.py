@@ -481,6 +481,60 @@ def m011_grant_pins(db: Database) -> None:
         db.execute(statement)
 
 
+M012_STATEMENTS = (
+    # One change a shell command made to a project folder, applied as a whole: its
+    # files' earlier contents are kept (``change_blobs``, bounded) for undo.
+    """CREATE TABLE change_sets (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT,
+        folder TEXT NOT NULL,
+        command TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT 'applied',
+        undone_at INTEGER,
+        kept_bytes INTEGER NOT NULL DEFAULT 0,
+        note TEXT NOT NULL DEFAULT ''
+    )""",
+    "CREATE INDEX change_sets_session ON change_sets (session_id, id)",
+    # One path of a change set: what was there before (kind, mode, link target, the
+    # blob of its contents) and what the change left (its identity, to see later
+    # whether the person changed it since).
+    """CREATE TABLE change_files (
+        change_set INTEGER NOT NULL REFERENCES change_sets (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        action TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        before_kind TEXT,
+        before_mode INTEGER,
+        before_target TEXT,
+        before_blob TEXT,
+        before_kept INTEGER NOT NULL DEFAULT 1,
+        after_mode INTEGER,
+        after_identity TEXT,
+        copy TEXT,
+        note TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (change_set, seq)
+    )""",
+    """CREATE TABLE change_blobs (
+        sha256 TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        data BLOB NOT NULL
+    )""",
+    # A chat's own choice of the shell's network (its Tools menu), within the ceiling.
+    """CREATE TABLE session_shell (
+        session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+        network TEXT NOT NULL
+    )""",
+)
+
+
+def m012_change_sets(db: Database) -> None:
+    """Change sets of the shell's commands, with their files' earlier contents."""
+    for statement in M012_STATEMENTS:
+        db.execute(statement)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -512,6 +566,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "m009_call_owners_and_leases", m009_call_owners_and_leases, rebuilds=True),
     Migration(10, "m010_project_extension_consents", m010_project_extension_consents),
     Migration(11, "m011_grant_pins", m011_grant_pins),
+    Migration(12, "m012_change_sets", m012_change_sets),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 

@@ -7,6 +7,7 @@ this module only puts them together. Nothing outside the store package writes SQ
 from __future__ import annotations
 
 from workbench.store.audit import AuditMixin
+from workbench.store.changes import ChangesMixin
 from workbench.store.consents import ConsentsMixin
 from workbench.store.extensions import ExtensionsMixin
 from workbench.store.grants import GrantsMixin
@@ -23,7 +24,7 @@ from workbench.store.turns import TurnsMixin
 
 class Store(LeasesMixin, SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsMixin, ConsentsMixin,
             MemoriesMixin, SchedulesMixin, RunsMixin, SwitchesMixin, ProjectExtensionsMixin,
-            AuditMixin, TurnsMixin):
+            AuditMixin, TurnsMixin, ChangesMixin):
     """The workbench database: sessions (with their extension switches and the lease of
     the turn running in each), messages, tool calls, grants, extensions (with their files and consents), memories, schedules (with
     their run cards, runs and notifications), audit.

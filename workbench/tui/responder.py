@@ -14,8 +14,8 @@ from typing import Any
 from textual.app import App
 from textual.screen import Screen
 
-from workbench.events import (AskUserRequest, PermissionRequest, Request, RequestDenied,
-                              ScheduleProposalRequest)
+from workbench.events import (AskUserRequest, NetworkRequest, PermissionRequest, Request,
+                              RequestDenied, ScheduleProposalRequest)
 
 
 class TuiResponder:
@@ -29,6 +29,8 @@ class TuiResponder:
     - Ask-user forms: every question in one form (``AskUserScreen``); closing it
       without sending refuses with ``RequestDenied``, which the tool sees as a
       cancelled form.
+    - Network cards (a shell command's host beyond its chat's network, within the
+      ceiling): Allow once, Allow for this chat, Deny (``NetworkScreen``).
     - Schedule proposals: the draft in a form to edit (``ScheduleScreen``); Save
       answers ``{"accepted": True, "draft": …}``, Cancel ``{"accepted": False}``.
 
@@ -54,6 +56,11 @@ class TuiResponder:
             return answer
         if isinstance(request, AskUserRequest):
             return await self._form(request)
+        if isinstance(request, NetworkRequest):
+            from workbench.tui.screens.network import NetworkScreen
+
+            answer = await self._show(NetworkScreen(request))
+            return answer if answer in ("once", "chat") else "deny"
         if isinstance(request, ScheduleProposalRequest):
             from workbench.tui.forms.schedule_screen import ScheduleScreen
 

@@ -32,7 +32,7 @@ def test_switching_the_builtin_extension_off_and_on_in_one_session() -> None:
     assert done.stdout == f"Switched builtin off in session {session[:12]}\n"
     after = _tools(session)
     assert after["switched_off"] == ["builtin"]
-    assert {t["extension"] for t in after["tools"]} == {"workbench"}
+    assert {t["extension"] for t in after["tools"]} == {"workbench", "shell"}
     plain = workbench("sessions", "tools", session)
     assert plain.stdout.rstrip().endswith("Switched off in this session: builtin")
     assert plain.stdout.startswith("extensions_status  workbench  ")

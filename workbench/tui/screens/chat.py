@@ -357,6 +357,24 @@ class ChatScreen(Screen):
         if not self.host.chats.cancel_call(message.call_id):
             self.notify("That call is not running any more.", severity="warning")
 
+    @on(ToolCallCard.UndoRequested)
+    def undo_change(self, message: ToolCallCard.UndoRequested) -> None:
+        self._undo_change(message.card, message.change_set)
+
+    @work(thread=True, group="undo")
+    def _undo_change(self, card: ToolCallCard, change_set: int) -> None:
+        """``Host.changes.undo`` in a thread; the card and a notice say what it did."""
+        try:
+            answer = self.host.changes.undo(change_set)
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self.notify, exc.message, severity="warning")
+            return
+        kept = answer["kept"]
+        summary = answer["state"] + (f", {len(kept)} kept as you changed them" if kept else "")
+        lines = [f"Change set {change_set}: {summary}."] + [f"kept {k['path']}: {k['why']}" for k in kept[:5]]
+        self.app.call_from_thread(card.undone, summary)
+        self.app.call_from_thread(self.notify, "\n".join(lines), title="Undo")
+
     # --- slash commands ----------------------------------------------------------
 
     def read_commands(self) -> None:

@@ -23,7 +23,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Label, ListItem, ListView, Static, Switch
+from textual.widgets import Button, Footer, Label, ListItem, ListView, Select, Static, Switch
 
 from workbench.core.host import Host
 from workbench.core.switches import SwitchRow
@@ -151,6 +151,8 @@ class ToolsMenuScreen(ModalScreen[None]):
         self.tools: list[ToolGrants] = []
         """The tools shown on the right."""
         self._revokes: dict[str, tuple[str, str, str]] = {}
+        self._network_shown: str | None = None
+        """The shell's network level the Network row shows."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="tools-dialog") as dialog:
@@ -238,6 +240,8 @@ class ToolsMenuScreen(ModalScreen[None]):
 
     def _tool_widgets(self, row: SwitchRow, tools: list[ToolGrants]) -> Iterable[Any]:
         self._revokes = {}
+        if row.name == "shell":
+            yield from self._network_widgets()
         if row.note:
             yield Static(Content.styled(f"{row.title}: {row.note}", "$text-warning"),
                          classes="tools--note")
@@ -265,6 +269,45 @@ class ToolsMenuScreen(ModalScreen[None]):
                 yield Horizontal(Static(grant_text(permission), classes="tools--grant"),
                                  Button("Revoke", id=button_id, compact=True, variant="warning"),
                                  classes="tools--permission")
+
+    def _network_widgets(self) -> Iterable[Any]:
+        """The shell's Network row: Off, Package registries or All public sites."""
+        from workbench.shell.network import described
+
+        try:
+            found = self.host.shell_network(self.session_id)
+        except WorkbenchError:
+            return
+        self._network_shown = found["chosen"] or found["setting"]
+        options = [(f"{described(level)}{'' if level != found['setting'] else ' (the setting)'}", level)
+                   for level in found["levels"]]
+        yield Horizontal(Static(Content.assemble(("Network", "bold")), classes="tools--title"),
+                         Select(options, value=found["chosen"] or found["setting"], allow_blank=False,
+                                id="shell-network", compact=True),
+                         classes="tools--name")
+        note = f"ceiling: {described(found['ceiling'])} (shell.network_ceiling, your own config)"
+        if found["level"] != (found["chosen"] or found["setting"]):
+            note += f"; in force: {described(found['level'])}"
+        yield Static(Content.styled(note, "$text-muted"), id="shell-network-note", classes="tools--muted")
+
+    @on(Select.Changed, "#shell-network")
+    def _network_chosen(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str) and event.value != self._network_shown:
+            self._network_shown = event.value
+            self.set_network(event.value)
+
+    @work(thread=True, exclusive=True, group="tools-network")
+    def set_network(self, level: str) -> None:
+        """Choose the shell's network in this chat (``Host.set_shell_network``)."""
+        from workbench.shell.network import described
+
+        try:
+            found = self.host.set_shell_network(self._session(), level)
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self.say, str(exc), "error")
+            return
+        self.app.call_from_thread(self.say, f"The shell's network in this chat: "
+                                  f"{described(found['level'])}.")
 
     # --- switching -----------------------------------------------------------------
 

@@ -83,6 +83,11 @@ class ToolCallState:
     """The outcome line once the call ended: ``✓ result`` or ``✗ error``."""
     stopping: bool = False
     """Whether the person asked to cancel the call and it has not ended yet."""
+    change_set: int | None = None
+    """The change set the call applied to the project (a shell command's), which ``u``
+    undoes; None when it applied none."""
+    undone: str = ""
+    """What undoing the change set did, once it was undone."""
 
     @property
     def running(self) -> bool:
@@ -105,6 +110,8 @@ class ToolCallState:
     def finish(self, ok: bool, result: Any = None, error: dict[str, Any] | None = None) -> None:
         self.ok = ok
         self.stopping = False
+        found = result.get("change_set") if ok and isinstance(result, dict) else None
+        self.change_set = found if isinstance(found, int) and not isinstance(found, bool) else None
         if ok:
             self.outcome = f"✓ {summarize_result(result)}"
         else:
@@ -136,6 +143,7 @@ class ToolCallCard(Vertical, can_focus=True):
     | --- | --- |
     | l, enter | Show or hide the call's log. |
     | x | Cancel this call (only while it runs; the turn goes on). |
+    | u | Undo the change the call made to the project (a shell command's change set). |
     | c | Copy the outcome (or the arguments while it runs). |
 
     Clicking the ``▸ log`` line toggles the log; clicking ``✕ cancel`` cancels.
@@ -151,6 +159,7 @@ class ToolCallCard(Vertical, can_focus=True):
     BINDINGS = [
         Binding("l,enter", "toggle_logs", "Log"),
         Binding("x", "cancel_call", "Cancel call"),
+        Binding("u", "undo_change", "Undo change"),
         Binding("c", "copy", "Copy"),
     ]
 
@@ -201,6 +210,7 @@ class ToolCallCard(Vertical, can_focus=True):
             padding: 0 1;
         }
         & > .tool-call-card--outcome { max-height: 6; }
+        & > .tool-call-card--change { height: 1; color: $text-secondary; }
         &.-ok > .tool-call-card--outcome { color: $text-success; }
         &.-error > .tool-call-card--outcome { color: $text-error; }
     }
@@ -213,6 +223,18 @@ class ToolCallCard(Vertical, can_focus=True):
             super().__init__()
             self.card = card
             self.call_id = card.call_id
+
+        @property
+        def control(self) -> ToolCallCard:
+            return self.card
+
+    class UndoRequested(Message):
+        """The person asked to undo the change set this card's call applied."""
+
+        def __init__(self, card: ToolCallCard, change_set: int) -> None:
+            super().__init__()
+            self.card = card
+            self.change_set = change_set
 
         @property
         def control(self) -> ToolCallCard:
@@ -267,6 +289,16 @@ class ToolCallCard(Vertical, can_focus=True):
             yield ToolCallActions(self._actions(), classes="tool-call-card--actions")
             yield Static(self._log_text(), classes="tool-call-card--log")
         yield Static(Text(state.outcome), classes="tool-call-card--outcome")
+        yield Static(self._change_text(), classes="tool-call-card--change")
+
+    def _change_text(self) -> Content:
+        state = self.state
+        if state.change_set is None:
+            return Content("")
+        if state.undone:
+            return Content.styled(f"change set {state.change_set}: {state.undone}", "$text-muted")
+        return Content.from_markup("[@click=undo_change]↶ undo change set $id[/] [dim](u)[/]",
+                                   id=str(state.change_set))
 
     def on_mount(self) -> None:
         self._refresh_parts()
@@ -320,6 +352,9 @@ class ToolCallCard(Vertical, can_focus=True):
             log.display = state.logs_open and bool(state.log_count)
             if log.display:
                 log.update(self._log_text())
+        for change in self.query(".tool-call-card--change").results(Static):
+            change.update(self._change_text())
+            change.display = state.change_set is not None
         outcome = self.query_one(".tool-call-card--outcome", Static)
         outcome.update(Text(state.outcome))
         outcome.display = not state.running
@@ -368,6 +403,21 @@ class ToolCallCard(Vertical, can_focus=True):
         self._refresh_parts()
         self.post_message(self.CancelRequested(self))
 
+    def action_undo_change(self) -> None:
+        """Undo the change this call made to the project (the chat screen does it)."""
+        state = self.state
+        if state.change_set is None or state.undone:
+            self.notify("This call made no change to undo." if state.change_set is None
+                        else f"Change set {state.change_set} was undone already.",
+                        severity="information")
+            return
+        self.post_message(self.UndoRequested(self, state.change_set))
+
+    def undone(self, summary: str) -> None:
+        """Show that the card's change set was undone (``summary`` says how)."""
+        self.state.undone = summary
+        self._refresh_parts()
+
     def action_copy(self) -> None:
         """Copy the outcome, or the arguments while the call runs."""
         state = self.state
@@ -381,6 +431,8 @@ class ToolCallCard(Vertical, can_focus=True):
             return self.state.running and not self.state.stopping
         if action == "toggle_logs":
             return True if self.state.log_count else None
+        if action == "undo_change":
+            return True if self.state.change_set is not None and not self.state.undone else None
         return True
 
     def on_tool_call_actions_chosen(self, message: ToolCallActions.Chosen) -> None:
