@@ -126,7 +126,7 @@ class TestToolsMenu:
 
         async def run_before(pilot) -> None:
             await ready(pilot)
-            await show(pilot, "ctrl+t", ToolsMenuScreen, lambda menu: len(menu.rows) == 3)
+            await show(pilot, "ctrl+t", ToolsMenuScreen, lambda menu: {FOO, "shell"} <= {r.name for r in menu.rows})
             menu = pilot.app.screen
             menu.query_one(ListView).index = [r.name for r in menu.rows].index(FOO)
             await wait_until(pilot, lambda: "fetch_page" in str(

@@ -432,7 +432,8 @@ class ToolCallCard(Vertical, can_focus=True):
         if action == "toggle_logs":
             return True if self.state.log_count else None
         if action == "undo_change":
-            return True if self.state.change_set is not None and not self.state.undone else None
+            # Only a call that changed files offers it: hidden, not dimmed, on the rest.
+            return self.state.change_set is not None and not self.state.undone
         return True
 
     def on_tool_call_actions_chosen(self, message: ToolCallActions.Chosen) -> None:
