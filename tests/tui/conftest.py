@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from textual.css.query import NoMatches
 from textual.pilot import Pilot
+from textual.screen import Screen
+from visible import drawn
 
 from workbench.tui.app import WorkbenchApp, open_app
 
@@ -52,5 +54,59 @@ def until() -> Callable:
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for {predicate.__doc__ or predicate}")
             await pilot.pause(0.02)
+
+    return wait
+
+
+@pytest.fixture
+def until_screen(until: Callable) -> Callable:
+    """``await until_screen(pilot, Kind)``: wait until a ``Kind`` screen is on top with
+    everything it composes mounted and drawn (a pushed screen is on the stack before its
+    content is), and return it."""
+
+    async def wait(pilot: Pilot, kind: type[Screen], timeout: float = 60.0) -> Screen:
+        app = pilot.app
+
+        def shown() -> Screen | None:
+            """a screen of the kind, mounted and drawn"""
+            return app.screen if isinstance(app.screen, kind) and drawn(app) else None
+
+        shown.__doc__ = f"a {kind.__name__} on top, mounted and drawn"
+        return await until(pilot, shown, timeout=timeout)
+
+    return wait
+
+
+@pytest.fixture
+def until_notified(until: Callable) -> Callable:
+    """``await until_notified(pilot, text)``: wait until a notification containing
+    ``text`` has been shown, and return its message."""
+
+    async def wait(pilot: Pilot, text: str, timeout: float = 60.0) -> str:
+        app = pilot.app
+
+        def notified() -> str | None:
+            return next((note.message for note in app._notifications if text in note.message),
+                        None)
+
+        notified.__doc__ = f"a notification saying {text!r}"
+        return await until(pilot, notified, timeout=timeout)
+
+    return wait
+
+
+@pytest.fixture
+def until_drawn(until: Callable) -> Callable:
+    """``await until_drawn(pilot)``: wait until the top screen is mounted and has drawn
+    every change made to it (nothing left to lay out or repaint)."""
+
+    async def wait(pilot: Pilot, timeout: float = 60.0) -> None:
+        app = pilot.app
+
+        def done() -> bool:
+            """the top screen drawn"""
+            return drawn(app)
+
+        await until(pilot, done, timeout=timeout)
 
     return wait

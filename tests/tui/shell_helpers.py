@@ -11,6 +11,7 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets._footer import FooterKey
 from textual.worker import WorkerCancelled
+from visible import drawn
 
 
 def text_of(widget: Widget) -> str:
@@ -33,24 +34,23 @@ def footer_keys(screen: Screen) -> dict[str, str]:
 
 
 async def open_screen(pilot: Pilot, until: Callable, key: str, kind: type[Screen]) -> Screen:
-    """Press ``key`` and wait until a screen of ``kind`` is on top and idle."""
+    """Press ``key`` and wait until a screen of ``kind`` is on top, mounted and drawn."""
     app = pilot.app
     await pilot.press(key)
-    await until(pilot, lambda: isinstance(app.screen, kind))
-    await pilot.pause()
+    await until(pilot, lambda: isinstance(app.screen, kind) and drawn(app))
     return app.screen
 
 
-async def settle(pilot: Pilot) -> None:
+async def settle(pilot: Pilot, until: Callable) -> None:
     """Let the workers that read and write finish (one made obsolete by a newer one is
-    cancelled: that is fine), and the screen redraw."""
+    cancelled: that is fine), and wait until the screen has drawn what they changed."""
     while True:
         try:
             await pilot.app.workers.wait_for_complete()
         except WorkerCancelled:
             continue
         break
-    await pilot.pause()
+    await until(pilot, lambda: drawn(pilot.app))
 
 
 def palette_listed(app, first: str = "") -> CommandList | None:

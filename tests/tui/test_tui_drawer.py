@@ -54,7 +54,7 @@ async def test_unread_count_in_the_header_and_marking_read(make_app, until) -> N
         await open_screen(pilot, until, "ctrl+n", NotificationDrawer)
         await pilot.press("a")
         await until(pilot, lambda: not app.host.schedules.notifications(unread_only=True))
-        await settle(pilot)
+        await settle(pilot, until)
         assert text_of(app.screen.query_one("#drawer-summary")) == "All 2 read"
         await pilot.press("ctrl+n")
         await until(pilot, lambda: app.screen is app.chat)
@@ -64,7 +64,7 @@ async def test_unread_count_in_the_header_and_marking_read(make_app, until) -> N
 async def test_a_new_notification_arrives_live(make_app, until) -> None:
     app = make_app([])
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await settle(pilot, until)
         assert unread_shown(app) == ""
         run_id = fail_a_run(app.host)
         await until(pilot, lambda: unread_shown(app) == "✉ 1 unread · ^n")

@@ -127,7 +127,7 @@ async def test_notifications_in_the_drawer(make_app, until) -> None:
     app.host.store.add_notification("error", evil("Title-words"), evil("Body-words"), source="tool")
     async with app.run_test(size=SIZE) as pilot:
         await open_screen(pilot, until, "ctrl+n", NotificationDrawer)
-        await settle(pilot)
+        await settle(pilot, until)
         await until(pilot, lambda: "Body-words" in terminal_output(app))
         assert_inert(app, "Title-words", "Body-words")
         # One that arrives while the drawer is open, as the supervisor posts it.
@@ -175,7 +175,7 @@ async def test_an_extensions_manifest_on_the_extensions_screen(make_app, until, 
     app.host.extensions.install(str(folder), approve=lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_screen(pilot, until, "ctrl+e", ExtensionsScreen)
-        await settle(pilot)
+        await settle(pilot, until)
         names = [extension.name for extension in screen.extension_list.extensions]
         screen.extension_list.highlighted = names.index("evilext")
         await until(pilot, lambda: "Description-words" in terminal_output(app))
@@ -192,6 +192,6 @@ async def test_an_mcp_servers_entry_on_the_mcp_screen(make_app, until, home) -> 
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_screen(pilot, until, "f3", McpScreen)
         await until(pilot, lambda: len(screen.servers) == 1, timeout=30)
-        await settle(pilot)
+        await settle(pilot, until)
         await until(pilot, lambda: "Command-words" in terminal_output(app))
         assert_inert(app, "Command-words")

@@ -35,7 +35,7 @@ def servers(home: Home, workdir: Path) -> None:
 async def open_mcp(pilot, until) -> McpScreen:
     screen = await open_screen(pilot, until, "f3", McpScreen)
     await until(pilot, lambda: len(screen.servers) == 2, timeout=40)
-    await settle(pilot)
+    await settle(pilot, until)
     return screen
 
 
@@ -97,7 +97,7 @@ async def test_a_chat_switches_a_server_off_in_its_tools_menu(make_app, until) -
         assert rows["mcp:team"].note == "in a project config that is not trusted"
         names = [row.name for row in menu.rows]
         menu.query_one(ListView).index = names.index("mcp:everything")
-        await settle(pilot)
+        await settle(pilot, until)
         assert "echo" in text_of(menu.query_one("#tools-detail"))
         await pilot.press("space")
         await until(pilot, lambda: app.host.chats.sessions() and app.host.status_report(
@@ -106,8 +106,8 @@ async def test_a_chat_switches_a_server_off_in_its_tools_menu(make_app, until) -
         assert "mcp:everything" not in session_tools
         # An untrusted server cannot be switched here: Space does nothing on it.
         menu.query_one(ListView).index = names.index("mcp:team")
-        await settle(pilot)
+        await settle(pilot, until)
         await pilot.press("space")
-        await settle(pilot)
+        await settle(pilot, until)
         assert app.host.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off == (
             "mcp:everything",)

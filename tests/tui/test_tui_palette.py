@@ -49,7 +49,7 @@ async def test_the_palette_holds_the_app_and_screen_actions(make_app, until) -> 
     app.host.schedules.add_schedule(title="Daily digest", instruction="Summarize.",
                           schedule={"kind": "interval", "everyMinutes": 60})
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await settle(pilot, until)
         commands = await open_palette(pilot, until)
         assert {"Tools", "Notifications", "Extensions", "Tasks", "MCP servers", "Settings",
                 "Help", "Quit", "Theme"} <= titles(commands)
@@ -58,7 +58,7 @@ async def test_the_palette_holds_the_app_and_screen_actions(make_app, until) -> 
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is app.chat)
         await open_screen(pilot, until, "f2", TasksScreen)
-        await settle(pilot)
+        await settle(pilot, until)
         commands = await open_palette(pilot, until)
         assert {"New", "Back", "Pause", "Run now", "Tools", "Settings"} <= titles(commands)
         assert "Resume" not in titles(commands)  # one key: what it does now
@@ -69,7 +69,7 @@ async def test_the_palette_holds_the_app_and_screen_actions(make_app, until) -> 
 async def test_a_command_runs_its_action(make_app, until) -> None:
     app = make_app([])
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await settle(pilot, until)
         await open_palette(pilot, until)
         await pilot.press(*"settings", "down", "enter")
         await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
@@ -78,7 +78,7 @@ async def test_a_command_runs_its_action(make_app, until) -> None:
 async def test_a_binding_another_screen_adds_is_in_the_palette_and_the_help(make_app, until) -> None:
     app = make_app([])
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await settle(pilot, until)
         screen = WaveScreen()
         await app.push_screen(screen)
         commands = await open_palette(pilot, until)
@@ -98,9 +98,9 @@ async def test_a_binding_another_screen_adds_is_in_the_palette_and_the_help(make
 async def test_help_lists_the_keys_of_the_screen_and_of_every_screen(make_app, until) -> None:
     app = make_app([])
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await settle(pilot, until)
         await open_screen(pilot, until, "f2", TasksScreen)
-        await settle(pilot)
+        await settle(pilot, until)
         help_screen = await open_screen(pilot, until, "question_mark", HelpScreen)
         shown = text_of(help_screen)
         assert "On this screen: Tasks" in shown

@@ -222,13 +222,14 @@ class TestWhatIsAsked:
                 answer.result()
 
     async def test_a_capability_asked_mid_call_gets_the_same_prompt(self, make_app, until,
+                                                                     until_screen,
                                                                      workdir: Path) -> None:
         enable_samples(workdir)
         app = make_app([{"tool_calls": [{"name": "sample_llm", "arguments": {"text": "Ferns like shade."}}]},
                         {"text": "Summarized."}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             # The call has started: the prompt comes from inside it, at the first use.
             assert app.chat.query_one(ToolCallCard).has_class("-running")
             assert shown(app.screen) == [

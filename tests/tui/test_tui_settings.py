@@ -25,7 +25,7 @@ def row_of(screen: SettingsScreen, key: str) -> list[str]:
 async def open_settings(pilot, until) -> SettingsScreen:
     screen = await open_screen(pilot, until, "f4", SettingsScreen)
     await until(pilot, lambda: screen.query_one(DataTable).row_count > 0)
-    await settle(pilot)
+    await settle(pilot, until)
     return screen
 
 
@@ -106,7 +106,7 @@ async def test_a_value_for_this_project_waits_for_trust_which_the_screen_gives(
         await until(pilot, lambda: row_of(screen, "tools.timeout_ms")[1:] == ["7000", "project"])
         assert "trusted" in text_of(screen.query_one("#settings-project"))
         assert app.host.config.get("tools.timeout_ms") == 7000
-        await settle(pilot)
+        await settle(pilot, until)
         assert "t" not in footer_keys(screen)
         # A value written to the project's file: it changed since trusted, so it waits.
         form = await edit(pilot, until, screen, "tools.timeout_ms")

@@ -113,12 +113,11 @@ class TestMenu:
             await pilot.click(SlashMenu, offset=(4, 2))
             await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
 
-    async def test_new_and_copy(self, make_app, until) -> None:
+    async def test_new_and_copy(self, make_app, until, until_notified) -> None:
         app = make_app([{"text": "The **answer** is 42."}])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("slash", "c", "o", "p", "y", "enter")
-            await pilot.pause()
-            assert any("no reply to copy" in n.message for n in app._notifications)
+            assert "no reply to copy" in await until_notified(pilot, "no reply to copy")
             await pilot.press(*"question", "enter")
             await turn_ended(pilot, until)
             await pilot.press(*"/copy", "enter")

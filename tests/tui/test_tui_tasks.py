@@ -38,7 +38,7 @@ async def open_tasks(pilot, until) -> TasksScreen:
     screen = await open_screen(pilot, until, "f2", TasksScreen)
     await until(pilot, lambda: screen.holder is not None or screen.schedules
                 or "No scheduled prompts" in text_of(screen.query_one("#tasks-detail")))
-    await settle(pilot)
+    await settle(pilot, until)
     return screen
 
 
@@ -245,7 +245,7 @@ async def test_a_field_problem_is_said_in_the_form_before_any_save(make_app, unt
             "Not saved: the time must be HH:MM, from 00:00 to 23:59"
         assert form.problem == "the time must be HH:MM, from 00:00 to 23:59"
         assert app.screen is form and form.query_one("#schedule-title", Input).value == "Stretch"
-        await settle(pilot)
+        await settle(pilot, until)
         assert app.host.schedules() == []
 
 

@@ -32,14 +32,14 @@ def switches(menu: ToolsMenuScreen) -> dict[str, bool]:
 async def open_menu(pilot, until) -> ToolsMenuScreen:
     menu = await open_screen(pilot, until, "ctrl+t", ToolsMenuScreen)
     await until(pilot, lambda: "builtin" in switches(menu))
-    await settle(pilot)
+    await settle(pilot, until)
     return menu
 
 
-async def highlight(pilot, menu: ToolsMenuScreen, name: str) -> None:
+async def highlight(pilot, menu: ToolsMenuScreen, name: str, until) -> None:
     names = [row.name for row in menu.rows]
     menu.query_one(ListView).index = names.index(name)
-    await settle(pilot)
+    await settle(pilot, until)
 
 
 async def test_switching_off_in_a_new_chat_starts_its_session_and_is_kept(make_app, until) -> None:
@@ -49,10 +49,10 @@ async def test_switching_off_in_a_new_chat_starts_its_session_and_is_kept(make_a
         assert app.chat.session_id is None
         assert "a new chat" in menu.query_one("#tools-dialog").border_subtitle
         assert switches(menu)["builtin"] is True
-        await highlight(pilot, menu, "builtin")
+        await highlight(pilot, menu, "builtin", until)
         await pilot.press("space")
         await until(pilot, lambda: app.host.chats.sessions())
-        await settle(pilot)
+        await settle(pilot, until)
         session_id = app.host.chats.sessions()[0]["id"]
         assert app.host.status_report(session_id).session.switched_off == ("builtin",)
         assert "builtin" not in {t.extension for t in app.host.switches.tools(session_id)}
@@ -64,7 +64,7 @@ async def test_switching_off_in_a_new_chat_starts_its_session_and_is_kept(make_a
         await until(pilot, lambda: app.screen is app.chat)
         menu = await open_menu(pilot, until)
         assert switches(menu)["builtin"] is False
-        await highlight(pilot, menu, "builtin")
+        await highlight(pilot, menu, "builtin", until)
         await pilot.press("enter")
         await until(pilot, lambda: not app.host.status_report(session_id).session.switched_off)
         assert len(app.host.chats.sessions()) == 1
@@ -92,7 +92,7 @@ async def test_grants_are_shown_and_revoked(make_app, until, workdir) -> None:
     app.host.store.add_grant(f"{FOO}.fetch_page", "read", read["value"], "always")
     async with app.run_test(size=SIZE) as pilot:
         menu = await open_menu(pilot, until)
-        await highlight(pilot, menu, FOO)
+        await highlight(pilot, menu, FOO, until)
         detail = menu.query_one("#tools-detail")
         await until(pilot, lambda: "fetch_page" in text_of(detail))
         shown = text_of(detail)
@@ -106,7 +106,7 @@ async def test_grants_are_shown_and_revoked(make_app, until, workdir) -> None:
         await until(pilot, lambda: app.host.grants.explain(f"{FOO}.fetch_page")[0]["state"]
                     == "not granted")
         await until(pilot, lambda: "read ~/Documents  asks when needed" in text_of(detail))
-        await settle(pilot)
+        await settle(pilot, until)
         assert not detail.query(Button)
         assert "Revoked read ~/Documents of loca-extension-foo.fetch_page" in text_of(
             menu.query_one("#tools-message"))
@@ -138,7 +138,7 @@ async def test_a_single_tool_is_switched_in_the_chat_and_wins_over_its_extension
         workdir / "foo", tools=[tool("fetch_page"), tool("count_words")])), yes)
     async with app.run_test(size=SIZE) as pilot:
         menu = await open_menu(pilot, until)
-        await highlight(pilot, menu, FOO)
+        await highlight(pilot, menu, FOO, until)
         await until(pilot, lambda: tool_switches(menu) == {"count_words": True, "fetch_page": True})
         await pilot.press("tab")
         assert isinstance(app.focused, ToolSwitch) and app.focused.tool.name == "count_words"
@@ -171,7 +171,7 @@ async def test_a_new_tool_source_is_listed_and_switched_like_an_extension(make_a
         row = next(row for row in menu.rows if row.name == "greetings")
         assert (row.title, row.kind, row.tools) == ("Greetings", "greeter", 1)
         assert [r.name for r in menu.rows][-1] == "greetings"  # a kind of its own comes last
-        await highlight(pilot, menu, "greetings")
+        await highlight(pilot, menu, "greetings", until)
         await until(pilot, lambda: "greet" in text_of(menu.query_one("#tools-detail")))
         await pilot.press("space")
         await until(pilot, lambda: app.host.chats.sessions()

@@ -11,6 +11,14 @@ from textual.geometry import Region
 from textual.widget import Widget
 
 
+def drawn(app: App) -> bool:
+    """Whether the top screen and all it composed are mounted and it has drawn every
+    change made to it: nothing is left to lay out or repaint."""
+    screen = app.screen
+    return (screen.is_mounted and not screen._layout_required and not screen._repaint_required
+            and not screen._dirty_widgets)
+
+
 def screen_lines(app: App) -> list[str]:
     """The lines of the terminal as the app draws them now (the top screen, with the
     screens under a modal one, as a snapshot shows them)."""
