@@ -121,7 +121,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         self.gateway = ToolGateway(
             registry=registry, store=store, broker=self.broker, publish=self.bus.publish,
             responder=responder, runner=Dispatcher(self.sources),
-            roots=TemplateRoots.for_host(home.root),
+            roots=TemplateRoots.for_host(home.root, project=cwd),
             default_timeout_ms=config.settings.tools.timeout_ms,
             max_output_bytes=config.settings.tools.max_output_bytes,
             hooks=self.hooks, run_hook=self.hook_runtime.run, observe=self.hook_runtime.observe,
@@ -131,6 +131,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
             reason=self._held_reason, on_held=lambda name: self.reload_extensions())
         self.gateway.call_log = CallLog(store, home.logs_dir)
         self.gateway.locale = user_locale(config.settings.locale, os.environ)
+        self.gateway.review_writes = config.settings.tools.review_writes
         self.manager = None
         self._loading = threading.RLock()
         self._extensions_loaded = False
@@ -181,6 +182,7 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
         self.gateway.default_timeout_ms = config.settings.tools.timeout_ms
         self.gateway.max_output_bytes = config.settings.tools.max_output_bytes
         self.gateway.locale = user_locale(config.settings.locale, os.environ)
+        self.gateway.review_writes = config.settings.tools.review_writes
         self._providers_follow_config()
         self.sources.follow_config(config)
 

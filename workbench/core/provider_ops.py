@@ -318,6 +318,10 @@ class ProviderOps:
             self.follow_config()
             self.sandbox.cwd = folder
             self.gateway.cwd = str(folder)
+            self.gateway.roots = self.gateway.roots.with_project(folder)
+            runtime = self.__dict__.get(_RUNTIME)
+            if runtime is not None:
+                runtime.roots = self.gateway.roots
             self.hook_runtime.cwd = str(folder)
             manager = self.__dict__.get(_MCP_MANAGER)
             if manager is not None:
