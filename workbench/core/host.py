@@ -672,7 +672,12 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
 
         self.ensure_extensions()
         tool = self.registry.resolve(name)
-        declared = self.gateway.requirements(tool)
+        try:
+            declared = self.gateway.requirements(tool)
+        except ValueError:
+            # A template names nothing here ($project in a folder that is not a
+            # project's): nothing can be granted; the call is refused, saying why.
+            return ()
         if grant_all:
             return tuple((r.kind, r.value) for r in declared)
         pairs = []
@@ -688,6 +693,10 @@ class Host(ExtensionOps, MemoryOps, McpOps, ProviderOps, SwitchOps):
                 continue
             if kind in ("read", "write"):
                 value = expand_path(value, roots=self.gateway.roots, extension_dir=tool.folder)
+                value = os.path.normpath(os.path.join(self.cwd, value))
+                # A folder named through a link is the declared one it resolves to.
+                value = next((r.value for r in matching
+                              if os.path.realpath(value) == os.path.realpath(r.value)), value)
             pairs.append((kind, value))
         return tuple(pairs)
 
