@@ -233,3 +233,33 @@ async def test_fetch_url_never_reaches_this_machine_through_its_wildcard_grant(h
         assert "only http and https" in scheme.error["message"]
     finally:
         server.shutdown()
+
+
+async def test_a_home_with_the_builtin_before_projects_upgrades_cleanly(home, project):
+    """A home where the built-in of before ``$project`` (signed with the key of then) is
+    installed, with a grant of that time, takes the new one at the next start."""
+    from pathlib import Path
+
+    from workbench.ext.manager import ExtensionManager
+    from workbench.store import Store
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    with Store.open(home.db_path) as store:
+        before = ExtensionManager(home, store, builtin_dir=fixtures / "builtin-before-project",
+                                  public_key_path=fixtures / "builtin-before-project.pub")
+        assert before.ensure_builtin() is not None
+        old = before.get("builtin")
+        assert "edit_file" not in old.tools and old.state == "ok"
+        store.add_grant("builtin.read_file", "read", str(Path.home()), "always")
+    async with Host.open(cwd=project, responder=Person()) as host:
+        [builtin] = [e for e in host.manager.list() if e.name == "builtin"]
+        assert builtin.state == "ok" and "edit_file" in builtin.tools and builtin.digest != old.digest
+        assert (home.extensions_dir / "builtin" / "main.py").read_text() == (
+            Path(__file__).resolve().parents[2] / "extensions" / "builtin" / "main.py").read_text()
+        read = await call(host, "read_file", {"path": "README.md"})
+        assert read.ok, read.error
+        edited = await call(host, "edit_file", {"path": "README.md", "old_text": "hello", "new_text": "hi"})
+        assert edited.ok, edited.error
+        # The grant of then names the home; it grants nothing of the project.
+        refused = await call(host, "read_file", {"path": "README.md"}, grant=False)
+        assert not refused.ok and refused.error["kind"] == "permission"
