@@ -134,9 +134,9 @@ def bench_resume(root: Path) -> None:
         start = time.perf_counter()
         host = Host.open(cwd=root, model="echo")
         opened = time.perf_counter()
-        found = host.session(session)["id"]
-        messages = host.memory_context_messages(found) + history(host.store, found)
-        host.tool_specs(found)
+        found = host.chats.get(session)["id"]
+        messages = host.memories.context_messages(found) + history(host.store, found)
+        host.chats.tool_specs(found)
         done = time.perf_counter()
         host.close()
         assert len(messages) == SESSION_MESSAGES
@@ -175,12 +175,12 @@ async def _loop_and_bare(root: Path) -> tuple[list[float], list[float], list[flo
             bare.append((time.perf_counter() - start) / CALLS_PER_TURN)
             marks.clear()
             start = time.perf_counter()
-            result = await host.send_prompt(f"count, turn {turn}")
+            result = await host.chats.send_prompt(f"count, turn {turn}")
             loop.append((time.perf_counter() - start) / CALLS_PER_TURN)
             gaps += [b[1] - a[1] for a, b in zip(marks, marks[1:])
                      if (a[0], b[0]) == ("ToolCallEnded", "ToolCallStarted")]
             assert result.status == "done", result.error
-            rows = host.messages(result.session_id)
+            rows = host.chats.messages(result.session_id)
             assert sum(1 for row in rows if row["role"] == "tool") == CALLS_PER_TURN
     return loop, bare, gaps
 

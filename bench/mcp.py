@@ -149,7 +149,7 @@ async def measure_starts(name: str, command: str, args: list[str], tool: str,
                 assert outcome.ok, outcome.error
                 if run:  # the first start of each warms the disk cache
                     samples[way].append(took)
-                await host.mcp.servers[config.name].stop()
+                await host.mcp.manager.servers[config.name].stop()
     finally:
         await host.aclose()
     return samples

@@ -114,7 +114,7 @@ def bench_fire(root: Path) -> None:
         add = ("import sys, datetime as dt\nfrom workbench.core.host import Host\n"
                "with Host.open(defer_extensions=True) as host:\n"
                "    for i, at in enumerate(sys.argv[1:]):\n"
-               "        host.add_schedule(title=f'fire {i}', instruction='hi', "
+               "        host.schedules.add_schedule(title=f'fire {i}', instruction='hi', "
                "schedule={'kind': 'once', 'atMs': int(float(at) * 1000)}, extensions=[])\n")
         subprocess.run([sys.executable, "-c", add, *(str(base + i * 0.7) for i in range(FIRES))],
                        env=env, check=True)

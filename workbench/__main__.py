@@ -1,5 +1,81 @@
-"""Run the workbench with ``python -m workbench``."""
+"""Start the ``workbench`` command: ``python -m workbench`` and the console script.
 
-from workbench.cli import main
+ctrl+c is handled from the first instructions. Until a command installs its own
+handling (``workbench call`` cancels its call and prints the ``cancelled`` answer), a
+SIGINT ends the command with exit code 4 (cancelled) and never a traceback: one that
+lands while the modules are still being imported too. ``call`` then prints the same
+``cancelled`` answer it prints for a later ctrl+c, in the form asked for.
 
-main()
+This module imports only the standard library before it installs that handling.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+CANCELLED = 4
+"""``ExitCode.CANCELLED`` (``workbench.errors`` is not imported before the handler is in)."""
+
+_VALUED = frozenset({"--model", "--args", "-a", "--grant", "-g", "--answers"})
+"""The options of the root and of ``call`` that take a value."""
+
+
+def _call_form(argv: list[str]) -> str | None:
+    """For a ``call`` command line, how its answer is printed (``json``, ``jsonl`` or
+    ``plain``); None for any other command."""
+    words = iter(argv)
+    command = None
+    flags: set[str] = set()
+    for word in words:
+        if word == "--":
+            break
+        if word in _VALUED:
+            next(words, None)
+        elif word.startswith("-"):
+            flags.add(word)
+        elif command is None:
+            command = word
+            if command != "call":
+                return None
+    if command != "call":
+        return None
+    return "jsonl" if "--jsonl" in flags else "json" if "--json" in flags else "plain"
+
+
+def _say_cancelled(argv: list[str]) -> None:
+    """Print what ``call`` prints when ctrl+c cancels it (nothing for other commands)."""
+    import json
+
+    form = _call_form(argv)
+    error = {"kind": "cancelled", "message": "the call was cancelled (SIGINT)"}
+    try:
+        if form == "jsonl":
+            print(json.dumps({"type": "outcome", "ok": False, "error": error}), flush=True)
+        elif form == "json":
+            print(json.dumps({"ok": False, "error": error}, indent=2), flush=True)
+        elif form == "plain":
+            print(f"error (cancelled): {error['message']}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # the output is gone: nothing left to say it on
+        pass
+
+
+def main() -> None:
+    """Run the command of ``sys.argv``; exit with its code."""
+    # Python's own handler (KeyboardInterrupt; asyncio.run turns it into a cancellation
+    # of its task), also for a call started with SIGINT ignored, as the call's own
+    # handling is; any other command started so keeps ignoring it.
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN or _call_form(sys.argv[1:]):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        from workbench.cli import main as run
+
+        run()
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second ctrl+c while it is said
+        _say_cancelled(sys.argv[1:])
+        sys.exit(CANCELLED)
+
+
+if __name__ == "__main__":
+    main()

@@ -146,7 +146,7 @@ class ExtensionStatusChanged(Event):
 @_event("notification_posted")
 @dataclass(frozen=True)
 class NotificationPosted(Event):
-    """A notification was kept for the person (``Host.notifications`` lists it): a run
+    """A notification was kept for the person (``host.schedules.notifications`` lists it): a run
     that did not end well, a schedule that had to be paused, a card."""
 
     id: int

@@ -6,10 +6,9 @@ person would drive it from the command line."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from commands import workbench
 
 MANIFEST = {
     "$schema": "https://get.loca.rzkyif.com/schemas/loca-v1.json",
@@ -62,11 +61,6 @@ export async function openGuide() {
   return { opened: new TextDecoder().decode(done.stdout).trim() };
 }
 '''
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, env=dict(os.environ), timeout=180)
 
 
 def test_validates_installs_and_runs(tmp_path: Path, monkeypatch) -> None:

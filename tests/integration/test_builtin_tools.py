@@ -39,7 +39,7 @@ class Person:
 
 
 async def call(host, name, args, grant=True):
-    grants = host.resolve_grant_flags(name, [], grant_all=True) if grant else ()
+    grants = host.grants.from_flags(name, [], grant_all=True) if grant else ()
     return await host.call_tool(name, args, CallOptions(grants=grants, prompt=False))
 
 

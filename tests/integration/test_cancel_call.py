@@ -20,7 +20,7 @@ def open_host(workdir: Path, replies: list | None = None) -> Host:
         (workdir / "replies.json").write_text(json.dumps(replies), encoding="utf-8")
         model = "scripted:replies.json"
     host = Host.open(cwd=workdir, model=model)
-    host.install_extension(str(SLOW), lambda plan: True)
+    host.extensions.install(str(SLOW), lambda plan: True)
     return host
 
 
@@ -59,8 +59,8 @@ async def test_one_call_is_cancelled_and_the_other_goes_on(workdir: Path) -> Non
         other = asyncio.ensure_future(host.call_tool("slow_count", {"steps": 3, "delay": 0.05}))
         await watch.first_log(1)
 
-        assert host.cancel_call(first) is True
-        assert host.cancel_call(first) is False  # already being stopped
+        assert host.chats.cancel_call(first) is True
+        assert host.chats.cancel_call(first) is False  # already being stopped
         stopped, finished = await slow, await other
 
         assert not stopped.ok
@@ -72,8 +72,8 @@ async def test_one_call_is_cancelled_and_the_other_goes_on(workdir: Path) -> Non
         assert len(lines) < 200
         ended = [e for e in watch.events if isinstance(e, ToolCallEnded) and e.call_id == first]
         assert [e.error["kind"] for e in ended] == ["cancelled"]
-        assert host.cancel_call(first) is False  # it has ended
-        assert host.cancel_call("call_nope") is False
+        assert host.chats.cancel_call(first) is False  # it has ended
+        assert host.chats.cancel_call("call_nope") is False
     finally:
         await host.aclose()
 
@@ -85,14 +85,14 @@ async def test_the_model_gets_the_cancellation_and_the_turn_goes_on(workdir: Pat
     ])
     try:
         watch = Watcher(host)
-        turn = asyncio.ensure_future(host.send_prompt("count slowly to 200"))
+        turn = asyncio.ensure_future(host.chats.send_prompt("count slowly to 200"))
         call_id = await watch.first_log(0)
-        assert host.cancel_call(call_id)
+        assert host.chats.cancel_call(call_id)
         result = await turn
 
         assert result.status == "done" and result.text == "You stopped the count."
         assert [e.status for e in watch.events if isinstance(e, TurnEnded)] == ["done"]
-        stored = host.messages(result.session_id)
+        stored = host.chats.messages(result.session_id)
         tool = next(m for m in stored if m["role"] == "tool")
         assert json.loads(tool["content"]) == {
             "ok": False, "error": {"kind": "cancelled",

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
@@ -49,8 +49,7 @@ def install(tmp_path: Path, runtime: str) -> None:
     (folder / "loca.json").write_text(json.dumps(manifest))
     (folder / ("index.ts" if runtime == "deno" else "main.py")).write_text(
         TS_ENTRY if runtime == "deno" else PY_ENTRY)
-    done = subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(folder), "--yes"],
-                          capture_output=True, text=True, env=dict(os.environ), timeout=180)
+    done = workbench("ext", "install", str(folder), "--yes")
     assert done.returncode == 0, done.stderr
 
 
@@ -74,7 +73,7 @@ async def test_locale_and_log_lines_reach_the_tool_the_file_and_the_record(
         assert outcome.result == {"userMessage": "tend the fern", "sessionId": None,
                                   "locale": "pt-BR"}
         assert [(e.level, e.message) for e in seen if isinstance(e, ToolCallLog)] == LINES
-        record = host.call_log(outcome.call_id)
+        record = host.chats.call_log(outcome.call_id)
     assert [(line["level"], line["message"]) for line in record] == LINES
     logged = (home / "logs" / "tools.log").read_text().splitlines()
     mine = [line for line in logged if outcome.call_id in line]
@@ -98,15 +97,12 @@ async def test_a_chats_call_shows_its_log_in_sessions_show(tmp_path, posix_local
     script.write_text(json.dumps([{"tool_calls": [{"name": "tend", "arguments": {}}]},
                                   {"text": "The fern is tended."}]))
     with Host.open(cwd=tmp_path / "work", model=f"scripted:{script}") as host:
-        turn = await host.send_prompt("tend the fern")
+        turn = await host.chats.send_prompt("tend the fern")
     assert (turn.status, turn.text) == ("done", "The fern is tended."), turn
-    shown = subprocess.run([sys.executable, "-m", "workbench", "sessions", "show", turn.session_id],
-                           capture_output=True, text=True, env=dict(os.environ), timeout=60)
+    shown = workbench("sessions", "show", turn.session_id)
     assert shown.returncode == 0, shown.stderr
     assert "    info  watered the fern\n    warn  the soil is dry\n" in shown.stdout
-    as_json = subprocess.run([sys.executable, "-m", "workbench", "sessions", "show",
-                              turn.session_id, "--json"],
-                             capture_output=True, text=True, env=dict(os.environ), timeout=60)
+    as_json = workbench("sessions", "show", turn.session_id, "--json")
     [lines] = json.loads(as_json.stdout)["call_logs"].values()
     assert [(line["level"], line["message"]) for line in lines] == LINES
 
@@ -120,12 +116,11 @@ async def test_a_provider_is_told_the_locale_too(tmp_path, posix_locale):
     (folder / "main.py").write_text(
         "def polyglot(request, ctx):\n"
         "    return {'text': ctx.get_chat_context()['locale']}\n")
-    done = subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(folder), "--yes"],
-                          capture_output=True, text=True, env=dict(os.environ), timeout=180)
+    done = workbench("ext", "install", str(folder), "--yes")
     assert done.returncode == 0, done.stderr
     with Host.open(cwd=tmp_path / "work") as host:
         host.ensure_extensions()
-        provider = host.providers.get("model", "speaks", "polyglot")
-        answer = await host.provider_runtime.call(
+        provider = host.providers.registry.get("model", "speaks", "polyglot")
+        answer = await host.providers.runtime.call(
             provider, {"messages": [{"role": "user", "content": "hi"}]})
     assert answer["text"] == "pt-BR"

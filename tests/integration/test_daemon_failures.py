@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from commands import workbench
+
 from workbench.supervisor.proctree import alive, descendants
 
 NAPPER = {
@@ -30,9 +32,8 @@ NAPPER = {
 }
 
 
-def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=60)
+def cli(*args: str, check: bool = True, process: bool = False) -> subprocess.CompletedProcess:
+    done = workbench(*args, process=process)
     if check:
         assert done.returncode == 0, done.stderr
     return done
@@ -127,7 +128,7 @@ def test_a_daemon_killed_mid_run_has_its_run_interrupted_as_soon_as_anyone_looks
     assert shown["failures"] == 1 and shown["last_run"]["status"] == "interrupted"
     notes = json.loads(subprocess.run(
         [sys.executable, "-c", "import json; from workbench.core.host import Host\n"
-         "with Host.open(defer_extensions=True) as h: print(json.dumps(h.notifications()))"],
+         "with Host.open(defer_extensions=True) as h: print(json.dumps(h.schedules.notifications()))"],
         capture_output=True, text=True, env=dict(os.environ), check=True).stdout)
     assert [n["title"] for n in notes] == ["Scheduled run interrupted: Long nap"]
     # The call the run was making is settled too, and its session answers it.
@@ -175,7 +176,10 @@ def test_a_wedged_run_is_killed_with_its_whole_tree_and_recorded_timed_out(tmp_p
     watcher = threading.Thread(target=watch)
     watcher.start()
     started = time.monotonic()
-    done = cli("schedule", "run-now", str(sid), "--json", check=False)
+    # A process of its own: the watcher reads the store while the run is on, which one
+    # process must not do beside the command's connections (closing a descriptor of the
+    # file drops every lock this process holds on it).
+    done = cli("schedule", "run-now", str(sid), "--json", check=False, process=True)
     took = time.monotonic() - started
     watcher.join()
     run = json.loads(done.stdout)
@@ -184,7 +188,7 @@ def test_a_wedged_run_is_killed_with_its_whole_tree_and_recorded_timed_out(tmp_p
     assert len(seen) >= 3 and not any(alive(pid) for pid in seen)
     [note] = json.loads(subprocess.run(
         [sys.executable, "-c", "import json; from workbench.core.host import Host\n"
-         "with Host.open(defer_extensions=True) as h: print(json.dumps(h.notifications()))"],
+         "with Host.open(defer_extensions=True) as h: print(json.dumps(h.schedules.notifications()))"],
         capture_output=True, text=True, env=dict(os.environ), check=True).stdout)
     assert note["title"] == "Scheduled run timed out: Wedged" and note["run_id"] == run["id"]
 

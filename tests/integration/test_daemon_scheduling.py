@@ -16,14 +16,15 @@ from pathlib import Path
 
 import pytest
 
+from commands import workbench
+
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
 from workbench.events import ScheduleProposalRequest
 
 
 def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=60)
+    done = workbench(*args)
     if check:
         assert done.returncode == 0, done.stderr
     return done

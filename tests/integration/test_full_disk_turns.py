@@ -6,25 +6,17 @@ method the TUI sends through, and a scheduled run."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from disks import fill
 
+from commands import workbench
+
 from workbench.errors import ExitCode
 
 FILLED = "the disk is full (database or disk is full); the turn was cut short and is kept up to there, marked failed"
-
-
-def workbench(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, env={**os.environ, **env}, timeout=180)
-    assert "Traceback" not in done.stdout + done.stderr, done.stderr
-    return done
 
 
 @pytest.fixture
@@ -106,7 +98,7 @@ async def test_the_core_send_the_tui_uses_marks_a_cut_turn_failed(small_disk, sc
     host = Host.open(model=f"scripted:{script}")
     try:
         filler = fill(small_disk, 150_000)
-        result = await host.send_prompt("count these")
+        result = await host.chats.send_prompt("count these")
         assert result.status == "error" and FILLED in (result.error or "")
         filler.unlink()
         (cut,) = turns(host.store.path, result.session_id)

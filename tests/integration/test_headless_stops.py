@@ -12,25 +12,16 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from workbench.supervisor.proctree import descendants
-
+from commands import COMMAND, workbench
 from processes import alive
+
 from workbench.errors import ExitCode
-
-COMMAND = [sys.executable, "-m", "workbench"]
-
-
-def workbench(*args, timeout=60):
-    done = subprocess.run([*COMMAND, *args], capture_output=True, text=True, env=dict(os.environ),
-                          timeout=timeout)
-    assert "Traceback" not in done.stdout + done.stderr, done.stderr
-    return done
+from workbench.supervisor.proctree import descendants
 
 
 @pytest.fixture
@@ -53,7 +44,10 @@ def delegate(tmp_path: Path, start_child: str) -> tuple[Path, Path]:
 
 def test_a_delegate_past_its_time_is_killed_with_its_children(tmp_path, reading_model):
     script, pid_file = delegate(tmp_path, "sleep 100")
-    done = workbench("run", "--model", reading_model, "--approvals", f"delegate:{script}", "read it")
+    # A real process: a run that waited for the delegate's child (or the pipes it holds)
+    # would run past the time limit.
+    done = workbench("run", "--model", reading_model, "--approvals", f"delegate:{script}", "read it",
+                     process=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "the delegate did not answer within 1 s" in done.stderr
     assert done.stdout == "I could not read it.\n"
@@ -63,7 +57,8 @@ def test_a_delegate_past_its_time_is_killed_with_its_children(tmp_path, reading_
 def test_a_child_that_left_the_delegates_group_is_not_waited_for(tmp_path, reading_model):
     script, pid_file = delegate(tmp_path, "setsid sleep 100")
     try:
-        done = workbench("run", "--model", reading_model, "--approvals", f"delegate:{script}", "read it")
+        done = workbench("run", "--model", reading_model, "--approvals", f"delegate:{script}",
+                         "read it", process=True, timeout=60)
         assert done.returncode == 0, done.stderr
         assert "the delegate did not answer within 1 s" in done.stderr
     finally:

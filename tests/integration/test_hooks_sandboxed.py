@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
@@ -29,9 +29,7 @@ def script(tmp_path, replies) -> str:
 @pytest.fixture
 def installed(home):
     """The guard extension installed in the test's home (hooks are consented at install)."""
-    done = subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(GUARD), "--yes",
-                           "--allow-hook-rewrite"],
-                          capture_output=True, text=True, env=dict(os.environ))
+    done = workbench("ext", "install", str(GUARD), "--yes", "--allow-hook-rewrite")
     assert done.returncode == 0, done.stderr
     return home
 
@@ -39,8 +37,8 @@ def installed(home):
 async def via_model(tmp_path, calls):
     replies = [{"tool_calls": calls}, {"text": "done"}]
     async with Host.open(cwd=tmp_path, model=script(tmp_path, replies)) as host:
-        result = await host.send_prompt("go")
-        rows = host.messages(result.session_id)
+        result = await host.chats.send_prompt("go")
+        rows = host.chats.messages(result.session_id)
         return {m["tool_call_id"]: json.loads(m["content"]) for m in rows if m["role"] == "tool"}, rows
 
 
@@ -50,8 +48,7 @@ async def via_direct(tmp_path, name, args):
 
 
 def via_cli(name, args):
-    done = subprocess.run([sys.executable, "-m", "workbench", "call", name, "--args", json.dumps(args),
-                           "--json"], capture_output=True, text=True, env=dict(os.environ))
+    done = workbench("call", name, "--args", json.dumps(args), "--json")
     return json.loads(done.stdout)
 
 
@@ -60,10 +57,10 @@ async def via_schedule(tmp_path, calls, grants=()):
     under the schedule's run card; returns the run and its tool results by call id."""
     replies = [{"tool_calls": calls}, {"text": "done"}]
     async with Host.open(cwd=tmp_path, model=script(tmp_path, replies)) as host:
-        row = host.add_schedule(title="guarded", instruction="go", grants=list(grants),
+        row = host.schedules.add_schedule(title="guarded", instruction="go", grants=list(grants),
                                 schedule={"kind": "interval", "everyMinutes": 60})
-        run = await host.run_schedule_now(row["id"])
-        rows = host.messages(run["session_id"])
+        run = await host.schedules.run_schedule_now(row["id"])
+        rows = host.chats.messages(run["session_id"])
         return run, {m["tool_call_id"]: json.loads(m["content"]) for m in rows if m["role"] == "tool"}
 
 

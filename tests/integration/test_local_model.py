@@ -22,6 +22,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from commands import workbench
+
 from workbench.agent.local import LocalProvider
 from workbench.agent.messages import ChatMessage, TextChunk, ToolCallChunk, ToolSpec
 from workbench.agent.model_files import BUILTIN, builtin_path, pull
@@ -35,6 +37,7 @@ WEATHER = ToolSpec("get_weather", "Get the current weather for a city",
 COUNT = ToolSpec("word_count", "Count the words in a text",
                  {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
 TOOLS = [WEATHER, COUNT]
+REPLY_TOKENS = 128
 
 
 @pytest.fixture(scope="session")
@@ -58,7 +61,10 @@ def model_file(smollm2_wheel, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def local(model_file, tmp_path_factory):
-    provider = LocalProvider(model_file, builtin=True,
+    # Replies of at most REPLY_TOKENS: a tool call the grammar makes fits in far fewer,
+    # and an answer in words needs only to begin (the default, 512, is minutes of a
+    # loaded 2-core machine's time per prompt for nothing these tests look at).
+    provider = LocalProvider(model_file, builtin=True, max_tokens=REPLY_TOKENS,
                              log_path=tmp_path_factory.mktemp("logs") / "llama-server.log")
     started = time.monotonic()
     asyncio.run(provider.start())
@@ -66,11 +72,6 @@ def local(model_file, tmp_path_factory):
           f"(load {provider.server.load_seconds:.2f} s) on {provider.server.base_url}")
     yield provider
     provider.close()
-
-
-def workbench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=timeout)
 
 
 def server_pids(model: Path) -> list[int]:

@@ -5,22 +5,15 @@ another tool never starts it, and its own tools name the protocol error. The rea
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from processes import alive
+from commands import workbench
+
 from workbench.errors import ExitCode
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, env=dict(os.environ), timeout=120)
-    assert "Traceback" not in done.stdout + done.stderr, done.stderr
-    return done
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = ROOT / ".mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
@@ -23,11 +23,6 @@ SECRET = "sk-live-0123456789"
 def servers_installed() -> None:
     missing = [str(p) for p in (EVERYTHING, TIME) if not p.exists()]
     assert not missing, f"the MCP test servers are missing ({missing}); `make test` installs them"
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, env=dict(os.environ), timeout=120)
 
 
 def test_adding_listing_and_removing_servers_with_secrets_masked(tmp_path: Path) -> None:

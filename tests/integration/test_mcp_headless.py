@@ -14,17 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from commands import workbench
+
 from workbench.config.home import Home
 from workbench.mcp.config import ServerConfig, write_server
 
 ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = ROOT / ".mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 FEATURES = "demo://resource/static/document/features.md"
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, env=dict(os.environ), timeout=180)
 
 
 @pytest.fixture

@@ -70,7 +70,7 @@ async def test_a_server_killed_mid_call_gives_a_clear_error_and_comes_back(home:
         call = asyncio.ensure_future(host.call_tool("mcp__everything__trigger-long-running-operation",
                                                     {"duration": 30, "steps": 30}))
         await until(lambda: any(isinstance(e, ToolCallProgress) for e in events))
-        server = host.mcp.servers["everything"]
+        server = host.mcp.manager.servers["everything"]
         first = server.pid
         os.kill(first, signal.SIGKILL)
         outcome = await asyncio.wait_for(call, 10)
@@ -79,7 +79,7 @@ async def test_a_server_killed_mid_call_gives_a_clear_error_and_comes_back(home:
         assert "SIGKILL" in outcome.error["message"]
         await until(lambda: any("everything is unavailable" in e.message and "SIGKILL" in e.message
                                 for e in events if isinstance(e, Notice)))
-        row = next(r for r in host.mcp_servers() if r["name"] == "everything")
+        row = next(r for r in host.mcp.servers() if r["name"] == "everything")
         assert row["state"] in ("backoff", "starting", "running")
         await until(lambda: server.current_state() is connection.State.RUNNING)
         assert server.pid != first and not alive(first)
@@ -101,16 +101,16 @@ async def test_a_server_that_keeps_failing_is_given_up_on_then_tried_again(
               f"os.execv({str(TIME)!r}, [{str(TIME)!r}])\n")
     host = open_host(home, workdir, ServerConfig(name="flaky", command=sys.executable, args=("-c", script)))
     try:
-        row = host.mcp_servers()[0]
+        row = host.mcp.servers()[0]
         assert not row["tools_known"] and "exited with status 3" in row["reason"]
         assert "cannot open the database" in row["reason"]
-        failures = await host.mcp_check(["flaky"])
+        failures = await host.mcp.check(["flaky"])
         assert "could not start" in failures["flaky"] and "status 3" in failures["flaky"]
-        server = host.mcp.servers["flaky"]
+        server = host.mcp.manager.servers["flaky"]
         await until(lambda: server.state is connection.State.FATAL)
         assert "gave up after 6 attempts" in server.reason
         flag.unlink()
-        assert await host.mcp_check(["flaky"]) == {}
+        assert await host.mcp.check(["flaky"]) == {}
         assert server.state is connection.State.RUNNING
         await until(lambda: any(t.name == "mcp__flaky__get_current_time" for t in host.registry.available()))
     finally:
@@ -123,7 +123,7 @@ async def test_a_server_is_stopped_with_its_process_tree(home: Home, workdir: Pa
     host = open_host(home, workdir, ServerConfig(name="tree", command="sh", args=("-c", wrapper)))
     try:
         assert (await host.call_tool("mcp__tree__echo", {"message": "x"})).ok
-        pid = host.mcp.servers["tree"].pid
+        pid = host.mcp.manager.servers["tree"].pid
         members = group_members(pid)
         assert pid in members and len(members) >= 2
     finally:
@@ -148,7 +148,7 @@ async def test_a_sandboxed_server_has_only_its_grants(home: Home, workdir: Path)
         assert '"OWN_SETTING": "1"' in seen and "WORKBENCH_TEST_SECRET" not in seen
         fetch = await host.call_tool("mcp__boxed__gzip-file-as-resource", {"data": "https://example.com/"})
         assert not fetch.ok and "fetch failed" in fetch.error["message"]
-        launcher = host.mcp.servers["boxed"].pid
+        launcher = host.mcp.manager.servers["boxed"].pid
         middle = children(launcher)[0]  # its user namespace's first process
         child = children(middle)[0]  # the server, PID 1 of its namespaces
         assert os.readlink(f"/proc/{child}/ns/user") != os.readlink("/proc/self/ns/user")
@@ -171,7 +171,7 @@ async def test_a_sandboxed_server_without_a_grant_for_its_code_cannot_start(home
     host = open_host(home, workdir, ServerConfig(name="nogrant", command="node",
                                                  args=(str(EVERYTHING), "stdio"), sandbox=True))
     try:
-        row = host.mcp_servers()[0]
+        row = host.mcp.servers()[0]
         assert not row["tools_known"] and "exited with status" in row["reason"]
         log = (home.logs_dir / "mcp-nogrant.log").read_text()
         # Its code is not in the server's root at all.
@@ -275,7 +275,7 @@ async def test_a_streamable_http_server_is_reached_again_after_it_restarts(home:
                 await asyncio.sleep(0.1)
             else:
                 raise AssertionError("the HTTP server was not reached again")
-            assert "t0ken" not in str(host.mcp_servers())
+            assert "t0ken" not in str(host.mcp.servers())
         finally:
             await host.aclose()
     finally:

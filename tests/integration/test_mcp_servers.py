@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from commands import workbench
+
 from workbench.config.home import Home
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
@@ -77,7 +79,7 @@ async def test_tools_are_listed_with_mcp_names_and_mcp_precedence(home: Home, wo
         # A tool that needs MCP tasks cannot be driven here, so it is not offered.
         assert "mcp__everything__simulate-research-query" not in tools
         # Nothing ran yet for the registry: listed once, then cached.
-        assert all(s.current_state().value == "stopped" for s in host.mcp.servers.values())
+        assert all(s.current_state().value == "stopped" for s in host.mcp.manager.servers.values())
         # An extension's tool of the same name wins; the MCP one is reached by its qualified name.
         host.registry.add(Tool(name="mcp__time__convert_time", description="", parameters={},
                                extension="someext", source="extension", function="f", folder=workdir,
@@ -149,7 +151,7 @@ async def test_a_cancelled_call_ends_at_once_and_the_server_stays_usable(home: H
             if any(isinstance(e, ToolCallProgress) for e in events):
                 break
             await asyncio.sleep(0.05)
-        pid = host.mcp.servers["everything"].pid
+        pid = host.mcp.manager.servers["everything"].pid
         started = asyncio.get_running_loop().time()
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -159,7 +161,7 @@ async def test_a_cancelled_call_ends_at_once_and_the_server_stays_usable(home: H
         assert ended[-1].error["kind"] == "cancelled"
         echo = await host.call_tool("mcp__everything__echo", {"message": "still here"})
         assert echo.ok and echo.result["content"][0]["text"] == "Echo: still here"
-        assert host.mcp.servers["everything"].pid == pid
+        assert host.mcp.manager.servers["everything"].pid == pid
     finally:
         await host.aclose()
 
@@ -255,18 +257,18 @@ async def test_a_live_listing_refreshes_the_registry(home: Home, workdir: Path) 
 async def test_prompts_and_resources_are_listed_and_read(home: Home, workdir: Path) -> None:
     host = open_host(home, workdir, everything(), time_server())
     try:
-        prompts = {p["command"]: p for p in host.mcp_prompts()}
+        prompts = {p["command"]: p for p in host.mcp.prompts()}
         assert "/mcp__everything__simple-prompt" in prompts
         args = prompts["/mcp__everything__args-prompt"]["arguments"]
         assert args[0]["name"] == "city" and args[0]["required"] is True
-        prompt = await host.mcp_get_prompt("everything", "args-prompt", {"city": "Lyon"})
+        prompt = await host.mcp.get_prompt("everything", "args-prompt", {"city": "Lyon"})
         assert "Lyon" in json.dumps(prompt["messages"]) and "Lyon" in prompt["text"]
-        row = next(r for r in host.mcp_servers() if r["name"] == "everything")
+        row = next(r for r in host.mcp.servers() if r["name"] == "everything")
         assert "demo://resource/static/document/architecture.md" in row["resources"]
-        read = await host.mcp_read_resource("everything", "demo://resource/static/document/architecture.md")
+        read = await host.mcp.read_resource("everything", "demo://resource/static/document/architecture.md")
         assert read["contents"][0]["uri"] == "demo://resource/static/document/architecture.md"
         with pytest.raises(WorkbenchError, match="no longer configured"):
-            await host.mcp_read_resource("nope", "x://y")
+            await host.mcp.read_resource("nope", "x://y")
     finally:
         await host.aclose()
 
@@ -274,26 +276,26 @@ async def test_prompts_and_resources_are_listed_and_read(home: Home, workdir: Pa
 async def test_a_server_is_switched_off_per_chat_and_a_tool_everywhere(home: Home, workdir: Path) -> None:
     host = open_host(home, workdir, everything(), time_server())
     try:
-        session = host.new_session()["id"]
-        host.set_mcp_server_enabled(session, "time", False)
-        offered = {t.name for t in host.session_tools(session)}
+        session = host.chats.new()["id"]
+        host.mcp.set_in_chat(session, "time", False)
+        offered = {t.name for t in host.switches.tools(session)}
         assert "mcp__everything__echo" in offered and not any(n.startswith("mcp__time__") for n in offered)
-        assert any(t.name == "mcp__time__convert_time" for t in host.session_tools(host.new_session()["id"]))
-        host.set_extension_enabled(session, "mcp:time", True)  # the same switch as an extension's
-        assert "mcp__time__convert_time" in {t.name for t in host.session_tools(session)}
+        assert any(t.name == "mcp__time__convert_time" for t in host.switches.tools(host.chats.new()["id"]))
+        host.switches.set_extension(session, "mcp:time", True)  # the same switch as an extension's
+        assert "mcp__time__convert_time" in {t.name for t in host.switches.tools(session)}
 
-        host.mcp_set_enabled("everything", False, tool="echo")
+        host.mcp.set_enabled("everything", False, tool="echo")
         assert "mcp__everything__echo" not in {t.name for t in host.registry.available()}
         assert 'disabled_tools = ["echo"]' in home.config_file.read_text()
-        host.mcp_set_enabled("time", False)
+        host.mcp.set_enabled("time", False)
         assert not any(t.extension == "mcp:time" for t in host.registry.all_tools())
-        assert next(r for r in host.mcp_servers() if r["name"] == "time")["state"] == "disabled"
-        host.mcp_set_enabled("time", True)
-        host.mcp_set_enabled("everything", True, tool="echo")
+        assert next(r for r in host.mcp.servers() if r["name"] == "time")["state"] == "disabled"
+        host.mcp.set_enabled("time", True)
+        host.mcp.set_enabled("everything", True, tool="echo")
         names = {t.name for t in host.registry.available()}
         assert {"mcp__everything__echo", "mcp__time__convert_time"} <= names
         with pytest.raises(WorkbenchError, match="no tool named"):
-            host.mcp_set_enabled("everything", False, tool="nope")
+            host.mcp.set_enabled("everything", False, tool="nope")
     finally:
         await host.aclose()
 
@@ -307,7 +309,7 @@ async def test_a_project_server_starts_only_once_trusted_in_that_version(home: H
     host = Host.open(cwd=workdir)
     try:
         assert not any(t.source == "mcp" for t in host.registry.all_tools())
-        assert next(r for r in host.mcp_servers() if r["name"] == "time")["state"] == "untrusted"
+        assert next(r for r in host.mcp.servers() if r["name"] == "time")["state"] == "untrusted"
         assert any("not trusted" in n for n in host.notices())
     finally:
         await host.aclose()
@@ -316,14 +318,14 @@ async def test_a_project_server_starts_only_once_trusted_in_that_version(home: H
     try:
         outcome = await host.call_tool("mcp__time__get_current_time", {"timezone": "UTC"})
         assert outcome.ok, outcome.error
-        assert host.mcp_servers()[0]["scope"] == "project"
+        assert host.mcp.servers()[0]["scope"] == "project"
     finally:
         await host.aclose()
     # A changed entry waits for trust: the trusted version stays in force.
     write_server(project, time_server(args=("--local-timezone", "Europe/Paris")), replace=True)
     host = Host.open(cwd=workdir)
     try:
-        row = host.mcp_servers()[0]
+        row = host.mcp.servers()[0]
         assert row["state"] == "stopped" and row["pending_change"] is True
         assert row["config"]["args"] == ["--local-timezone", "UTC"]
         assert any("not trusted in this version" in n for n in host.notices())
@@ -333,20 +335,16 @@ async def test_a_project_server_starts_only_once_trusted_in_that_version(home: H
     trust_project(home, workdir)
     host = Host.open(cwd=workdir)
     try:
-        row = host.mcp_servers()[0]
+        row = host.mcp.servers()[0]
         assert row["pending_change"] is False and row["config"]["args"][-1] == "Europe/Paris"
     finally:
         await host.aclose()
 
 
 async def test_hooks_apply_to_an_mcp_tool_as_to_any_other(home: Home, workdir: Path) -> None:
-    import os
-    import subprocess
-    import sys
 
     guard = ROOT / "tests" / "fixtures" / "extensions" / "guard"
-    done = subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(guard), "--yes"],
-                          capture_output=True, text=True, env=dict(os.environ))
+    done = workbench("ext", "install", str(guard), "--yes")
     assert done.returncode == 0, done.stderr
     host = open_host(home, workdir, time_server())
     try:
@@ -355,8 +353,8 @@ async def test_hooks_apply_to_an_mcp_tool_as_to_any_other(home: Home, workdir: P
                                        CallOptions(prompt=False))
         assert outcome.ok and outcome.result == {"iso": "hidden"}
         assert outcome.to_json()["hook_context"] == "[hook context]\nthe time was hidden"
-        session = host.new_session()["id"]
-        host.set_extension_enabled(session, "guard", False)  # its hooks are off in that chat
+        session = host.chats.new()["id"]
+        host.switches.set_extension(session, "guard", False)  # its hooks are off in that chat
         plain = await host.call_tool("mcp__time__get_current_time", {"timezone": "UTC"},
                                      CallOptions(prompt=False, session_id=session,
                                                  without_hooks_of=frozenset({"guard"})))
@@ -375,15 +373,15 @@ async def test_the_model_is_offered_mcp_tools_and_calls_them_in_a_turn(home: Hom
         write_server(home.config_file, server, replace=True)
     host = Host.open(cwd=workdir, model=f"scripted:{script}")
     try:
-        result = await host.send_prompt("add them")
-        assert "mcp__everything__get-sum" in {spec.name for spec in host.tool_specs(result.session_id)}
-        tool_rows = [m for m in host.messages(result.session_id) if m["role"] == "tool"]
+        result = await host.chats.send_prompt("add them")
+        assert "mcp__everything__get-sum" in {spec.name for spec in host.chats.tool_specs(result.session_id)}
+        tool_rows = [m for m in host.chats.messages(result.session_id) if m["role"] == "tool"]
         assert "The sum of 20 and 22 is 42." in tool_rows[0]["content"]
         # Switched off in this chat, the server's tools are neither offered nor run.
-        host.set_mcp_server_enabled(result.session_id, "everything", False)
-        assert not any(s.name.startswith("mcp__") for s in host.tool_specs(result.session_id))
-        again = await host.send_prompt("add them again", session_id=result.session_id)
-        refused = [m for m in host.messages(again.session_id) if m["role"] == "tool"][-1]
+        host.mcp.set_in_chat(result.session_id, "everything", False)
+        assert not any(s.name.startswith("mcp__") for s in host.chats.tool_specs(result.session_id))
+        again = await host.chats.send_prompt("add them again", session_id=result.session_id)
+        refused = [m for m in host.chats.messages(again.session_id) if m["role"] == "tool"][-1]
         assert "switched off in this chat" in refused["content"]
     finally:
         await host.aclose()

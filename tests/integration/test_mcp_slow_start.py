@@ -6,8 +6,8 @@ misbehaving server processes (and the real time server once it is mended)."""
 
 from __future__ import annotations
 
+import functools
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,18 +16,14 @@ import pytest
 
 from processes import alive
 
+from commands import workbench
+from commands import workbench as run_workbench
+
 ROOT = Path(__file__).resolve().parents[2]
 TIME = ROOT / ".mcp-servers/venv/bin/mcp-server-time"
 LONG_MS = 600_000
 """A start bound far past the time each command is given (``workbench``'s timeout):
 a command that waited for it would not return."""
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, env=dict(os.environ), timeout=240)
-    assert "Traceback" not in done.stdout + done.stderr, done.stderr
-    return done
 
 
 def configure(home, name: str, script: Path, startup_ms: int) -> None:
@@ -69,6 +65,8 @@ def events(done: subprocess.CompletedProcess) -> list[dict]:
 
 
 def test_a_silent_server_that_failed_is_not_waited_on_again(home, tmp_path, scripted):
+    # Real processes: what a command started in the background ends with it.
+    workbench = functools.partial(run_workbench, process=True)
     script, starts = server_script(tmp_path, garbage=False)
     configure(home, "quiet", script, 2000)
     first = workbench("run", "--model", scripted, "hello")
@@ -78,7 +76,7 @@ def test_a_silent_server_that_failed_is_not_waited_on_again(home, tmp_path, scri
     # Now a start may take longer than the command is given: a run that waited for it
     # would never return. It reports the kept failure first, then the turn, then ends.
     configure(home, "quiet", script, LONG_MS)
-    second = workbench("run", "--jsonl", "--model", scripted, "hello")
+    second = workbench("run", "--jsonl", "--model", scripted, "hello", process=True)
     assert second.returncode == 0, second.stderr
     lines = events(second)
     notice = next(i for i, e in enumerate(lines) if e["type"] == "notice"

@@ -5,12 +5,11 @@ offered, its calls, ``tool_invoke`` and direct calls in each chat, and the CLI."
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.config.home import Home
 from workbench.core.gateway import CallOptions
@@ -39,26 +38,26 @@ async def test_an_mcp_tool_switched_off_in_one_chat_still_runs_in_another(workdi
     script.write_text(json.dumps([echoed("hi"), {"text": "done"}] * 2))
     host = Host.open(cwd=workdir, model=f"scripted:{script}")
     try:
-        off, on = host.new_session()["id"], host.new_session()["id"]
-        switched = host.set_tool_enabled(off, ECHO, False)
+        off, on = host.chats.new()["id"], host.chats.new()["id"]
+        switched = host.switches.set_tool(off, ECHO, False)
         assert switched.qualified_name == f"mcp:everything.{ECHO}"
-        assert ECHO not in {spec.name for spec in host.tool_specs(off)}
-        assert "mcp__everything__get-sum" in {spec.name for spec in host.tool_specs(off)}
-        assert ECHO in {spec.name for spec in host.tool_specs(on)}
+        assert ECHO not in {spec.name for spec in host.chats.tool_specs(off)}
+        assert "mcp__everything__get-sum" in {spec.name for spec in host.chats.tool_specs(off)}
+        assert ECHO in {spec.name for spec in host.chats.tool_specs(on)}
 
         started: list[ToolCallStarted] = []
         host.bus.subscribe(lambda e: started.append(e) if isinstance(e, ToolCallStarted) else None)
-        await host.send_prompt("echo it", session_id=off)
-        await host.send_prompt("echo it", session_id=on)
-        (refused,) = [json.loads(m["content"]) for m in host.messages(off) if m["role"] == "tool"]
+        await host.chats.send_prompt("echo it", session_id=off)
+        await host.chats.send_prompt("echo it", session_id=on)
+        (refused,) = [json.loads(m["content"]) for m in host.chats.messages(off) if m["role"] == "tool"]
         assert refused == {"ok": False, "error": {
             "kind": "not_found", "message": f"'{ECHO}' is switched off in this chat"}}
-        (ran,) = [json.loads(m["content"]) for m in host.messages(on) if m["role"] == "tool"]
+        (ran,) = [json.loads(m["content"]) for m in host.chats.messages(on) if m["role"] == "tool"]
         assert ran["ok"] and ran["result"]["content"][0]["text"] == "Echo: hi"
         assert [(e.tool, e.session_id) for e in started] == [(f"mcp:everything.{ECHO}", on)]
 
         # tool_invoke and a person's direct call in each chat see the same switches.
-        bridged = await host.call_for_model(off, "tool_invoke", {"name": ECHO, "arguments": {"message": "x"}})
+        bridged = await host.chats.call_for_model(off, "tool_invoke", {"name": ECHO, "arguments": {"message": "x"}})
         assert bridged.error["kind"] == "not_found" and "switched off in this chat" in bridged.error["message"]
         direct = await host.call_tool(ECHO, {"message": "x"}, CallOptions(session_id=off))
         assert direct.error["kind"] == "not_found"
@@ -68,16 +67,11 @@ async def test_an_mcp_tool_switched_off_in_one_chat_still_runs_in_another(workdi
         assert sorted(calls) == sorted([(f"mcp:everything.{ECHO}", on, "ok")] * 2
                                        + [("workbench.tool_invoke", off, "error")])
 
-        host.set_tool_enabled(off, ECHO, True)
+        host.switches.set_tool(off, ECHO, True)
         again = await host.call_tool(ECHO, {"message": "z"}, CallOptions(session_id=off))
         assert again.ok and again.result["content"][0]["text"] == "Echo: z"
     finally:
         await host.aclose()
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, env=dict(os.environ), timeout=120)
 
 
 def test_the_cli_switches_an_mcp_tool_in_one_session(workdir: Path) -> None:

@@ -1,5 +1,5 @@
 """Memory providers are handed what the person saves, for real: every save — `workbench
-memories add`, `Host.add_memory`, a tool's `ctx.memories.write` — reaches each memory
+memories add`, `host.memories.add`, a tool's `ctx.memories.write` — reaches each memory
 provider on whose scopes serve it, in its sandboxed worker, in the background; a
 provider's failure never fails the save. Searches ask only the providers whose scopes
 serve them, and a document seen twice is answered once."""
@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -18,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from test_providers_sandboxed import install
+from commands import workbench
+
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
 from workbench.events import Notice
@@ -96,11 +95,11 @@ async def test_a_saved_memory_reaches_the_providers_whose_scopes_serve_it(keeper
         notices: list[Notice] = []
         host.bus.subscribe(lambda event: notices.append(event) if isinstance(event, Notice) else None)
         started = time.monotonic()
-        added = host.add_memory("Release checklist", "Tag, build, then release.")
+        added = host.memories.add("Release checklist", "Tag, build, then release.")
         # The save is done at once: the slow provider takes 1.5 s, in the background.
         assert time.monotonic() - started < 1.0 and added["replaced"] is False
         assert host.store.get_memory("Release checklist")["content"] == "Tag, build, then release."
-        await host.memory_puts_settled()
+        await host.providers.puts_settled()
         put = asked(host, "put")
         audited = [(e["action"], e["subject"]) for e in host.store.list_audit(limit=50)]
     # ``agent`` is served by the providers listing it, ``all``, or nothing: not by
@@ -126,7 +125,7 @@ async def test_a_tools_memory_write_reaches_them_too(keepers, workdir, caplog):
             outcome = await host.call_tool("note", {"title": "Standup", "content": "At nine."},
                                            CallOptions(grants=(("memories", "write"),)))
             assert outcome.ok, outcome.error
-            await host.memory_puts_settled()
+            await host.providers.puts_settled()
         put = asked(host, "put")
     assert put["keepers/all"]["document"]["content"] == "At nine."
     assert "keepers.note" in [e["actor"] for e in host_audit(keepers, "provider.call")]
@@ -142,10 +141,10 @@ def host_audit(home, action: str) -> list[dict]:
 
 async def test_searches_ask_the_providers_of_their_scopes_and_answer_a_document_once(keepers, workdir):
     async with Host.open(cwd=workdir) as host:
-        host.add_memory("Release checklist", "Tag, build, then release.")
-        await host.memory_puts_settled()
+        host.memories.add("Release checklist", "Tag, build, then release.")
+        await host.providers.puts_settled()
         outside = await host.call_tool("memory_search", {"query": "release"})
-        chat = host.new_session()["id"]
+        chat = host.chats.new()["id"]
         inside = await host.call_tool("memory_search", {"query": "release"},
                                       CallOptions(session_id=chat))
         searched = asked(host, "search")
@@ -166,9 +165,7 @@ async def test_searches_ask_the_providers_of_their_scopes_and_answer_a_document_
 
 
 def test_workbench_memories_add_hands_it_over_before_it_returns(keepers, workdir):
-    done = subprocess.run([sys.executable, "-m", "workbench", "memories", "add", "Deploys",
-                           "--text", "Fridays, never."], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=120)
+    done = workbench("memories", "add", "Deploys", "--text", "Fridays, never.")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Added knowledge 'Deploys'.\n"
     with Host.open(cwd=workdir) as host:
@@ -195,7 +192,7 @@ def test_a_memory_provider_that_ignores_put_breaks_nothing(tmp_path, home, workd
     """The house's memory provider reads ``query`` and fails on a put: the save stands."""
     install(home, Path(__file__).resolve().parents[1] / "fixtures" / "extensions" / "house")
     with Host.open(cwd=workdir) as host:
-        host.add_memory("Release day", "Thursdays.")
+        host.memories.add("Release day", "Thursdays.")
         assert host.store.get_memory("Release day")["content"] == "Thursdays."
         failed = [e for e in host.store.list_audit(limit=50) if e["action"].startswith("provider.error")]
     assert [e["subject"] for e in failed] == ["memory:house/team"]

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import http.server
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 PY_CODE = '''
 import urllib.error, urllib.request
@@ -40,11 +39,6 @@ export async function fetchUrl(args: { url: string }) {
   return { status: response.status, text: await response.text() };
 }
 '''
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120, env=dict(os.environ))
 
 
 class Page(http.server.BaseHTTPRequestHandler):
@@ -177,9 +171,9 @@ async def test_a_providers_refusals_are_explained_under_its_own_name(tmp_path, h
             str(folder), approve=lambda plan: True)
     async with Host.open(cwd=workdir, model="ext:seeker/probe") as host:
         host.set_responder(Granting())
-        answer = await host.send_prompt(f"http://localhost:{port}/")
+        answer = await host.chats.send_prompt(f"http://localhost:{port}/")
         assert answer.text.startswith("403: localhost resolves only to internal addresses"), answer
-        rows = host.explain_grants("model:seeker/probe")
+        rows = host.grants.explain("model:seeker/probe")
         assert [row["state"] for row in rows] == ["granted", "refused"]
         assert rows[1]["value"] == f"localhost:{port}" and "loopback" in rows[1]["reason"]
     assert server.hits == 0

@@ -7,17 +7,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from commands import workbench
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "extensions"
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=120)
 
 
 def lines(done: subprocess.CompletedProcess) -> list[dict]:

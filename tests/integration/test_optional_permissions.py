@@ -6,13 +6,14 @@ sandboxed workers."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from commands import workbench as run_workbench
 
 CODE = '''
 import os
@@ -33,9 +34,7 @@ TOKEN = {"key": "WORKBENCH_TEST_TOKEN", "reason": "Sign in when you have a token
 
 
 def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120,
-                          env={**os.environ, "WORKBENCH_TEST_TOKEN": "s3cret"})
+    return run_workbench(*args, env={"WORKBENCH_TEST_TOKEN": "s3cret"})
 
 
 def lines(done: subprocess.CompletedProcess) -> list[dict]:

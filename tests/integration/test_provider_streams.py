@@ -179,8 +179,8 @@ async def test_a_generator_streams_each_piece_to_the_chat_before_it_ends(streams
         deltas = Deltas(host, extension)
         # The function waits for a row the test writes only once the first piece has
         # reached the chat: a reply sent whole would never come.
-        result = await asyncio.wait_for(host.send_prompt("hi"), 60)
-        rows = host.messages(result.session_id)
+        result = await asyncio.wait_for(host.chats.send_prompt("hi"), 60)
+        rows = host.chats.messages(result.session_id)
     assert (result.status, result.text) == ("done", "first second")
     assert deltas.texts == ["first ", "second"]
     assert [m["content"] for m in rows] == ["hi", "first second"]
@@ -188,8 +188,8 @@ async def test_a_generator_streams_each_piece_to_the_chat_before_it_ends(streams
 
 async def test_tool_calls_of_a_streamed_reply_are_run_by_the_turn(streams, workdir):
     async with Host.open(cwd=workdir, model="ext:pystream/caller") as host:
-        result = await host.send_prompt("one two three")
-        rows = host.messages(result.session_id)
+        result = await host.chats.send_prompt("one two three")
+        rows = host.chats.messages(result.session_id)
     assert (result.status, result.text) == ("done", "3 words")
     assert [m["role"] for m in rows] == ["user", "assistant", "tool", "assistant"]
     assert rows[1]["content"] == "Counting. Done."
@@ -201,9 +201,9 @@ async def test_tool_calls_of_a_streamed_reply_are_run_by_the_turn(streams, workd
 async def test_a_sync_typescript_generator_streams_text_and_tool_calls(streams, workdir):
     async with Host.open(cwd=workdir, model="ext:tsstream/plain") as host:
         deltas = Deltas(host)
-        chat = host.new_session()["id"]
-        await host.send_prompt("hi", chat)
-        rows = host.messages(chat)
+        chat = host.chats.new()["id"]
+        await host.chats.send_prompt("hi", chat)
+        rows = host.chats.messages(chat)
     assert deltas.texts[:2] == ["one, ", "two"]
     assert rows[1]["content"] == "one, two"
     assert rows[1]["tool_calls"][0]["name"] == "word_count"
@@ -219,7 +219,7 @@ async def test_a_sync_typescript_generator_streams_text_and_tool_calls(streams, 
 async def test_a_malformed_piece_is_refused_with_its_pointer(streams, workdir, spec, where):
     provider = spec.removeprefix("ext:")
     async with Host.open(cwd=workdir, model=spec) as host:
-        result = await host.send_prompt("hi")
+        result = await host.chats.send_prompt("hi")
     assert result.status == "error"
     assert f"the model provider {provider} answered with a malformed reply at {where}" in result.error
 
@@ -233,7 +233,7 @@ async def test_a_malformed_piece_is_refused_with_its_pointer(streams, workdir, s
 async def test_a_stream_past_the_output_cap_is_refused_not_cut(streams, workdir, size, words):
     async with Host.open(cwd=workdir, model="ext:pystream/flood") as host:
         deltas = Deltas(host)
-        result = await host.send_prompt(str(size))
+        result = await host.chats.send_prompt(str(size))
         audited = [e["action"] for e in host.store.list_audit(limit=20)]
     assert result.status == "error"
     assert words in result.error and "the limit is 1048576 (tools.max_output_bytes)" in result.error
@@ -247,10 +247,10 @@ async def test_cancelling_the_turn_mid_stream_stops_the_worker(streams, workdir)
     async with Host.open(cwd=workdir, model="ext:pystream/endless") as host:
         host.sandbox.keep_warm = False
         deltas = Deltas(host)
-        turn = asyncio.ensure_future(host.send_prompt("go"))
+        turn = asyncio.ensure_future(host.chats.send_prompt("go"))
         await asyncio.wait_for(deltas.first.wait(), 30)
         assert zygote_children(host)
-        assert host.cancel()
+        assert host.chats.cancel()
         result = await turn
         assert result.status == "cancelled"
         for _ in range(100):

@@ -8,12 +8,13 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import textwrap
 import threading
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.config.home import Home
 from workbench.core.gateway import CallOptions
@@ -43,12 +44,11 @@ def provider_extension(folder: Path, name: str, providers: list[dict], code: str
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, env=dict(os.environ), cwd=cwd, timeout=120)
+    return workbench(*args, cwd=cwd)
 
 
 def tool_rows(host: Host, session_id: str) -> list[dict]:
-    return [json.loads(m["content"]) for m in host.messages(session_id) if m["role"] == "tool"]
+    return [json.loads(m["content"]) for m in host.chats.messages(session_id) if m["role"] == "tool"]
 
 
 class Answering:
@@ -122,14 +122,14 @@ def rivals(tmp_path, home):
 
 async def test_a_chat_talks_to_the_extensions_model_which_calls_a_tool(house, workdir):
     async with Host.open(cwd=workdir, model="ext:house/house") as host:
-        result = await host.send_prompt("count one two three")
+        result = await host.chats.send_prompt("count one two three")
         assert (result.status, result.text) == ("done", "3 words (pid 1)")
-        rows = host.messages(result.session_id)
+        rows = host.chats.messages(result.session_id)
         assert [m["role"] for m in rows] == ["user", "assistant", "tool", "assistant"]
         assert rows[1]["tool_calls"][0]["name"] == "word_count"
         assert tool_rows(host, result.session_id) == [
             {"ok": True, "result": {"words": 3, "lines": 1, "characters": 13}}]
-        assert host.session(result.session_id)["model"] == "ext:house/house"
+        assert host.chats.get(result.session_id)["model"] == "ext:house/house"
         audited = [(e["action"], e["subject"]) for e in host.store.list_audit(limit=50)]
         assert ("provider.call", "model:house/house") in audited
     # The reply came from PID 1 of a namespace of its own: a sandboxed worker, not this process.
@@ -138,7 +138,7 @@ async def test_a_chat_talks_to_the_extensions_model_which_calls_a_tool(house, wo
 
 async def test_the_provider_id_alone_selects_it_and_it_sees_its_config_and_the_tools(house, workdir):
     async with Host.open(cwd=workdir, model="house") as host:
-        result = await host.send_prompt("hello")
+        result = await host.chats.send_prompt("hello")
     assert result.text.startswith("Hello from the house: hello [pid 1] [offered ")
     assert "word_count" in result.text and "web_search" in result.text
 
@@ -158,7 +158,7 @@ def test_the_configured_model_and_run_model_both_reach_it_headless(house, workdi
 async def test_an_unknown_extension_model_is_named_with_what_is_known(house, workdir):
     async with Host.open(cwd=workdir, model="ext:house/nothing") as host:
         with pytest.raises(ModelError) as caught:
-            await host.send_prompt("hi")
+            await host.chats.send_prompt("hi")
     assert "no model provider 'nothing' in the extension 'house'" in str(caught.value)
     assert "ext:house/house, ext:house/probe" in str(caught.value)
 
@@ -168,25 +168,25 @@ async def test_an_unknown_extension_model_is_named_with_what_is_known(house, wor
 
 async def test_built_in_first_then_the_first_extension_by_name(rivals, workdir):
     async with Host.open(cwd=workdir, model="shared") as host:
-        assert (await host.send_prompt("hi")).text == "acme answers"
-        shadowed = host.new_session()["id"]
-        host.set_session_model(shadowed, "ext:zed/shared")
-        assert (await host.send_prompt("hi", shadowed)).text == "zed answers"
-        builtin = host.new_session()["id"]
-        host.set_session_model(builtin, "echo")
-        assert (await host.send_prompt("hi", builtin)).text == "You said: hi"
+        assert (await host.chats.send_prompt("hi")).text == "acme answers"
+        shadowed = host.chats.new()["id"]
+        host.chats.set_model(shadowed, "ext:zed/shared")
+        assert (await host.chats.send_prompt("hi", shadowed)).text == "zed answers"
+        builtin = host.chats.new()["id"]
+        host.chats.set_model(builtin, "echo")
+        assert (await host.chats.send_prompt("hi", builtin)).text == "You said: hi"
         # A chat that switched acme off: the name goes to the next provider, then to none.
-        chat = host.new_session()["id"]
-        host.set_extension_enabled(chat, "acme", False)
-        assert (await host.send_prompt("hi", chat)).text == "zed answers"
-        host.set_extension_enabled(chat, "zed", False)
+        chat = host.chats.new()["id"]
+        host.switches.set_extension(chat, "acme", False)
+        assert (await host.chats.send_prompt("hi", chat)).text == "zed answers"
+        host.switches.set_extension(chat, "zed", False)
         with pytest.raises(ModelError, match="belongs to the extension acme, which is switched off"):
-            await host.send_prompt("hi", chat)
-        pinned = host.new_session()["id"]
-        host.set_session_model(pinned, "ext:zed/shared")
-        host.set_extension_enabled(pinned, "zed", False)
+            await host.chats.send_prompt("hi", chat)
+        pinned = host.chats.new()["id"]
+        host.chats.set_model(pinned, "ext:zed/shared")
+        host.switches.set_extension(pinned, "zed", False)
         with pytest.raises(ModelError, match="ext:zed/shared belongs to the extension zed"):
-            await host.send_prompt("hi", pinned)
+            await host.chats.send_prompt("hi", pinned)
 
 
 async def test_the_losers_are_conflicts_in_the_status_report(rivals, workdir):
@@ -227,7 +227,7 @@ async def test_the_losers_are_conflicts_in_the_status_report(rivals, workdir):
 
 async def test_memory_search_asks_the_memory_providers_after_the_built_in_memories(house, rivals, workdir):
     async with Host.open(cwd=workdir) as host:
-        host.add_memory("Release checklist", "Tag, build, then release.")
+        host.memories.add("Release checklist", "Tag, build, then release.")
         outcome = await host.call_tool("memory_search", {"query": "release", "limit": 5})
     assert outcome.ok, outcome.error
     answer = outcome.result
@@ -249,10 +249,10 @@ async def test_memory_search_asks_the_memory_providers_after_the_built_in_memori
 
 async def test_memory_search_is_offered_when_a_memory_provider_answers_in_the_chat(house, workdir):
     async with Host.open(cwd=workdir) as host:
-        assert "memory_search" in [t.name for t in host.tool_specs(message="hi")]
-        chat = host.new_session()["id"]
-        host.set_extension_enabled(chat, "house", False)
-        assert "memory_search" not in [t.name for t in host.tool_specs(chat, message="hi")]
+        assert "memory_search" in [t.name for t in host.chats.tool_specs(message="hi")]
+        chat = host.chats.new()["id"]
+        host.switches.set_extension(chat, "house", False)
+        assert "memory_search" not in [t.name for t in host.chats.tool_specs(chat, message="hi")]
 
 
 async def test_web_search_asks_by_priority_and_follows_the_chats_switches(house, rivals, workdir):
@@ -261,28 +261,28 @@ async def test_web_search_asks_by_priority_and_follows_the_chats_switches(house,
         assert outcome.result["provider"] == "zed/news"  # priority 9 beats house's 5 and acme's 1
         assert outcome.result["results"] == [
             {"title": "zed news on rain", "url": "https://zed.test/news", "snippet": ""}]
-        chat = host.new_session()["id"]
+        chat = host.chats.new()["id"]
 
         async def asked_in_chat() -> str:
             found = await host.call_tool("web_search", {"query": "rain"}, CallOptions(session_id=chat))
             return found.result["provider"]
 
-        host.set_extension_enabled(chat, "zed", False)
+        host.switches.set_extension(chat, "zed", False)
         # ``web`` is acme's, the first by name: house's is shadowed.
         assert await asked_in_chat() == "acme/web"
-        host.set_extension_enabled(chat, "acme", False)
+        host.switches.set_extension(chat, "acme", False)
         # With acme off in this chat, the name goes to the next extension.
         assert await asked_in_chat() == "house/web"
-        host.set_extension_enabled(chat, "house", False)
-        assert "web_search" not in [t.name for t in host.session_tools(chat)]
-        none = await host.call_for_model(chat, "web_search", {"query": "rain"})
+        host.switches.set_extension(chat, "house", False)
+        assert "web_search" not in [t.name for t in host.switches.tools(chat)]
+        none = await host.chats.call_for_model(chat, "web_search", {"query": "rain"})
         assert none.error["kind"] == "unavailable"
         assert none.error["message"] == "no search provider is on in this chat"
 
 
 async def test_without_a_search_provider_there_is_no_web_search(home, workdir):
     async with Host.open(cwd=workdir) as host:
-        assert "web_search" not in [t.name for t in host.enabled_tools()]
+        assert "web_search" not in [t.name for t in host.switches.tools()]
         assert host.status_report().to_json()["provider_registration"]["total_registered"] == 0
 
 
@@ -318,10 +318,10 @@ async def test_a_provider_reaches_nothing_it_was_not_granted(house, workdir, tmp
     monkeypatch.setenv("PROBE_SECRET", "hunter2")
     socket.create_connection(("127.0.0.1", listener), timeout=2).close()  # this process can
     async with Host.open(cwd=workdir, model="ext:house/probe") as host:
-        chat = host.new_session()["id"]
+        chat = host.chats.new()["id"]
 
         async def probe(path: Path) -> str:
-            return (await host.send_prompt(f"read={path} port={listener} env=PROBE_SECRET", chat)).text
+            return (await host.chats.send_prompt(f"read={path} port={listener} env=PROBE_SECRET", chat)).text
 
         # Outside its grants a path is refused, or not there at all (the worker's own root).
         assert await probe(secret) in ("read refused (PermissionError); net refused (PermissionError); "
@@ -334,38 +334,38 @@ async def test_a_provider_reaches_nothing_it_was_not_granted(house, workdir, tmp
         # The grant is the provider's: the house model, asked to do the same, still cannot.
         assert host.store.list_grants("model:house/house") == []
         # It is explained and revoked under the provider's key, like a tool's.
-        [row] = host.explain_grants("model:house/probe")
+        [row] = host.grants.explain("model:house/probe")
         assert (row["tool"], row["kind"], row["state"]) == ("model:house/probe", "read", "granted")
-        assert host.revoke_grants("model:house/probe", "read") == 1
-        assert host.explain_grants("model:house/probe")[0]["state"] != "granted"
+        assert host.grants.revoke("model:house/probe", "read") == 1
+        assert host.grants.explain("model:house/probe")[0]["state"] != "granted"
         assert (await probe(secret)).startswith("read refused")
         with pytest.raises(ToolError, match="no model provider 'nobody'"):
-            host.explain_grants("model:house/nobody")
+            host.grants.explain("model:house/nobody")
 
 
 async def test_a_providers_permission_is_asked_for_and_a_denial_ends_the_turn(rivals, workdir, tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("buy milk")
     async with Host.open(cwd=workdir, model="ext:acme/guarded") as host:
-        refused = await host.send_prompt(str(notes))
+        refused = await host.chats.send_prompt(str(notes))
         assert refused.status == "error"
         assert "permission denied" in refused.error and "model provider acme/guarded" in refused.error
         assert f"read {notes}" in refused.error
         front = Answering("session")
         host.set_responder(front)
-        allowed = await host.send_prompt(str(notes), refused.session_id)
+        allowed = await host.chats.send_prompt(str(notes), refused.session_id)
         assert (allowed.status, allowed.text) == ("done", "notes: buy milk")
         [asked] = front.requests
         assert (asked.tool, asked.session_id) == ("model:acme/guarded", refused.session_id)
         assert [(p["kind"], p["value"]) for p in asked.permissions] == [("read", str(notes))]
         # Kept for this chat: asked once.
-        await host.send_prompt(str(notes), refused.session_id)
+        await host.chats.send_prompt(str(notes), refused.session_id)
         assert len(front.requests) == 1
         denied = Answering("deny")
         host.set_responder(denied)
-        other = await host.send_prompt(str(notes))
+        other = await host.chats.send_prompt(str(notes))
         assert other.status == "error" and "permission denied" in other.error
-        again = await host.send_prompt(str(notes), other.session_id)
+        again = await host.chats.send_prompt(str(notes), other.session_id)
         assert "refused earlier" in again.error and len(denied.requests) == 1
 
 

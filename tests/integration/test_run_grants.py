@@ -9,10 +9,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
@@ -132,15 +133,13 @@ def system(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
 
 
 def install(folder: Path) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(folder), "--yes"],
-                          capture_output=True, text=True, env=dict(os.environ), timeout=180)
+    done = workbench("ext", "install", str(folder), "--yes")
     assert done.returncode == 0, done.stderr
     return done
 
 
 def explain(tool: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", "grants", "explain", tool],
-                          capture_output=True, text=True, env=dict(os.environ), timeout=60)
+    return workbench("grants", "explain", tool)
 
 
 @pytest.mark.parametrize("runtime", ["python", "deno"])
@@ -159,7 +158,7 @@ async def test_alternatives_for_three_systems_run_the_one_here(runtime, system, 
         assert outcome.result["code"] == 0
         [request] = person.asked
         assert [(p["kind"], p["value"]) for p in request.permissions] == [("run", "xdg-open")]
-        rows = {row["value"]: row["state"] for row in host.explain_grants("open_link")}
+        rows = {row["value"]: row["state"] for row in host.grants.explain("open_link")}
         assert rows == {"open": "not applicable", "xdg-open": "granted", "rundll32": "not applicable"}
     shown = explain("open_link").stdout
     assert "not applicable run open (not on this system: skipped)" in shown
@@ -247,5 +246,5 @@ async def test_a_binary_made_after_the_call_was_settled_is_not_granted(system, t
         [request] = person.asked
         assert [p["kind"] for p in request.permissions] == ["write"]
         # Now that it exists, the next call asks for it by name: nothing is granted silently.
-        assert {row["value"]: row["state"] for row in host.explain_grants("plant")}[
+        assert {row["value"]: row["state"] for row in host.grants.explain("plant")}[
             str(planted)] == "not granted"

@@ -8,13 +8,13 @@ the events the host published while it ran.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.core.extensions import SAMPLES_DIR
 from workbench.core.gateway import CallOptions
@@ -117,7 +117,7 @@ async def test_the_samples_load_with_their_knowledge_and_skill(host):
     [samples] = [e for e in host.loaded_extensions if e["name"] == "samples"]
     assert samples["tools"] == SAMPLE_TOOLS and samples["scope"] == "development"
     assert Path(samples["path"]) == SAMPLES_DIR
-    shipped = {m["title"]: m for m in host.memories.list() if m.get("extension") == "samples"}
+    shipped = {m["title"]: m for m in host.memories.library.list() if m.get("extension") == "samples"}
     assert shipped["Samples overview"]["kind"] == "knowledge"
     assert shipped["write-a-tool"]["kind"] == "skill" and shipped["write-a-tool"]["summary"].startswith("Write")
 
@@ -265,8 +265,8 @@ async def test_llm_returns_the_scripted_models_text(host, person):
 async def test_llm_in_a_chat_reaches_that_chats_own_model(host, person, tmp_path):
     other = tmp_path / "other-model.json"
     other.write_text(json.dumps([{"text": "Ferns like shade."}]))
-    chat = host.new_session()["id"]
-    host.set_session_model(chat, f"scripted:{other}")
+    chat = host.chats.new()["id"]
+    host.chats.set_model(chat, f"scripted:{other}")
     outcome = await call(host, "sample_llm", {"text": "Ferns grow best in damp, shaded places..."},
                          session_id=chat)
     assert outcome.result == {"summary": "Ferns like shade."}
@@ -309,9 +309,8 @@ async def test_the_accepted_schedule_is_saved_as_the_person_edited_it(host, pers
 
 
 def workbench_call(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
-    return subprocess.run([sys.executable, "-m", "workbench", "call", *args, "--json"],
-                          capture_output=True, text=True, env=env, cwd=tmp_path / "work", timeout=60)
+    env = {"WORKBENCH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    return workbench("call", *args, "--json", env=env, cwd=tmp_path / "work")
 
 
 def test_workbench_call_runs_samples_headlessly(tmp_path):

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from commands import workbench
+
 from processes import alive
 from strict_models import StrictModelServer
 
@@ -45,8 +47,7 @@ def wait_for_gate(args, ctx):
 
 
 def cli(*args: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, env={**os.environ, **(env or {})}, timeout=90)
+    done = workbench(*args, env=env, timeout=90)
     if check:
         assert done.returncode == 0, done.stderr
     return done

@@ -5,12 +5,12 @@ current ones; ``sessions set-model`` changes a session's model and refuses a bad
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.config.trust import trust_project as trust_config
 from workbench.core.host import Host
@@ -19,8 +19,7 @@ from workbench.events import Notice
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, env=dict(os.environ), cwd=cwd, timeout=120)
+    return workbench(*args, cwd=cwd)
 
 
 def trust_project(home, root: Path) -> None:
@@ -68,9 +67,9 @@ def elsewhere(tmp_path) -> Path:
 async def made_in(project: Path) -> str:
     """A session started in ``project`` with its script (a path relative to it)."""
     async with Host.open(cwd=project, model="scripted:chat.json") as host:
-        result = await host.send_prompt("hello")
+        result = await host.chats.send_prompt("hello")
         assert result.text == "first"
-        session = host.session(result.session_id)
+        session = host.chats.get(result.session_id)
         assert (session["model"], session["folder"]) == ("scripted:chat.json", str(project))
         return result.session_id
 
@@ -78,21 +77,21 @@ async def made_in(project: Path) -> str:
 async def test_resuming_a_session_uses_its_model_and_folder_not_the_hosts(project, elsewhere):
     session_id = await made_in(project)
     async with Host.open(cwd=elsewhere, model="echo") as host:
-        assert "here.where_am_i" not in [t.qualified_name for t in host.enabled_tools()]
-        result = await host.send_prompt("where are you?", session_id)
+        assert "here.where_am_i" not in [t.qualified_name for t in host.switches.tools()]
+        result = await host.chats.send_prompt("where are you?", session_id)
         assert (result.status, result.text) == ("done", "second")
         assert host.cwd == project
         assert host.config.get("tools.timeout_ms") == 12345  # the project's trusted config
-        [where] = [json.loads(m["content"]) for m in host.messages(session_id) if m["role"] == "tool"]
+        [where] = [json.loads(m["content"]) for m in host.chats.messages(session_id) if m["role"] == "tool"]
         assert where == {"ok": True, "result": {"cwd": str(project)}}
         # The host's own model is still the one it was opened with, for new chats.
-        assert host.session(host.new_session()["id"])["model"] == "echo"
+        assert host.chats.get(host.chats.new()["id"])["model"] == "echo"
 
 
 async def test_a_session_made_before_it_kept_a_folder_follows_the_host(home, elsewhere):
     async with Host.open(cwd=elsewhere, model="echo") as host:
         old = host.store.create_session(title="old")  # no model, no folder: as before m006
-        assert (await host.send_prompt("hi", old["id"])).text == "You said: hi"
+        assert (await host.chats.send_prompt("hi", old["id"])).text == "You said: hi"
         assert host.cwd == elsewhere
 
 
@@ -100,12 +99,12 @@ async def test_a_session_whose_folder_is_gone_runs_where_the_host_is_and_says_so
     gone = tmp_path / "gone"
     gone.mkdir()
     async with Host.open(cwd=gone, model="echo") as host:
-        session_id = (await host.send_prompt("hi")).session_id
+        session_id = (await host.chats.send_prompt("hi")).session_id
     gone.rmdir()
     notices = []
     async with Host.open(cwd=elsewhere, model="echo") as host:
         host.bus.subscribe(lambda event: notices.append(event) if isinstance(event, Notice) else None)
-        assert (await host.send_prompt("again", session_id)).status == "done"
+        assert (await host.chats.send_prompt("again", session_id)).status == "done"
         assert host.cwd == elsewhere
     assert [n.message for n in notices] == [
         f"the folder of session {session_id[:12]}, {gone}, is gone; working in {elsewhere}"]
@@ -114,7 +113,7 @@ async def test_a_session_whose_folder_is_gone_runs_where_the_host_is_and_says_so
 async def test_set_session_model_keeps_a_good_spec_and_refuses_a_bad_one(project, elsewhere):
     session_id = await made_in(project)
     async with Host.open(cwd=elsewhere, model="echo") as host:
-        before = host.session(session_id)
+        before = host.chats.get(session_id)
         for spec, words in (("", "a model spec cannot be empty"),
                             ("gpt-4", "unknown model 'gpt-4'; known: auto, echo"),
                             ("echo:loud", "echo takes no argument"),
@@ -122,17 +121,17 @@ async def test_set_session_model_keeps_a_good_spec_and_refuses_a_bad_one(project
                             ("ext:nobody/model", "no model provider 'model' in the extension 'nobody'"),
                             ("scripted:missing.json", "cannot read the scripted model file")):
             with pytest.raises(WorkbenchError, match=words) as caught:
-                host.set_session_model(session_id, spec)
+                host.chats.set_model(session_id, spec)
             assert caught.value.exit_code == ExitCode.USAGE
-        assert host.session(session_id) == before
+        assert host.chats.get(session_id) == before
         # A relative script is read from the session's folder, not the host's.
         (project / "other.json").write_text(json.dumps([{"text": "x"}] * 4))
-        assert host.set_session_model(session_id[:8], "scripted:other.json")["model"] == "scripted:other.json"
+        assert host.chats.set_model(session_id[:8], "scripted:other.json")["model"] == "scripted:other.json"
         with pytest.raises(WorkbenchError, match="no session"):
-            host.set_session_model("nosuchsession", "echo")
-        changed = host.set_session_model(session_id, " echo ")
+            host.chats.set_model("nosuchsession", "echo")
+        changed = host.chats.set_model(session_id, " echo ")
         assert changed["model"] == "echo"
-        assert (await host.send_prompt("hi", session_id)).text == "You said: hi"
+        assert (await host.chats.send_prompt("hi", session_id)).text == "You said: hi"
         assert ("session.model", session_id) in [(e["action"], e["subject"])
                                                  for e in host.store.list_audit(limit=20)]
 
@@ -170,11 +169,11 @@ def test_the_cli_resumes_in_the_sessions_folder_and_changes_its_model(project, e
 
 async def test_a_scheduled_runs_chat_keeps_the_cards_model_and_folder(home, elsewhere):
     async with Host.open(cwd=elsewhere, model="echo") as host:
-        row = host.add_schedule(title="Echo", instruction="hello there",
+        row = host.schedules.add_schedule(title="Echo", instruction="hello there",
                                 schedule={"kind": "interval", "everyMinutes": 5}, model="echo")
-        run = await host.run_schedule_now(row["id"])
+        run = await host.schedules.run_schedule_now(row["id"])
         assert run["status"] == "ok"
-        session = host.session(run["session_id"])
+        session = host.chats.get(run["session_id"])
         assert (session["model"], session["folder"]) == ("echo", str(elsewhere))
 
 
@@ -198,9 +197,9 @@ async def test_a_resumed_session_runs_its_tools_under_its_folders_limits(project
     session_id = await made_in(project)
     async with Host.open(cwd=elsewhere, model="echo") as host:
         assert host.gateway.default_timeout_ms == 300_000
-        result = await host.send_prompt("nap", session_id)
+        result = await host.chats.send_prompt("nap", session_id)
         assert (result.status, result.text) == ("done", "second")
         assert (host.gateway.default_timeout_ms, host.hook_runtime.budget_ms,
                 host.sandbox.limits.memory_mb) == (1000, 700, 300)
-        [nap] = [json.loads(m["content"]) for m in host.messages(session_id) if m["role"] == "tool"]
+        [nap] = [json.loads(m["content"]) for m in host.chats.messages(session_id) if m["role"] == "tool"]
         assert nap["error"] == {"kind": "timeout", "message": "the call took longer than 1 s"}

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 from workbench.config.home import Home
 from workbench.core.host import Host
@@ -21,11 +20,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CORPUS = FIXTURES / "skills"
 INVALID = FIXTURES / "skills-invalid"
 EXPECTED: dict[str, dict[str, str]] = json.loads((CORPUS / "expected.json").read_text("utf-8"))
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, env=dict(os.environ), timeout=120)
 
 
 def corpus_extension(folder: Path, name: str = "skill-corpus", only: list[str] | None = None) -> Path:
@@ -69,7 +63,7 @@ async def test_the_model_is_shown_and_loads_each_exact_description(tmp_path: Pat
     installed = workbench("ext", "install", str(source), "--yes")
     assert installed.returncode == 0, installed.stderr
     async with Host.open(cwd=workdir, model="echo") as host:
-        plan = host.memory_context()
+        plan = host.memories.context()
         shown = {item.title: item.description for item in plan.skills}
         assert shown == {e["name"]: e["description"] for e in EXPECTED.values()}
         for name in EXPECTED:
@@ -132,7 +126,7 @@ def test_a_persons_skill_folder_brings_its_reference_files(tmp_path: Path):
     assert shown["files"] == ["forms/Template.pdf", "reference.md"]
     shutil.rmtree(folder)  # the copy is the person's skill now, not the folder it came from
     with Host.open(cwd=tmp_path) as host:
-        got = host.read_skill_file("pdf-forms", "forms/template.pdf")
+        got = host.memories.read_skill_file("pdf-forms", "forms/template.pdf")
         assert base64.b64decode(got["content"]) == (CORPUS / "plain" / "forms" / "Template.pdf").read_bytes()
         assert "differs only in case" in got["note"]
     linked = tmp_path / "linked"
@@ -144,7 +138,7 @@ def test_a_persons_skill_folder_brings_its_reference_files(tmp_path: Path):
     assert "linked" not in workbench("memories", "list").stdout  # nothing half-added
     assert workbench("memories", "rm", "pdf-forms").returncode == 0
     with Host.open(cwd=tmp_path) as host:
-        assert host.memories.skill_folder("pdf-forms") is None
+        assert host.memories.library.skill_folder("pdf-forms") is None
 
 
 @pytest.mark.usefixtures("home")

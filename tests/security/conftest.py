@@ -40,7 +40,7 @@ class Lab:
     async def call(self, tool: str, args: dict | None = None, *, grant_all: bool = True,
                    grants: tuple = ()):
         if grant_all:
-            grants = self.host.resolve_grant_flags(tool, [], grant_all=True)
+            grants = self.host.grants.from_flags(tool, [], grant_all=True)
         return await self.host.call_tool(tool, args or {}, CallOptions(grants=grants, prompt=False))
 
 

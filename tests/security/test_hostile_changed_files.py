@@ -49,7 +49,7 @@ def source(tmp_path: Path, runtime: str) -> Path:
 async def test_code_replaced_mid_session_is_held_at_the_next_call(tmp_path, runtime):
     async with Host.open(cwd=tmp_path) as host:
         host.set_responder(Person())
-        host.install_extension(str(source(tmp_path, runtime)), lambda plan: True)
+        host.extensions.install(str(source(tmp_path, runtime)), lambda plan: True)
         first = await host.call_tool("hello", {})
         assert first.ok and first.result == "approved code", first.error
         entry = host.home.extensions_dir / "changer" / ("main.py" if runtime == "python"
@@ -67,7 +67,7 @@ async def test_code_replaced_mid_session_is_held_at_the_next_call(tmp_path, runt
         report = host.status_report().to_json()
         problems = [p for p in report["load_errors"] if p["extension"] == "changer"]
         assert problems and problems[0]["state"] == "held", report["load_errors"]
-        at_start = host.manager.get("changer")
+        at_start = host.extensions.manager().get("changer")
         assert problems[0]["error_message"] == at_start.reason
         again = await host.call_tool("hello", {})
         assert not again.ok and "replaced code" not in json.dumps(again.to_json())
@@ -77,7 +77,7 @@ async def test_code_replaced_mid_session_is_held_at_the_next_call(tmp_path, runt
 
 async def test_an_added_file_holds_it_and_an_unchanged_one_runs(tmp_path):
     async with Host.open(cwd=tmp_path) as host:
-        host.install_extension(str(source(tmp_path, "python")), lambda plan: True)
+        host.extensions.install(str(source(tmp_path, "python")), lambda plan: True)
         for _ in range(3):
             outcome = await host.call_tool("hello", {})
             assert outcome.ok and outcome.result == "approved code", outcome.error

@@ -78,5 +78,5 @@ async def test_a_write_sent_under_a_read_member_name_needs_write(lab, tools):
     assert outcome.result["refused"] == "permission"
     assert "memories write" in outcome.result["message"]
     with pytest.raises(ToolError) as missing:
-        lab.host.memories.get("Planted")
+        lab.host.memories.library.get("Planted")
     assert missing.value.kind == "not_found"

@@ -10,11 +10,10 @@ call — result, logs, progress, bubbles, requests — counts against ``tools.ma
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
+
+from commands import workbench
 
 pytestmark = pytest.mark.security
 
@@ -187,14 +186,11 @@ def test_workbench_call_reports_a_deep_frame_without_a_traceback(tmp_path):
         "name": "deepext", "displayName": "Deep", "description": "Sends a deep frame.",
         "entry": "main.py", "tools": [{"name": "deep", "description": "Deep.", "function": "deep",
                                        "parameters": {"type": "object"}}]}))
-    env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}
-    installed = subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(folder), "--yes"],
-                               env=env, capture_output=True, text=True)
+    env = {"WORKBENCH_HOME": str(tmp_path / "home")}
+    installed = workbench("ext", "install", str(folder), "--yes", env=env)
     assert installed.returncode == 0, installed.stderr
     for extra in ([], ["--json"]):
-        done = subprocess.run([sys.executable, "-m", "workbench", "call", "deep", "--args",
-                               '{"depth": 200000}', *extra], env=env, capture_output=True,
-                              text=True, timeout=60)
+        done = workbench("call", "deep", "--args", '{"depth": 200000}', *extra, env=env)
         assert "Traceback" not in done.stderr + done.stdout
         assert done.returncode != 0
         shown = done.stdout if extra else done.stderr
@@ -203,8 +199,7 @@ def test_workbench_call_reports_a_deep_frame_without_a_traceback(tmp_path):
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps([{"tool_calls": [{"name": "deep", "arguments": {"depth": 200000}}]},
                                    {"text": "The tool failed."}]))
-    ran = subprocess.run([sys.executable, "-m", "workbench", "run", "--model", f"scripted:{replies}",
-                          "--jsonl", "go"], env=env, capture_output=True, text=True, timeout=60)
+    ran = workbench("run", "--model", f"scripted:{replies}", "--jsonl", "go", env=env)
     assert "Traceback" not in ran.stderr + ran.stdout
     events = [json.loads(line) for line in ran.stdout.splitlines()]
     ended = [event for event in events if event["type"] == "tool_call_ended"]

@@ -106,7 +106,7 @@ def ship(lab: Lab, runtime: str, tmp_path: Path) -> Path:
 
     assert load_extension(lab.host.registry, folder), lab.host.registry.load_errors
     for kind, path in (("knowledge", "memories/guide.md"), ("skill", "memories/skill")):
-        lab.host.memories.add_shipped(read_shipped("shipper", kind, folder / path, folder))
+        lab.host.memories.library.add_shipped(read_shipped("shipper", kind, folder / path, folder))
     lab.host.set_responder(Person())
     (tmp_path / "secret.md").write_text(SECRET)
     (tmp_path / "secret").mkdir()
@@ -146,9 +146,9 @@ async def test_a_shipped_knowledge_file_replaced_by_a_link_is_not_read(lab, tmp_
     refused(outcome, "memories/guide.md")
     assert "symbolic link" in json.dumps(outcome.result)
     # Nor is it handed to the model, nor found by memory_search.
-    plan = lab.host.memory_context()
+    plan = lab.host.memories.context()
     assert SECRET not in (plan.text or "")
-    assert SECRET not in json.dumps(lab.host.search_memories("secret key"))
+    assert SECRET not in json.dumps(lab.host.memories.search("secret key"))
     await healthy(lab)
 
 

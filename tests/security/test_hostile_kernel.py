@@ -20,6 +20,8 @@ import time
 import pytest
 
 from conftest import processes_with
+from commands import workbench
+
 from workbench.sandbox.process import UNUSED_ID
 
 pytestmark = pytest.mark.security
@@ -694,8 +696,7 @@ def test_no_worker_outlives_a_killed_host(tmp_path):
         "name": "sleepy", "displayName": "Sleepy", "description": "Sleeps.", "entry": "main.py",
         "tools": [{"name": "nap", "description": "Nap.", "parameters": {"type": "object"}, "function": "nap"}]}))
     env = dict(os.environ)
-    assert subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(folder), "--yes"],
-                          env=env, capture_output=True).returncode == 0
+    assert workbench("ext", "install", str(folder), "--yes").returncode == 0
     host = subprocess.Popen([sys.executable, "-m", "workbench", "call", "nap", "--grant-all"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     marker = f"\0{host.pid}\0"

@@ -196,13 +196,13 @@ async def ask(host: Host, server: str, tool: str, arguments: dict) -> Any:
 async def healthy(host: Host, server: str) -> None:
     """The host still answers and the server still runs in its sandbox."""
     assert (await host.call_tool(f"mcp__{server}__look", {"paths": ["/"]})).ok
-    row = next(r for r in host.mcp_servers() if r["name"] == server)
+    row = next(r for r in host.mcp.servers() if r["name"] == server)
     assert row["state"] == "running" and row["sandbox"]
 
 
 def server_pid(host: Host, name: str) -> int:
     """The server's own process: the launcher's grandchild (the middle process between)."""
-    launcher = host.mcp.servers[name].pid
+    launcher = host.mcp.manager.servers[name].pid
     with open(f"/proc/{launcher}/task/{launcher}/children") as handle:
         middle = int(handle.read().split()[0])
     with open(f"/proc/{middle}/task/{middle}/children") as handle:
@@ -315,7 +315,7 @@ async def test_a_granted_folder_swapped_for_a_link_between_starts_is_refused(
         outcome = await host.call_tool("mcp__swapped__look", {"paths": [str(granted)]})
         assert not outcome.ok and outcome.error["kind"] == "unavailable"
         assert str(granted) in outcome.error["message"] and "has changed" in outcome.error["message"]
-        row = next(r for r in host.mcp_servers() if r["name"] == "swapped")
+        row = next(r for r in host.mcp.servers() if r["name"] == "swapped")
         assert row["state"] in ("backoff", "fatal") and str(granted) in row["reason"]
         assert row["pid"] is None
     finally:
@@ -337,10 +337,10 @@ async def test_children_over_the_memory_limit_are_killed_and_reported(kind: str,
         assert (child["returncode"] == -9 if kind == "python" else child["signal"] == "SIGKILL"), child
         note = await until(lambda: next((n for n in notices if "memory limit" in n.message), None))
         assert "MCP server hog" in note.message and "256 MiB" in note.message
-        row = next(r for r in host.mcp_servers() if r["name"] == "hog")
+        row = next(r for r in host.mcp.servers() if r["name"] == "hog")
         assert "went over the memory limit" in row["sandbox_note"]
         assert "went over the memory limit" in (home.logs_dir / "mcp-hog.log").read_text()
-        launcher = host.mcp.servers["hog"].pid
+        launcher = host.mcp.manager.servers["hog"].pid
         assert (Path(str(cgroup.memory_root())) / f"{launcher}-{launcher}").is_dir()
         await healthy(host, "hog")
     finally:
@@ -357,7 +357,7 @@ async def test_a_server_that_outlives_its_input_is_ended_whole_and_its_cgroups_r
     host = open_host(home, workdir, hostile(kind, "lingerer", (f"run:{runtime}",)))
     try:
         assert await ask(host, "lingerer", "linger", {}) == "lingering"
-        launcher = host.mcp.servers["lingerer"].pid
+        launcher = host.mcp.manager.servers["lingerer"].pid
         server = server_pid(host, "lingerer")
         groups = [Path(str(root)) / f"{launcher}-{launcher}" for root in (cgroup.memory_root(), cgroup.pids_root())
                   if root is not None]

@@ -102,7 +102,7 @@ async def test_declined_always_stays_out_of_reach_without_asking(lab, folders):
         assert outcome.result["public"] == "the shared page"
         assert outcome.result["private"].startswith("refused:")
     assert len(person.asked) == 1
-    states = {row["value"]: row["state"] for row in lab.host.explain_grants("optional.peek")}
+    states = {row["value"]: row["state"] for row in lab.host.grants.explain("optional.peek")}
     assert states == {str(public): "granted", str(private): "denied"}
 
 
@@ -148,12 +148,12 @@ async def test_a_grant_flag_grants_an_optional_entry_and_none_leaves_it_out(lab,
     declare(lab, public, private)
     without = await lab.host.call_tool("token", {}, CallOptions(prompt=False))
     assert without.ok and without.result["token"] is None
-    flags = lab.host.resolve_grant_flags("token", ["env:WORKBENCH_TEST_TOKEN"])
+    flags = lab.host.grants.from_flags("token", ["env:WORKBENCH_TEST_TOKEN"])
     granted = await lab.host.call_tool("token", {}, CallOptions(grants=flags, prompt=False))
     assert granted.result["token"] == "s3cret"
-    every = lab.host.resolve_grant_flags("peek", [], grant_all=True)
+    every = lab.host.grants.from_flags("peek", [], grant_all=True)
     both = await lab.host.call_tool("peek", paths(public, private), CallOptions(grants=every, prompt=False))
     assert both.result == {"public": "the shared page", "private": "the diary"}
-    required = lab.host.resolve_grant_flags("peek", [f"read:{public}"])
+    required = lab.host.grants.from_flags("peek", [f"read:{public}"])
     one = await lab.host.call_tool("peek", paths(public, private), CallOptions(grants=required, prompt=False))
     assert one.result["public"] == "the shared page" and one.result["private"].startswith("refused:")

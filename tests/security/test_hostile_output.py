@@ -11,12 +11,12 @@ write none of them raw (on stdout or stderr), keep the words around them, and ke
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from commands import workbench
 
 pytestmark = pytest.mark.security
 
@@ -81,11 +81,10 @@ def write_extension(folder: Path, name: str, runtime: str) -> Path:
 class Cli:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.env = {**os.environ, "WORKBENCH_HOME": str(root / "home"), "HOME": str(root)}
+        self.env = {"WORKBENCH_HOME": str(root / "home"), "HOME": str(root)}
 
     def __call__(self, *args: str, ok: bool | None = True) -> subprocess.CompletedProcess:
-        done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                              text=True, env=self.env, cwd=self.root, timeout=120)
+        done = workbench(*args, env=self.env, cwd=self.root, tracebacks=True)
         assert "Traceback" not in done.stderr, done.stderr
         if ok is not None:
             assert (done.returncode == 0) == ok, (args, done.returncode, done.stderr)

@@ -87,7 +87,7 @@ async def test_dotdot_and_absolute_paths_stay_in(host, place, name, key, path):
     outcome = await call(host, name, _args(name, key, path))
     assert not outcome.ok and not leaked(outcome)
     assert outcome.error["kind"] == "permission" and "outside this project" in outcome.error["message"]
-    assert f"--grant read:" in outcome.error["message"]
+    assert "--grant read:" in outcome.error["message"]
 
 
 @pytest.mark.parametrize("args", [{"path": "../outside/evil.txt", "content": "x"},

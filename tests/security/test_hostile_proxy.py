@@ -215,7 +215,7 @@ def call_log(seen, outcome) -> str:
 
 
 def explained(lab, tool: str) -> list[dict]:
-    return [row for row in lab.host.explain_grants(tool) if row["state"] == "refused"]
+    return [row for row in lab.host.grants.explain(tool) if row["state"] == "refused"]
 
 
 async def healthy(lab):

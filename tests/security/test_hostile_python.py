@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+from commands import workbench
+
 from conftest import processes_with
 
 pytestmark = pytest.mark.security
@@ -363,8 +365,7 @@ def test_nothing_survives_the_host_being_killed(tmp_path):
         "tools": [{"name": "nap", "description": "Nap.", "parameters": {"type": "object"},
                    "function": "nap", "permissions": {"run": [{"binary": "/bin/sleep", "reason": "Nap."}]}}]}))
     env = dict(os.environ)
-    assert subprocess.run([sys.executable, "-m", "workbench", "ext", "install", str(folder), "--yes"],
-                          env=env, capture_output=True).returncode == 0
+    assert workbench("ext", "install", str(folder), "--yes").returncode == 0
     host = subprocess.Popen([sys.executable, "-m", "workbench", "call", "nap", "--grant-all"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30

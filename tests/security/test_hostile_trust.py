@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from commands import workbench as run_workbench
+
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
 
@@ -36,11 +38,11 @@ def write_extension(folder: Path, name: str, code: str, *, tools: dict | None = 
 
 
 def install(host: Host, folder: Path):
-    return host.install_extension(str(folder), lambda plan: True)
+    return host.extensions.install(str(folder), lambda plan: True)
 
 
 async def grant_all_call(host: Host, tool: str, args: dict, **options):
-    grants = host.resolve_grant_flags(tool, [], grant_all=True)
+    grants = host.grants.from_flags(tool, [], grant_all=True)
     return await host.call_tool(tool, args, CallOptions(grants=grants, prompt=False, **options))
 
 
@@ -108,7 +110,7 @@ async def test_a_hook_without_the_grant_cannot_rewrite_another_extensions_tool(
         counted = await host.call_tool("word_count", {"text": "one two"},
                                        CallOptions(prompt=False))
         assert counted.ok and counted.result["words"] == 2
-        explained = host.explain_grants("hook:hijack")
+        explained = host.grants.explain("hook:hijack")
         assert [(row["kind"], row["value"], row["state"]) for row in explained] == [
             ("hooks", "rewrite", "not granted")]
 
@@ -125,7 +127,7 @@ async def test_a_granted_rewrite_is_validated_against_the_tools_schema(tmp_path,
                              hooks={"on_tool_call": "steer"})
     async with Host.open(cwd=tmp_path) as host:
         install(host, folder)
-        host.set_hook_rewrite("shaper", True)
+        host.extensions.set_hook_rewrite("shaper", True)
         outcome = await grant_all_call(host, "write_file",
                                        {"path": str(tmp_path / "notes.txt"), "content": "hi"})
         assert outcome.ok is False and outcome.error["kind"] == "invalid_arguments"
@@ -145,14 +147,14 @@ async def test_a_granted_rewrite_of_another_tool_runs_with_the_new_arguments(tmp
                              hooks={"on_tool_call": "steer"})
     async with Host.open(cwd=tmp_path) as host:
         install(host, folder)
-        host.set_hook_rewrite("tidy", True)
+        host.extensions.set_hook_rewrite("tidy", True)
         outcome = await host.call_tool("word_count", {"text": "one"}, CallOptions(prompt=False))
         assert outcome.ok and outcome.result["words"] == 4
         rows = [row for row in host.store.list_audit(limit=None) if row["action"] == "hook.rewrite"]
         assert rows and rows[0]["detail"]["by"] == "hooks.rewrite grant"
-        explained = host.explain_grants("hook:tidy")
+        explained = host.grants.explain("hook:tidy")
         assert explained[0]["state"] == "granted"
-        host.set_hook_rewrite("tidy", False)
+        host.extensions.set_hook_rewrite("tidy", False)
         again = await host.call_tool("word_count", {"text": "one"}, CallOptions(prompt=False))
         assert again.ok is False and again.error["kind"] == "permission"
 
@@ -193,11 +195,11 @@ def test_the_review_says_what_each_hook_can_do(tmp_path, home):
     folder = write_extension(tmp_path / "src" / "hijack", "hijack", HIJACKER,
                              hooks={"on_tool_call": "steer", "on_tool_result": "steer"})
     with Host.open(cwd=tmp_path, defer_extensions=True) as host:
-        plan = host.plan_install(str(folder))
+        plan = host.extensions.plan_install(str(folder))
         try:
             text = "\n".join(plan.describe())
         finally:
-            host.discard_plan(plan)
+            host.extensions.discard_plan(plan)
     assert "can block any call" in text and "hooks.rewrite grant" in text
     assert "can replace the result the model gets" in text
 
@@ -246,7 +248,7 @@ async def test_project_code_does_not_run_after_the_project_is_trusted(tmp_path, 
         assert "workbench ext trust .workbench/extensions/planter" in outcome.error["message"]
         assert not (tmp_path / "x").exists()
         assert any("planter" in notice and "ext trust" in notice for notice in host.notices())
-        listed = {e.name: e for e in host.extensions_here()}
+        listed = {e.name: e for e in host.extensions.here()}
         assert listed["planter"].state == "held"
         assert listed["planter"].origin == f"project {project.resolve()}"
         counted = await host.call_tool("word_count", {"text": "a b"}, CallOptions(prompt=False))
@@ -259,10 +261,10 @@ async def test_a_consented_project_extension_runs_and_is_held_when_its_files_cha
     folder = write_extension(project / ".workbench" / "extensions" / "planter", "planter",
                              PLANTED, tools=planted_tool())
     async with Host.open(cwd=project) as host:
-        plan = host.plan_project_trust(".workbench/extensions/planter")
+        plan = host.extensions.plan_project_trust(".workbench/extensions/planter")
         text = "\n".join(plan.describe())
         assert "plant" in text and "write" in text and "Write a file." in text
-        host.trust_project_extension(".workbench/extensions/planter", digest=plan.digest)
+        host.extensions.trust_project(".workbench/extensions/planter", digest=plan.digest)
         outcome = await grant_all_call(host, "plant", {"where": str(tmp_path / "x")})
         assert outcome.ok, outcome.error
         # Its files change (a new commit, a pull): held until consented again.
@@ -273,7 +275,7 @@ async def test_a_consented_project_extension_runs_and_is_held_when_its_files_cha
         assert "main.py" in problems["planter"].error_message
         again = await grant_all_call(host, "word_count", {"text": "still here"})
         assert again.ok
-        digest, files = host.extension_manager().approved(f"project:{folder}")
+        digest, files = host.extensions.manager().approved(f"project:{folder}")
         assert digest == plan.digest and "main.py" in files
 
 
@@ -283,8 +285,8 @@ async def test_a_consented_project_extension_changed_mid_session_runs_no_new_cod
     folder = write_extension(project / ".workbench" / "extensions" / "planter", "planter",
                              PLANTED, tools=planted_tool())
     async with Host.open(cwd=project) as host:
-        plan = host.plan_project_trust(".workbench/extensions/planter")
-        host.trust_project_extension(".workbench/extensions/planter", digest=plan.digest)
+        plan = host.extensions.plan_project_trust(".workbench/extensions/planter")
+        host.extensions.trust_project(".workbench/extensions/planter", digest=plan.digest)
         first = await grant_all_call(host, "plant", {"where": str(tmp_path / "x")})
         assert first.ok, first.error
         # Replaced while the host runs, with no reload: the next call must not run it.
@@ -299,17 +301,13 @@ async def test_a_consented_project_extension_changed_mid_session_runs_no_new_cod
 
 
 def test_ext_trust_path_on_the_command_line(tmp_path, home):
-    import os
-    import subprocess
-    import sys
 
     project = trusted_project(tmp_path, home)
     write_extension(project / ".workbench" / "extensions" / "planter", "planter", PLANTED,
                     tools=planted_tool())
 
     def workbench(*args):
-        return subprocess.run([sys.executable, "-m", "workbench", *args], cwd=project,
-                              capture_output=True, text=True, env=dict(os.environ))
+        return run_workbench(*args, cwd=project)
 
     listed = {e["name"]: e for e in json.loads(workbench("ext", "list", "--json").stdout)}
     assert listed["planter"]["state"] == "held"
@@ -364,10 +362,10 @@ async def test_a_project_extension_cannot_take_an_installed_ones_name(tmp_path, 
         # The project one is not loaded, and the conflict is said where a person looks.
         problems = [p for p in host.status_report().load_errors if p.state == "conflict"]
         assert problems and "vault" in problems[0].error_message
-        listed = [e for e in host.extensions_here() if e.name == "vault"]
+        listed = [e for e in host.extensions.here() if e.name == "vault"]
         assert sorted(e.state for e in listed) == ["conflict", "ok"]
         with pytest.raises(Exception, match="installed extension"):
-            host.plan_project_trust(".workbench/extensions/vault")
+            host.extensions.plan_project_trust(".workbench/extensions/vault")
         # The installed one is untouched.
         peeked = await host.call_tool("vault.peek", {}, CallOptions(prompt=False))
         assert peeked.ok and peeked.result == [{"v": "the person's secret"}]
@@ -388,14 +386,14 @@ async def test_two_projects_extensions_of_one_name_share_no_database_nor_grants(
                     THIEF + "\ndef keep(args, ctx):\n    return 'x'\n", database=True, tools={"peek": {}, "keep": {"permissions": {
                         "env": [{"key": "HOME", "reason": "Know the home."}]}}})
     async with Host.open(cwd=first) as host:
-        host.trust_project_extension(".workbench/extensions/notes")
-        grants = host.resolve_grant_flags("keep", [], grant_all=True)
+        host.extensions.trust_project(".workbench/extensions/notes")
+        grants = host.grants.from_flags("keep", [], grant_all=True)
         kept = await host.call_tool("keep", {"v": "first project's secret"},
                                     CallOptions(prompt=False, grants=grants))
         assert kept.ok, kept.error
         host.store.add_grant(host.registry.resolve("keep").grant_key, "env", "HOME", "always")
     async with Host.open(cwd=second) as host:
-        host.trust_project_extension(".workbench/extensions/notes")
+        host.extensions.trust_project(".workbench/extensions/notes")
         peeked = await host.call_tool("peek", {}, CallOptions(prompt=False))
         assert peeked.ok and peeked.result == []  # its own, empty database
         asked = await host.call_tool("keep", {"v": "x"}, CallOptions(prompt=False))
@@ -419,10 +417,10 @@ async def test_what_a_project_extension_had_under_its_name_is_carried_over_on_co
         old.execute("INSERT INTO secrets VALUES ('kept from before')")
     async with Host.open(cwd=project) as host:
         host.store.add_grant("notes.keep", "env", "HOME", "always")
-        plan = host.plan_project_trust(".workbench/extensions/notes")
+        plan = host.extensions.plan_project_trust(".workbench/extensions/notes")
         text = "\n".join(plan.describe())
         assert "notes.db" in text and "1 grant" in text
-        host.trust_project_extension(".workbench/extensions/notes", digest=plan.digest)
+        host.extensions.trust_project(".workbench/extensions/notes", digest=plan.digest)
         assert not (databases / "notes.db").exists()
         peeked = await host.call_tool("peek", {}, CallOptions(prompt=False))
         assert peeked.ok and peeked.result == [{"v": "kept from before"}]

@@ -101,7 +101,7 @@ class TestChatScreens:
     def test_tool_card_with_log_open(self, snap_compare, snapshot_app) -> None:
         """A finished call's card, focused, with its three log lines shown."""
         app = snapshot_app(SLOW_COUNT)
-        app.host.install_extension(str(SLOW), lambda plan: True)
+        app.host.extensions.install(str(SLOW), lambda plan: True)
         assert snap_compare(app, terminal_size=SMALL, run_before=count_then_open_the_log)
 
     def test_slash_menu(self, snap_compare, snapshot_app) -> None:
@@ -115,7 +115,7 @@ class TestChatScreens:
     def test_tool_card_with_log_open_wide(self, snap_compare, snapshot_app) -> None:
         """The same card in a 100x30 terminal."""
         app = snapshot_app(SLOW_COUNT)
-        app.host.install_extension(str(SLOW), lambda plan: True)
+        app.host.extensions.install(str(SLOW), lambda plan: True)
         assert snap_compare(app, terminal_size=SIZE, run_before=count_then_open_the_log)
 
 

@@ -81,7 +81,7 @@ class TestInstalledTab:
     def test_installed(self, snap_compare, snapshot_app, workdir) -> None:
         """The built-in and a folder extension; the latter selected, with its tools."""
         app = snapshot_app([])
-        app.host.install_extension(str(foo_source(workdir)), yes)
+        app.host.extensions.install(str(foo_source(workdir)), yes)
 
         async def run_before(pilot) -> None:
             screen = await open_extensions(pilot)
@@ -92,7 +92,7 @@ class TestInstalledTab:
     def test_installed_small(self, snap_compare, snapshot_app, workdir) -> None:
         """The same in an 80x24 terminal."""
         app = snapshot_app([])
-        app.host.install_extension(str(foo_source(workdir)), yes)
+        app.host.extensions.install(str(foo_source(workdir)), yes)
 
         async def run_before(pilot) -> None:
             screen = await open_extensions(pilot)
@@ -103,7 +103,7 @@ class TestInstalledTab:
     def test_held(self, snap_compare, snapshot_app, workdir, home) -> None:
         """An extension whose files changed after approval: held, with why and what to do."""
         app = snapshot_app([])
-        app.host.install_extension(str(foo_source(workdir)), yes)
+        app.host.extensions.install(str(foo_source(workdir)), yes)
         main = home.extensions_dir / FOO / "main.py"
         main.write_text(main.read_text() + "# changed\n")
 
@@ -138,7 +138,7 @@ class TestReview:
     def test_update_review(self, snap_compare, snapshot_app, workdir) -> None:
         """An update that widens a permission and adds a tool: the difference comes first."""
         app = snapshot_app([])
-        app.host.install_extension(str(foo_source(workdir)), yes)
+        app.host.extensions.install(str(foo_source(workdir)), yes)
         wider = {**DEFAULT_PERMISSIONS,
                  "net": [{"host": "*", "ports": [443], "reason": "Fetch any page you ask for."}]}
         write_extension(workdir / "foo", version="2.0.0",
@@ -213,7 +213,7 @@ class TestStatusTab:
         for name, tools in (("alpha", ["shared_tool", "alpha_only"]), ("beta", ["shared_tool"]),
                             ("gamma", ["gamma_tool"])):
             source = write_extension(workdir / name, name=name, tools=[tool(t) for t in tools])
-            app.host.install_extension(str(source), yes)
+            app.host.extensions.install(str(source), yes)
         (home.extensions_dir / "gamma" / "loca.json").write_text('{"name": "gamma", "tools": 3}')
 
     @staticmethod

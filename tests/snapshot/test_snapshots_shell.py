@@ -77,7 +77,7 @@ async def ready(pilot) -> None:
     """The chat is drawn, the extensions are loaded and this app holds the scheduler."""
     app = pilot.app
     await no_cursor_blink(pilot)
-    await wait_until(pilot, lambda: (app.host.scheduler_holder() or {}).get("pid") == os.getpid())
+    await wait_until(pilot, lambda: (app.host.schedules.scheduler_holder() or {}).get("pid") == os.getpid())
     await app.workers.wait_for_complete()
 
 
@@ -98,11 +98,11 @@ def no_blink(screen) -> None:
 
 def schedules(host: Host) -> None:
     """Two schedules: one with runs that went well and badly, one never run."""
-    digest = host.add_schedule(title="Daily digest", instruction="Summarize what changed in "
+    digest = host.schedules.add_schedule(title="Daily digest", instruction="Summarize what changed in "
                                "~/notes since yesterday, in five bullet points.",
                                schedule={"kind": "weekly", "weekdays": [1, 3], "hour": 9,
                                          "minute": 0})
-    host.add_schedule(title="Water the plants", instruction="Remind me to water the plants.",
+    host.schedules.add_schedule(title="Water the plants", instruction="Remind me to water the plants.",
                       schedule={"kind": "interval", "everyMinutes": 90})
     for status, error in (("ok", None), ("failed", "timed out: the run took longer than 900 s"),
                           ("paused", "it needed read ~/notes, which its run card does not grant")):
@@ -118,10 +118,10 @@ class TestToolsMenu:
     def test_tools_menu(self, snap_compare, shell_app, workdir, theme) -> None:
         """An extension with a granted and an ungranted permission, and a Revoke button."""
         app = shell_app(theme)
-        app.host.install_extension(str(write_extension(
+        app.host.extensions.install(str(write_extension(
             workdir / "foo", tools=[tool("fetch_page", DEFAULT_PERMISSIONS), tool("count_words")])),
             yes)
-        read = next(r for r in app.host.explain_grants(f"{FOO}.fetch_page") if r["kind"] == "read")
+        read = next(r for r in app.host.grants.explain(f"{FOO}.fetch_page") if r["kind"] == "read")
         app.host.store.add_grant(f"{FOO}.fetch_page", "read", read["value"], "always")
 
         async def run_before(pilot) -> None:

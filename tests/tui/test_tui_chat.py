@@ -30,7 +30,7 @@ async def send(pilot, until, text: str) -> None:
     """Type ``text``, press Enter, and wait for the turn to end."""
     app = pilot.app
     await pilot.press(*text, "enter")
-    await until(pilot, lambda: not app.chat.busy and not app.host.busy)
+    await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy)
     await app.workers.wait_for_complete()
     await pilot.pause()
 
@@ -53,7 +53,7 @@ class TestPrompt:
             assert "scripted:replies.json" in str(title.render())
             assert "session" not in str(title.render())
             await send(pilot, until, "hi")
-            session_id = app.host.sessions()[0]["id"]
+            session_id = app.host.chats.sessions()[0]["id"]
             assert app.chat.session_id == session_id
             assert f"session {session_id[:8]}" in str(title.render())
 
@@ -62,8 +62,8 @@ class TestPrompt:
         async with app.run_test(size=SIZE) as pilot:
             await send(pilot, until, "one")
             await send(pilot, until, "two")
-            assert [s["id"] for s in app.host.sessions()] == [app.chat.session_id]
-            stored = [(m["role"], m["content"]) for m in app.host.messages(app.chat.session_id)]
+            assert [s["id"] for s in app.host.chats.sessions()] == [app.chat.session_id]
+            stored = [(m["role"], m["content"]) for m in app.host.chats.messages(app.chat.session_id)]
             assert stored == [("user", "one"), ("assistant", "first"),
                               ("user", "two"), ("assistant", "second")]
             assert [t for _, t in texts(app)] == ["one", "first", "two", "second"]
@@ -73,7 +73,7 @@ class TestPrompt:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("space", "enter")
             await pilot.pause()
-            assert app.host.sessions() == []
+            assert app.host.chats.sessions() == []
             assert texts(app) == []
 
     async def test_model_error_shows_as_a_notice(self, make_app, until) -> None:
@@ -156,13 +156,13 @@ class TestKeys:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press(*"think", "enter")
             await until(pilot, lambda: ("assistant", "Thinking") in texts(app))
-            assert app.chat.busy and app.host.busy
+            assert app.chat.busy and app.host.chats.busy
             assert app.chat.check_action("cancel_turn", ()) is True
             await pilot.press("escape")
             await until(pilot, lambda: not app.chat.busy)
             await pilot.pause()
             assert "Cancelled." in notices(app)
-            assert not app.host.busy
+            assert not app.host.chats.busy
             assert app.chat.check_action("cancel_turn", ()) is False
 
     async def test_ctrl_q_quits(self, make_app) -> None:
@@ -183,7 +183,7 @@ class TestKeys:
             await pilot.pause()
             assert app.return_code == 0
         assert app.return_code == 0
-        assert not app.host.busy
+        assert not app.host.chats.busy
 
 
 class TestStartup:
@@ -247,7 +247,7 @@ class TestChatKeysAndMenu:
             await pilot.press("escape")
             await pilot.pause()
             assert not app.chat.query_one(SlashMenu).display
-            assert app.chat.busy and app.host.busy  # the turn goes on
+            assert app.chat.busy and app.host.chats.busy  # the turn goes on
             await pilot.press("escape")
             await until(pilot, lambda: not app.chat.busy)
             assert "Cancelled." in notices(app)

@@ -19,7 +19,7 @@ def unread_shown(app) -> str:
 def fail_a_run(host, title: str = "Daily digest") -> int:
     """A run of a schedule that fails, and the notification the supervisor posts for it
     (``supervisor.launch.notify``, as the launcher calls it)."""
-    schedule = host.add_schedule(title=title, instruction="Summarize.",
+    schedule = host.schedules.add_schedule(title=title, instruction="Summarize.",
                                  schedule={"kind": "interval", "everyMinutes": 60})
     run_id = host.store.add_run(schedule["id"], title, fired_by="schedule", due_at=None)
     host.store.start_run(run_id, owner="1@elsewhere")
@@ -45,7 +45,7 @@ async def test_unread_count_in_the_header_and_marking_read(make_app, until) -> N
         assert shown[1].startswith("▲ Scheduled run paused: Inbox sweep  new")
         assert text_of(drawer.query_one("#drawer-summary")) == "2 unread of 2"
         await pilot.press("enter")
-        await until(pilot, lambda: len(app.host.notifications(unread_only=True)) == 1)
+        await until(pilot, lambda: len(app.host.schedules.notifications(unread_only=True)) == 1)
         await until(pilot, lambda: text_of(drawer.query_one("#drawer-summary")) == "1 unread of 2")
         assert "  new" not in options_of(listed)[0]
         await pilot.press("escape")
@@ -53,7 +53,7 @@ async def test_unread_count_in_the_header_and_marking_read(make_app, until) -> N
         await until(pilot, lambda: unread_shown(app) == "✉ 1 unread · ^n")
         await open_screen(pilot, until, "ctrl+n", NotificationDrawer)
         await pilot.press("a")
-        await until(pilot, lambda: not app.host.notifications(unread_only=True))
+        await until(pilot, lambda: not app.host.schedules.notifications(unread_only=True))
         await settle(pilot)
         assert text_of(app.screen.query_one("#drawer-summary")) == "All 2 read"
         await pilot.press("ctrl+n")

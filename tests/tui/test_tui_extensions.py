@@ -166,7 +166,7 @@ class TestInstall:
             assert screen.selected is not None and screen.selected.name == NOTES
             assert message(screen) == f"Installed {NOTES} 0.0.0."
             # The chat offers its tools now: the registry was rebuilt.
-            assert {"add_note", "list_notes"} <= {spec.name for spec in app.host.tool_specs()}
+            assert {"add_note", "list_notes"} <= {spec.name for spec in app.host.chats.tool_specs()}
             assert (home.extensions_dir / NOTES / "loca.json").is_file()
 
     async def test_the_review_shows_each_permission_with_its_reason_and_d_declines(
@@ -219,7 +219,7 @@ class TestChanges:
     async def test_update_shows_the_widened_permission(self, make_app, until, home,
                                                        workdir) -> None:
         app = make_app([])
-        app.host.install_extension(str(write_extension(workdir / "foo")), yes)
+        app.host.extensions.install(str(write_extension(workdir / "foo")), yes)
         wider = {**DEFAULT_PERMISSIONS,
                  "net": [{"host": "*", "ports": [443], "reason": "Fetch any page."}]}
         # The recorded source is the folder: the new version is written over it.
@@ -235,11 +235,11 @@ class TestChanges:
             await pilot.press("a")
             await settle(pilot, until, screen)
             assert message(screen) == f"Updated {FOO} to 2.0.0."
-            assert app.host.installed_extension(FOO).version == "2.0.0"
+            assert app.host.extensions.get(FOO).version == "2.0.0"
 
     async def test_remove_asks_first(self, make_app, until, home, workdir) -> None:
         app = make_app([])
-        app.host.install_extension(str(NOTES_TS), yes)
+        app.host.extensions.install(str(NOTES_TS), yes)
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_screen(pilot, until)
             await until(pilot, lambda: NOTES in listed(screen))
@@ -275,7 +275,7 @@ class TestChanges:
     async def test_a_tampered_extension_is_held_and_t_trusts_it(self, make_app, until, home,
                                                                workdir) -> None:
         app = make_app([])
-        app.host.install_extension(str(write_extension(workdir / "foo")), yes)
+        app.host.extensions.install(str(write_extension(workdir / "foo")), yes)
         main = home.extensions_dir / FOO / "main.py"
         main.write_text(main.read_text() + "# changed\n")
         async with app.run_test(size=SIZE) as pilot:
@@ -301,7 +301,7 @@ class TestChanges:
 
     async def test_declining_a_trust_keeps_it_held(self, make_app, until, home, workdir) -> None:
         app = make_app([])
-        app.host.install_extension(str(write_extension(workdir / "foo")), yes)
+        app.host.extensions.install(str(write_extension(workdir / "foo")), yes)
         main = home.extensions_dir / FOO / "main.py"
         main.write_text(main.read_text() + "# changed\n")
         async with app.run_test(size=SIZE) as pilot:
@@ -312,7 +312,7 @@ class TestChanges:
             await pilot.press("escape")
             await settle(pilot, until, screen)
             assert message(screen) == f"{FOO} was not trusted; it stays held."
-            assert app.host.installed_extension(FOO).state == "held"
+            assert app.host.extensions.get(FOO).state == "held"
 
 
 # --- the marketplace -----------------------------------------------------------------------
@@ -406,7 +406,7 @@ class TestStatus:
         for name, tools in (("alpha", ["shared_tool", "alpha_only"]), ("beta", ["shared_tool"]),
                             ("gamma", ["gamma_tool"])):
             source = write_extension(workdir / name, name=name, tools=[tool(t) for t in tools])
-            app.host.install_extension(str(source), yes)
+            app.host.extensions.install(str(source), yes)
         (home.extensions_dir / "gamma" / "loca.json").write_text('{"name": "gamma", "tools": 3}')
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_screen(pilot, until)
@@ -497,5 +497,5 @@ class TestProjectAndHooks:
             await pilot.press("n")  # the default: no
             await settle(pilot, until, screen)
             await until(pilot, lambda: listed(screen).get(FOO) == "ok")
-            explained = app.host.explain_grants(f"hook:{FOO}")
+            explained = app.host.grants.explain(f"hook:{FOO}")
             assert explained[0]["state"] == "not granted"

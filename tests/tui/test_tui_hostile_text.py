@@ -172,7 +172,7 @@ async def test_an_extensions_manifest_on_the_install_review(make_app, until, wor
 async def test_an_extensions_manifest_on_the_extensions_screen(make_app, until, workdir: Path) -> None:
     folder = evil_extension(workdir)
     app = make_app([])
-    app.host.install_extension(str(folder), approve=lambda plan: True)
+    app.host.extensions.install(str(folder), approve=lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_screen(pilot, until, "ctrl+e", ExtensionsScreen)
         await settle(pilot)

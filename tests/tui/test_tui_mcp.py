@@ -59,8 +59,8 @@ async def test_closing_the_app_stops_the_servers_it_started(make_app, until) -> 
     async with app.run_test(size=SIZE) as pilot:
         await open_mcp(pilot, until)
         await pilot.press("c")  # check: start it now
-        await until(pilot, lambda: app.host.mcp.servers["everything"].pid is not None, timeout=40)
-        pid = app.host.mcp.servers["everything"].pid
+        await until(pilot, lambda: app.host.mcp.manager.servers["everything"].pid is not None, timeout=40)
+        pid = app.host.mcp.manager.servers["everything"].pid
         assert alive(pid)
     assert not alive(pid)
 
@@ -75,12 +75,12 @@ async def test_checking_and_switching_a_server_off_everywhere(make_app, until) -
         await until(pilot, lambda: options_of(screen.query_one(OptionList))[0].startswith(
             "everything\nrunning"))
         await pilot.press("s")
-        await until(pilot, lambda: app.host.mcp_disabled() == {"everything"})
+        await until(pilot, lambda: app.host.mcp.disabled() == {"everything"})
         await until(pilot, lambda: options_of(screen.query_one(OptionList))[0].startswith(
             "everything\ndisabled"))
         assert not [t for t in app.host.registry.available() if t.extension == "mcp:everything"]
         await pilot.press("s")
-        await until(pilot, lambda: not app.host.mcp_disabled())
+        await until(pilot, lambda: not app.host.mcp.disabled())
         await until(pilot, lambda: [t for t in app.host.registry.available()
                                     if t.extension == "mcp:everything"], timeout=40)
 
@@ -100,14 +100,14 @@ async def test_a_chat_switches_a_server_off_in_its_tools_menu(make_app, until) -
         await settle(pilot)
         assert "echo" in text_of(menu.query_one("#tools-detail"))
         await pilot.press("space")
-        await until(pilot, lambda: app.host.sessions() and app.host.status_report(
-            app.host.sessions()[0]["id"]).session.switched_off == ("mcp:everything",))
-        session_tools = {t.extension for t in app.host.session_tools(app.host.sessions()[0]["id"])}
+        await until(pilot, lambda: app.host.chats.sessions() and app.host.status_report(
+            app.host.chats.sessions()[0]["id"]).session.switched_off == ("mcp:everything",))
+        session_tools = {t.extension for t in app.host.switches.tools(app.host.chats.sessions()[0]["id"])}
         assert "mcp:everything" not in session_tools
         # An untrusted server cannot be switched here: Space does nothing on it.
         menu.query_one(ListView).index = names.index("mcp:team")
         await settle(pilot)
         await pilot.press("space")
         await settle(pilot)
-        assert app.host.status_report(app.host.sessions()[0]["id"]).session.switched_off == (
+        assert app.host.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off == (
             "mcp:everything",)

@@ -25,7 +25,7 @@ def texts(app) -> list[tuple[str, str]]:
 async def send(pilot, until, text: str) -> None:
     app = pilot.app
     await pilot.press(*text, "enter")
-    await until(pilot, lambda: not app.chat.busy and not app.host.busy)
+    await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy)
     await app.workers.wait_for_complete()
     await pilot.pause()
 

@@ -46,7 +46,7 @@ def titles(commands: list[str]) -> set[str]:
 
 async def test_the_palette_holds_the_app_and_screen_actions(make_app, until) -> None:
     app = make_app([])
-    app.host.add_schedule(title="Daily digest", instruction="Summarize.",
+    app.host.schedules.add_schedule(title="Daily digest", instruction="Summarize.",
                           schedule={"kind": "interval", "everyMinutes": 60})
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -270,7 +270,7 @@ def install_peek(app, workdir: Path) -> Path:
                    "permissions": {"read": [{"path": str(docs), "reason": "Read the docs."}],
                                    "env": [{"key": "WORKBENCH_TEST_TOKEN", "optional": True,
                                             "reason": "Sign in when you have a token."}]}}]}))
-    app.host.install_extension(str(folder), lambda plan: True)
+    app.host.extensions.install(str(folder), lambda plan: True)
     return docs / "a.txt"
 
 
@@ -305,7 +305,7 @@ class TestOptional:
             assert second.result == {"text": "the docs", "token": None}
             grants = app.host.store.list_grants("peek.peek")
             assert [(g["kind"], g["scope"]) for g in grants] == [("read", "session")]
-            states = {row["kind"]: row["state"] for row in app.host.explain_grants("peek.peek")}
+            states = {row["kind"]: row["state"] for row in app.host.grants.explain("peek.peek")}
             assert states == {"read": "granted", "env": "declined"}
 
     async def test_a_ticked_optional_entry_is_granted(self, make_app, until, workdir: Path,

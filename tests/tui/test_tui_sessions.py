@@ -24,7 +24,7 @@ def texts(app) -> list[tuple[str, str]]:
 
 
 def stored(app, session_id: str) -> list[tuple[str, str]]:
-    return [(m["role"], m["content"]) for m in app.host.messages(session_id)
+    return [(m["role"], m["content"]) for m in app.host.chats.messages(session_id)
             if m["role"] in ("user", "assistant") and m["content"]]
 
 
@@ -70,7 +70,7 @@ async def open_sessions(pilot, until) -> SessionsScreen:
 async def send(pilot, until, text: str) -> None:
     app = pilot.app
     await pilot.press(*text, "enter")
-    await until(pilot, lambda: not app.chat.busy and not app.host.busy)
+    await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy)
     await app.workers.wait_for_complete()
     await pilot.pause()
 
@@ -143,8 +143,8 @@ class TestResume:
 
             await send(pilot, until, "And in winter?")
             assert app.chat.session_id == plants
-            assert [s["id"] for s in app.host.sessions()][0] == plants  # no new session
-            assert len(app.host.sessions()) == 2
+            assert [s["id"] for s in app.host.chats.sessions()][0] == plants  # no new session
+            assert len(app.host.chats.sessions()) == 2
             assert stored(app, plants)[-2:] == [
                 ("user", "And in winter?"),
                 ("assistant", "Water them when the top of the soil is dry.")]
@@ -186,7 +186,7 @@ class TestNewChat:
             assert "Type a message and press Enter" in screen_text(app)
             await send(pilot, until, "two")
             assert app.chat.session_id not in (None, first)
-            assert len(app.host.sessions()) == 2
+            assert len(app.host.chats.sessions()) == 2
             assert stored(app, app.chat.session_id) == [("user", "two"),
                                                         ("assistant", "A fresh start.")]
             assert stored(app, first) == [("user", "one"), ("assistant", "A fresh start.")]
@@ -240,18 +240,18 @@ class TestHeldElsewhere:
                 await pilot.press("down", "enter")  # Plants
                 await until(pilot, lambda: app.chat.session_id == plants)
                 await app.workers.wait_for_complete()
-                before = app.host.messages(plants)
+                before = app.host.chats.messages(plants)
                 await send(pilot, until, "And in winter?")
                 [line] = [n.message for n in app.chat.query(NoticeLine)]
                 assert line.startswith(f"Not sent: session {plants[:12]} is in use: workbench run "
                                        f"(pid {other.pid})")
-                assert app.host.messages(plants) == before
+                assert app.host.chats.messages(plants) == before
                 other.kill()
                 other.wait()
                 await pilot.press("up")  # the message comes back, and now goes through
                 await until(pilot, lambda: app.chat.prompt_input.text == "And in winter?")
                 await pilot.press("enter")
-                await until(pilot, lambda: not app.chat.busy and not app.host.busy)
+                await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy)
                 await app.workers.wait_for_complete()
                 assert stored(app, plants)[-2:] == [("user", "And in winter?"),
                                                     ("assistant", "Now it is ours.")]

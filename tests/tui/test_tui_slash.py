@@ -43,7 +43,7 @@ def notices(app) -> list[str]:
 
 async def turn_ended(pilot, until) -> None:
     app = pilot.app
-    await until(pilot, lambda: not app.chat.busy and not app.host.busy, timeout=30)
+    await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
     await app.workers.wait_for_complete()
     await pilot.pause()
 
@@ -92,7 +92,7 @@ class TestMenu:
             assert "/sessions  Switch to an earlier chat" in help_text
             assert "Ctrl+O earlier chats" in help_text
             assert app.chat.prompt_input.text == ""
-            assert app.host.sessions() == []  # nothing was sent to the model
+            assert app.host.chats.sessions() == []  # nothing was sent to the model
 
     async def test_escape_closes_the_menu_without_cancelling(self, make_app) -> None:
         app = make_app([])
@@ -175,7 +175,7 @@ class TestMcpPrompts:
             await turn_ended(pilot, until)
             sent = "This is a simple prompt without arguments."
             assert texts(app) == [("user", sent), ("assistant", "Understood.")]
-            stored = app.host.messages(app.chat.session_id)
+            stored = app.host.chats.messages(app.chat.session_id)
             assert [(m["role"], m["content"]) for m in stored] == [
                 ("user", sent), ("assistant", "Understood.")]
             await pilot.press("up")
@@ -205,7 +205,7 @@ class TestMcpPrompts:
             await turn_ended(pilot, until)
             assert app.screen is app.chat
             assert texts(app)[0] == ("user", "What's weather in Lyon?")
-            stored = app.host.messages(app.chat.session_id)
+            stored = app.host.chats.messages(app.chat.session_id)
             assert stored[0]["role"] == "user" and stored[0]["content"] == "What's weather in Lyon?"
 
     async def test_escape_in_the_form_sends_nothing(self, make_app, until) -> None:
@@ -217,7 +217,7 @@ class TestMcpPrompts:
             await pilot.press("escape")
             await pilot.pause()
             assert app.screen is app.chat and texts(app) == []
-            assert app.host.sessions() == []
+            assert app.host.chats.sessions() == []
 
     async def test_arguments_typed_after_the_command(self, make_app, until) -> None:
         app = make_app([{"text": "Rainy."}])

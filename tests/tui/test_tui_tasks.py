@@ -30,7 +30,7 @@ def _utc(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def add(app, title: str = "Daily digest", schedule: dict | None = None) -> dict:
-    return app.host.add_schedule(title=title, instruction="Summarize my notes.",
+    return app.host.schedules.add_schedule(title=title, instruction="Summarize my notes.",
                                  schedule=schedule or WEEKLY)
 
 
@@ -64,12 +64,12 @@ async def test_pausing_and_resuming_from_the_screen_is_seen_by_the_core(make_app
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_tasks(pilot, until)
         await pilot.press("p")
-        await until(pilot, lambda: not app.host.schedule(made["id"])["enabled"])
+        await until(pilot, lambda: not app.host.schedules.schedule(made["id"])["enabled"])
         await until(pilot, lambda: listed(screen) == ["Daily digest\npaused"])
         assert "Paused Daily digest." in text_of(screen.query_one("#tasks-message"))
         await pilot.press("p")
-        await until(pilot, lambda: app.host.schedule(made["id"])["enabled"])
-        next_due = app.host.schedule(made["id"])["next_due_at"]
+        await until(pilot, lambda: app.host.schedules.schedule(made["id"])["enabled"])
+        next_due = app.host.schedules.schedule(made["id"])["next_due_at"]
         await until(pilot, lambda: listed(screen) == [f"Daily digest\nnext {when(next_due)}"])
 
 
@@ -157,7 +157,7 @@ async def test_editing_title_prompt_and_schedule(make_app, until) -> None:
         assert seen(form, "#schedule-summary") == "→ Fri at 18:30"
         await pilot.press("ctrl+s")
         await until(pilot, lambda: app.screen is screen)
-        edited = app.host.schedule(made["id"])
+        edited = app.host.schedules.schedule(made["id"])
         assert (edited["title"], edited["instruction"], edited["description"]) == (
             "Evening digest", "Summarize today's notes.", "Fri at 18:30")
         await until(pilot, lambda: listed(screen) == [
@@ -178,7 +178,7 @@ async def test_an_edit_that_keeps_the_schedule_keeps_its_next_time(make_app, unt
         assert seen(form, "#schedule-summary") == "→ every 60 minutes"
         await pilot.press("end", "ctrl+u", *"Hourly digest", "ctrl+s")
         await until(pilot, lambda: app.screen is screen)
-        edited = app.host.schedule(made["id"])
+        edited = app.host.schedules.schedule(made["id"])
         assert edited["title"] == "Hourly digest"
         assert edited["next_due_at"] == made["next_due_at"]
         await until(pilot, lambda: listed(screen) == [
@@ -196,7 +196,7 @@ async def test_a_once_schedule_set_to_the_second_is_renamed_without_moving(make_
         await open_form(pilot, until, "e")
         await pilot.press("end", "ctrl+u", *"Later digest", "ctrl+s")
         await until(pilot, lambda: app.screen is screen)
-        edited = app.host.schedule(made["id"])
+        edited = app.host.schedules.schedule(made["id"])
         assert (edited["title"], edited["schedule"]["atMs"]) == ("Later digest", at_ms)
 
 
@@ -217,10 +217,10 @@ async def test_a_schedule_the_core_refuses_keeps_the_form_and_what_was_typed(mak
         assert app.screen is form
         assert form.query_one("#schedule-title", Input).value == "Renamed"
         assert form.query_one("#schedule-date", Input).value == "2001-01-01"
-        assert app.host.schedule(made["id"])["title"] == "Daily digest"
+        assert app.host.schedules.schedule(made["id"])["title"] == "Daily digest"
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, TasksScreen))
-        assert app.host.schedule(made["id"])["title"] == "Daily digest"
+        assert app.host.schedules.schedule(made["id"])["title"] == "Daily digest"
 
 
 async def test_a_field_problem_is_said_in_the_form_before_any_save(make_app, until) -> None:
@@ -305,8 +305,8 @@ async def test_run_now_runs_it_and_lists_the_run(make_app, until) -> None:
         screen = await open_tasks(pilot, until)
         await pilot.press("r")
         await until(pilot, lambda: any(run["status"] == "ok"
-                                       for run in app.host.runs(made["id"])), timeout=60)
-        run = app.host.runs(made["id"])[0]
+                                       for run in app.host.schedules.runs(made["id"])), timeout=60)
+        run = app.host.schedules.runs(made["id"])[0]
         assert run["fired_by"] == "manual" and run["result"] == "Here is your digest."
         await until(pilot, lambda: "✔ ok" in text_of(screen.query_one("#tasks-detail")))
         assert "(manual)" in text_of(screen.query_one("#tasks-detail"))
@@ -315,11 +315,11 @@ async def test_run_now_runs_it_and_lists_the_run(make_app, until) -> None:
 async def test_the_app_runs_the_scheduler_and_lets_it_go_at_exit(make_app, until) -> None:
     app = make_app([])
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: (app.host.scheduler_holder() or {}).get("pid") == os.getpid())
+        await until(pilot, lambda: (app.host.schedules.scheduler_holder() or {}).get("pid") == os.getpid())
         screen = await open_tasks(pilot, until)
         await until(pilot, lambda: "runs in this window" in text_of(
             screen.query_one("#tasks-scheduler")))
-    assert app.host.scheduler_holder() is None
+    assert app.host.schedules.scheduler_holder() is None
 
 
 LOCK_HOLDER = textwrap.dedent("""
@@ -347,7 +347,7 @@ async def test_another_holder_is_named_and_the_app_takes_over_when_it_goes(make_
             holder.stdin.close()
             holder.wait(timeout=10)
             await until(pilot, lambda: "runs in this window" in text_of(scheduler))
-            assert app.host.scheduler_holder()["pid"] == os.getpid()
+            assert app.host.schedules.scheduler_holder()["pid"] == os.getpid()
     finally:
         if holder.poll() is None:
             holder.kill()
@@ -359,7 +359,7 @@ async def test_a_refusal_by_the_core_is_said_on_the_screen(make_app, until) -> N
     made = add(app)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_tasks(pilot, until)
-        app.host.remove_schedule(made["id"])  # by another hand, while the screen shows it
+        app.host.schedules.remove_schedule(made["id"])  # by another hand, while the screen shows it
         await pilot.press("p")
         message = screen.query_one("#tasks-message")
         await until(pilot, lambda: f"no schedule {made['id']}" in text_of(message))

@@ -38,13 +38,13 @@ async def start_count(pilot, until, logged: int = 3) -> ToolCallCard:
 
 
 def stored_tool_result(app) -> dict:
-    rows = app.host.messages(app.chat.session_id)
+    rows = app.host.chats.messages(app.chat.session_id)
     return json.loads(next(row for row in rows if row["role"] == "tool")["content"])
 
 
 async def test_a_running_call_shows_its_label_description_and_bar(make_app, until) -> None:
     app = make_app(slow_turn(200, 0.05))
-    app.host.install_extension(str(SLOW), lambda plan: True)
+    app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         card = await start_count(pilot, until)
         assert card.has_class("-running")
@@ -60,16 +60,16 @@ async def test_a_running_call_shows_its_label_description_and_bar(make_app, unti
         await pilot.press("x")  # not focused: the key does nothing to the card
         await pilot.pause()
         assert card.has_class("-running")
-        app.host.cancel()
+        app.host.chats.cancel()
         await until(pilot, lambda: not app.chat.busy)
 
 
 async def test_the_log_is_shown_and_hidden_by_key_and_by_click(make_app, until) -> None:
     app = make_app(slow_turn(3, 0))
-    app.host.install_extension(str(SLOW), lambda plan: True)
+    app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"count slowly", "enter")
-        await until(pilot, lambda: not app.chat.busy and not app.host.busy, timeout=30)
+        await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
         await pilot.pause()
         card = card_of(app)
         assert card.ok is True and card.outcome == "✓ counted=3"
@@ -102,7 +102,7 @@ async def test_the_log_is_shown_and_hidden_by_key_and_by_click(make_app, until) 
 
 async def test_x_cancels_the_focused_call_and_the_turn_goes_on(make_app, until) -> None:
     app = make_app(slow_turn(400, 0.05, "You stopped the count."))
-    app.host.install_extension(str(SLOW), lambda plan: True)
+    app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         card = await start_count(pilot, until)
         await pilot.press("ctrl+up")
@@ -112,7 +112,7 @@ async def test_x_cancels_the_focused_call_and_the_turn_goes_on(make_app, until) 
         assert card.check_action("cancel_call", ()) is True
         await pilot.press("x")
         await until(pilot, lambda: card.ok is not None, timeout=30)
-        await until(pilot, lambda: not app.chat.busy and not app.host.busy, timeout=30)
+        await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
         await pilot.pause()
 
         assert card.ok is False and card.has_class("-error")
@@ -131,13 +131,13 @@ async def test_x_cancels_the_focused_call_and_the_turn_goes_on(make_app, until) 
 
 async def test_a_click_on_cancel_stops_the_call(make_app, until) -> None:
     app = make_app(slow_turn(400, 0.05, "Stopped, as you asked."))
-    app.host.install_extension(str(SLOW), lambda plan: True)
+    app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         card = await start_count(pilot, until)
         actions = card.query_one(ToolCallActions)
         plain = actions.visual.plain
         await pilot.click(ToolCallActions, offset=(plain.index("✕") + 2, 0))
-        await until(pilot, lambda: not app.chat.busy and not app.host.busy, timeout=30)
+        await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
         await pilot.pause()
         assert card.outcome == CANCELLED
         assert "Stopped, as you asked." in screen_text(app)
@@ -146,11 +146,11 @@ async def test_a_click_on_cancel_stops_the_call(make_app, until) -> None:
 
 async def test_escape_still_cancels_the_whole_turn(make_app, until) -> None:
     app = make_app(slow_turn(400, 0.05, "never said"))
-    app.host.install_extension(str(SLOW), lambda plan: True)
+    app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         card = await start_count(pilot, until)
         await pilot.press("escape")
-        await until(pilot, lambda: not app.chat.busy and not app.host.busy, timeout=30)
+        await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
         await pilot.pause()
         assert card.ok is False
         text = screen_text(app)
@@ -159,10 +159,10 @@ async def test_escape_still_cancels_the_whole_turn(make_app, until) -> None:
 
 async def test_c_copies_a_finished_cards_outcome(make_app, until) -> None:
     app = make_app(slow_turn(2, 0))
-    app.host.install_extension(str(SLOW), lambda plan: True)
+    app.host.extensions.install(str(SLOW), lambda plan: True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"count slowly", "enter")
-        await until(pilot, lambda: not app.chat.busy and not app.host.busy, timeout=30)
+        await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
         await pilot.press("ctrl+up", "up")
         assert app.focused is card_of(app)
         await pilot.press("c")

@@ -51,11 +51,11 @@ async def test_switching_off_in_a_new_chat_starts_its_session_and_is_kept(make_a
         assert switches(menu)["builtin"] is True
         await highlight(pilot, menu, "builtin")
         await pilot.press("space")
-        await until(pilot, lambda: app.host.sessions())
+        await until(pilot, lambda: app.host.chats.sessions())
         await settle(pilot)
-        session_id = app.host.sessions()[0]["id"]
+        session_id = app.host.chats.sessions()[0]["id"]
         assert app.host.status_report(session_id).session.switched_off == ("builtin",)
-        assert "builtin" not in {t.extension for t in app.host.session_tools(session_id)}
+        assert "builtin" not in {t.extension for t in app.host.switches.tools(session_id)}
         assert "This chat no longer uses builtin." in text_of(menu.query_one("#tools-message"))
         assert menu.query_one("#tools-dialog").border_subtitle == f"session {session_id[:8]}"
         # The chat continues in that session, and the menu opened again shows the switch off.
@@ -67,7 +67,7 @@ async def test_switching_off_in_a_new_chat_starts_its_session_and_is_kept(make_a
         await highlight(pilot, menu, "builtin")
         await pilot.press("enter")
         await until(pilot, lambda: not app.host.status_report(session_id).session.switched_off)
-        assert len(app.host.sessions()) == 1
+        assert len(app.host.chats.sessions()) == 1
 
 
 async def test_a_click_on_the_switch_switches_it(make_app, until) -> None:
@@ -77,18 +77,18 @@ async def test_a_click_on_the_switch_switches_it(make_app, until) -> None:
         names = [row.name for row in menu.rows]
         item = list(menu.query(ExtensionSwitch))[names.index("workbench")]
         await pilot.click(item.query_one(Switch))
-        await until(pilot, lambda: app.host.sessions()
-                    and app.host.status_report(app.host.sessions()[0]["id"]).session.switched_off)
-        assert app.host.status_report(app.host.sessions()[0]["id"]).session.switched_off == (
+        await until(pilot, lambda: app.host.chats.sessions()
+                    and app.host.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off)
+        assert app.host.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off == (
             "workbench",)
         assert switches(menu)["workbench"] is False
 
 
 async def test_grants_are_shown_and_revoked(make_app, until, workdir) -> None:
     app = make_app([])
-    app.host.install_extension(str(write_extension(
+    app.host.extensions.install(str(write_extension(
         workdir / "foo", tools=[tool("fetch_page", DEFAULT_PERMISSIONS), tool("count_words")])), yes)
-    read = next(row for row in app.host.explain_grants(f"{FOO}.fetch_page") if row["kind"] == "read")
+    read = next(row for row in app.host.grants.explain(f"{FOO}.fetch_page") if row["kind"] == "read")
     app.host.store.add_grant(f"{FOO}.fetch_page", "read", read["value"], "always")
     async with app.run_test(size=SIZE) as pilot:
         menu = await open_menu(pilot, until)
@@ -103,7 +103,7 @@ async def test_grants_are_shown_and_revoked(make_app, until, workdir) -> None:
         assert str(revoke.label) == "Revoke"
         revoke.focus()
         await pilot.press("enter")
-        await until(pilot, lambda: app.host.explain_grants(f"{FOO}.fetch_page")[0]["state"]
+        await until(pilot, lambda: app.host.grants.explain(f"{FOO}.fetch_page")[0]["state"]
                     == "not granted")
         await until(pilot, lambda: "read ~/Documents  asks when needed" in text_of(detail))
         await settle(pilot)
@@ -134,7 +134,7 @@ def tool_switches(menu: ToolsMenuScreen) -> dict[str, bool]:
 async def test_a_single_tool_is_switched_in_the_chat_and_wins_over_its_extension(
         make_app, until, workdir) -> None:
     app = make_app([])
-    app.host.install_extension(str(write_extension(
+    app.host.extensions.install(str(write_extension(
         workdir / "foo", tools=[tool("fetch_page"), tool("count_words")])), yes)
     async with app.run_test(size=SIZE) as pilot:
         menu = await open_menu(pilot, until)
@@ -143,9 +143,9 @@ async def test_a_single_tool_is_switched_in_the_chat_and_wins_over_its_extension
         await pilot.press("tab")
         assert isinstance(app.focused, ToolSwitch) and app.focused.tool.name == "count_words"
         await pilot.press("space")
-        await until(pilot, lambda: app.host.sessions())
-        session_id = app.host.sessions()[0]["id"]
-        offered = lambda: {t.name for t in app.host.session_tools(session_id)  # noqa: E731
+        await until(pilot, lambda: app.host.chats.sessions())
+        session_id = app.host.chats.sessions()[0]["id"]
+        offered = lambda: {t.name for t in app.host.switches.tools(session_id)  # noqa: E731
                            if t.extension == FOO}
         await until(pilot, lambda: offered() == {"fetch_page"})
         detail = menu.query_one("#tools-detail")
@@ -174,8 +174,8 @@ async def test_a_new_tool_source_is_listed_and_switched_like_an_extension(make_a
         await highlight(pilot, menu, "greetings")
         await until(pilot, lambda: "greet" in text_of(menu.query_one("#tools-detail")))
         await pilot.press("space")
-        await until(pilot, lambda: app.host.sessions()
-                    and app.host.status_report(app.host.sessions()[0]["id"]).session.switched_off)
-        session_id = app.host.sessions()[0]["id"]
+        await until(pilot, lambda: app.host.chats.sessions()
+                    and app.host.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off)
+        session_id = app.host.chats.sessions()[0]["id"]
         assert app.host.status_report(session_id).session.switched_off == ("greetings",)
-        assert "greet" not in {t.name for t in app.host.session_tools(session_id)}
+        assert "greet" not in {t.name for t in app.host.switches.tools(session_id)}

@@ -38,8 +38,9 @@ def root(
         open_tui(model=model)
 
 
-def main() -> None:
-    """Console-script entry point."""
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run the command ``argv`` (``sys.argv[1:]`` when not
+    given) and exit with its code, every error said in one line, never a traceback."""
     import logging
 
     from workbench.cli.errors import check_arguments, guarded
@@ -52,7 +53,15 @@ def main() -> None:
     logging.lastResort = logging.StreamHandler(terminal(err=True))
     logging.lastResort.setLevel(logging.WARNING)
     register.all_subcommands(app)
+    args = sys.argv[1:] if argv is None else list(argv)
     with guarded():
-        check_arguments(sys.argv[1:])
-        code = app(standalone_mode=True)
+        check_arguments(args)
+        try:
+            code = app(args=args, prog_name="workbench", standalone_mode=True)
+        except SystemExit as exc:
+            # typer ends a command that ctrl+c interrupted with exit 130 and nothing
+            # said; it is a cancellation, which the entry point answers (exit 4).
+            if isinstance(getattr(exc.__context__, "__cause__", None), KeyboardInterrupt):
+                raise KeyboardInterrupt from None
+            raise
     sys.exit(code or 0)

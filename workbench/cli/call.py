@@ -94,8 +94,8 @@ def call_command(
                                       record=writer.request if writer else None)
         # Extensions load at the call, and MCP servers start only if the tool is theirs.
         with Host.open(responder=responder, defer_extensions=True) as host:
-            host.mcp_needed = servers_named_by(tool)
-            grants = host.resolve_grant_flags(tool, grant, grant_all) if (grant or grant_all) else ()
+            host.mcp.needed = servers_named_by(tool)
+            grants = host.grants.from_flags(tool, grant, grant_all) if (grant or grant_all) else ()
             options = CallOptions(caller="person", grants=grants, prompt=False)
             if writer is not None:
                 host.bus.subscribe(writer.event)

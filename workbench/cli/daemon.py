@@ -75,7 +75,7 @@ def daemon_command(
             loop.add_signal_handler(signum, stop.set)
         host.bus.subscribe(write)
         try:
-            await host.supervisor(refresh_extensions=True).run(stop)
+            await host.schedules.supervisor(refresh_extensions=True).run(stop)
         finally:
             await host.aclose()
 

@@ -77,7 +77,7 @@ def _host(*, builtin: bool = True) -> Iterator[Host]:
     with Host.open(defer_extensions=True) as host:
         for notice in host.config.notices:
             say(f"notice: {notice}", err=True)
-        for notice in host.prepare_extensions(builtin=builtin):
+        for notice in host.extensions.prepare(builtin=builtin):
             say(f"notice: {notice}", err=True)
         yield host
 
@@ -166,9 +166,9 @@ def install(
                 rewrite.append(_hook_rewrite(plan, allow=allow_hook_rewrite, yes=yes))
             return accepted
 
-        installed = host.install_extension(source, remember)
+        installed = host.extensions.install(source, remember)
         if rewrite and rewrite[0]:
-            host.set_hook_rewrite(installed.name, True)
+            host.extensions.set_hook_rewrite(installed.name, True)
     if as_json:
         _echo_json({"extension": installed.to_json(), "plan": plans[0].to_json()})
     else:
@@ -193,9 +193,9 @@ def update(
             plans.append(plan)
             return approve(plan)
 
-        updated = host.update_extension(name, remember, source=source)
+        updated = host.extensions.update(name, remember, source=source)
         if allow_hook_rewrite and plans and plans[0].rewrites_calls:
-            host.set_hook_rewrite(updated.name, True)
+            host.extensions.set_hook_rewrite(updated.name, True)
     if as_json:
         _echo_json({"extension": updated.to_json(), "plan": plans[0].to_json()})
     else:
@@ -209,14 +209,14 @@ def remove(
 ) -> None:
     """Uninstall an extension with its private database and the memories it shipped."""
     with reported(), _declined(), _host() as host:
-        found = host.installed_extension(name)
+        found = host.extensions.get(name)
         if found.builtin:
-            host.remove_extension(name)  # refuses, with the reason
+            host.extensions.remove(name)  # refuses, with the reason
         if not _confirm(f"Remove {name} with its private data?", yes=yes, what=f"Remove {name}"):
             from workbench.ext.errors import InstallDeclined
 
             raise InstallDeclined(f"{name} was not removed")
-        host.remove_extension(name)
+        host.extensions.remove(name)
     say(f"Removed {name}")
 
 
@@ -227,7 +227,7 @@ def list_extensions(
     """The installed extensions and this folder's project's own, with their version,
     state (ok, held, broken, conflict) and origin (installed, or the project)."""
     with reported(), _host() as host:
-        found = host.extensions_here()
+        found = host.extensions.here()
     if as_json:
         _echo_json([extension.to_json() for extension in found])
         return
@@ -250,7 +250,7 @@ def search(
 ) -> None:
     """Find extensions on the npm registry (the keywords loca-extension and workbench-extension)."""
     with reported(), _host(builtin=False) as host:
-        results = host.search_extensions(words or [], limit=limit)
+        results = host.extensions.search(words or [], limit=limit)
     if as_json:
         _echo_json([result.to_json() for result in results])
         return
@@ -292,14 +292,14 @@ def trust(
 
         project = "/" in target or target.startswith(".")
         if project:
-            plan = host.trust_project_extension(target, remember)
+            plan = host.extensions.trust_project(target, remember)
             identity = f"project:{plan.folder}"
         else:
-            plan = host.trust_extension(target, remember)
+            plan = host.extensions.trust(target, remember)
             identity = plan.name
         # Asked (or given) now: a no takes an earlier yes back; --yes alone keeps it.
         if rewrite and rewrite[0] is not None and (rewrite[0] or not yes):
-            host.set_hook_rewrite(identity, bool(rewrite[0]))
+            host.extensions.set_hook_rewrite(identity, bool(rewrite[0]))
     if as_json:
         _echo_json(plan.to_json())
     else:
@@ -330,11 +330,11 @@ def status(
 
 def _switch(name: str, enabled: bool) -> None:
     with reported(), _host(builtin=False) as host:
-        found = host.installed_extension(name)
+        found = host.extensions.get(name)
         if found.enabled == enabled:
             say(f"{name} is already {'enabled' if enabled else 'disabled'}")
             return
-        host.switch_extension(name, enabled)
+        host.extensions.switch(name, enabled)
     if enabled:
         say(f"Enabled {name}: its tools are offered from the next start"
                    + (f" (it is {found.state}: {found.reason})" if not found.ok else ""))

@@ -51,7 +51,7 @@ def explain(
     from workbench.manifest.models import net_text
 
     with reported(), Host.open() as host:
-        rows = host.explain_grants(tool)
+        rows = host.grants.explain(tool)
     if as_json:
         say(json.dumps(rows, indent=2))
         return
@@ -82,5 +82,5 @@ def revoke(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        removed = host.revoke_grants(tool, kind, value)
+        removed = host.grants.revoke(tool, kind, value)
     say(f"Revoked {removed} grant{'s' if removed != 1 else ''}.")

@@ -42,7 +42,7 @@ def _host(load: bool = False) -> Iterator[Host]:
         try:
             yield host
         finally:
-            host.mcp.kill_all()
+            host.mcp.manager.kill_all()
 
 
 def _pairs(values: list[str], option: str) -> dict[str, str]:
@@ -92,14 +92,14 @@ def add(
             grants=tuple(grant))
         if (sandbox or grant) and url:
             raise WorkbenchError("--sandbox and --grant are for stdio servers", exit_code=ExitCode.USAGE)
-        notice = host.mcp_add(server, scope="project" if project else "global", replace=replace)
+        notice = host.mcp.add(server, scope="project" if project else "global", replace=replace)
         say(f"added MCP server {name}: {server.target()}")
         if notice:
             say(f"notice: {notice}", err=True)
             return
         if check:
             host.ensure_extensions()  # lists the tools of a server never listed
-            row = next(r for r in host.mcp_servers() if r["name"] == name)
+            row = next(r for r in host.mcp.servers() if r["name"] == name)
             if not row["tools_known"]:
                 say(f"error: it could not start: {row['reason'] or 'unknown reason'}\n"
                            f"(the entry is kept; `workbench mcp rm {name}` removes it)", err=True)
@@ -116,8 +116,8 @@ def list_servers(
     """List the servers with their state and tools (secrets masked)."""
     with _host(load=True) as host:
         if check:
-            asyncio.run(host.mcp_check())
-        rows = host.mcp_servers()
+            asyncio.run(host.mcp.check())
+        rows = host.mcp.servers()
     if as_json:
         say(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -140,8 +140,8 @@ def show(
 ) -> None:
     """Show one server: its entry (secrets masked), state, tools, prompts and resources."""
     with _host(load=True) as host:
-        failures = asyncio.run(host.mcp_check([name])) if check else {}
-        row = next((r for r in host.mcp_servers() if r["name"] == name), None)
+        failures = asyncio.run(host.mcp.check([name])) if check else {}
+        row = next((r for r in host.mcp.servers() if r["name"] == name), None)
         if row is None:
             raise WorkbenchError(f"no MCP server named {name!r}; `workbench mcp list` shows them")
     if as_json:
@@ -182,7 +182,7 @@ def remove(
 ) -> None:
     """Remove a server (its entry and its secrets)."""
     with _host() as host:
-        notice = host.mcp_remove(name, scope="project" if project else "global")
+        notice = host.mcp.remove(name, scope="project" if project else "global")
     say(f"removed MCP server {name}")
     if notice:
         say(f"notice: {notice}", err=True)
@@ -190,7 +190,7 @@ def remove(
 
 def _switch(name: str, tool: str | None, enabled: bool) -> None:
     with _host() as host:
-        notice = host.mcp_set_enabled(name, enabled, tool=tool)
+        notice = host.mcp.set_enabled(name, enabled, tool=tool)
     what = f"tool {tool} of MCP server {name}" if tool else f"MCP server {name}"
     say(f"{'enabled' if enabled else 'disabled'} {what}")
     if notice:
@@ -236,7 +236,7 @@ def serve(
 
         async def run() -> None:
             try:
-                await serve_stdio(host.mcp_serve_backend(builtin=not no_builtin))
+                await serve_stdio(host.mcp.serve_backend(builtin=not no_builtin))
             finally:
                 await host.aclose()
 
@@ -272,10 +272,10 @@ def read_resource(
 ) -> None:
     """Print one resource's text (a binary one is given as base64 by --json)."""
     with _host(load=True) as host:
-        if server not in host.mcp.servers:
+        if server not in host.mcp.manager.servers:
             raise WorkbenchError(f"no enabled MCP server named {server!r}; `workbench mcp list` "
                                  "shows them", exit_code=ExitCode.USAGE)
-        data = asyncio.run(host.mcp_read_resource(server, uri))
+        data = asyncio.run(host.mcp.read_resource(server, uri))
     if as_json:
         say(json.dumps(data, indent=2, ensure_ascii=False))
         return

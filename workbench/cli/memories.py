@@ -31,7 +31,7 @@ def list_memories(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        found = host.memories.list()
+        found = host.memories.library.list()
     if as_json:
         say(json.dumps(found, indent=2, ensure_ascii=False))
         return
@@ -91,7 +91,7 @@ def add_memory(
                                  "or --text, not both", exit_code=ExitCode.USAGE)
         content = _text(file, text) if folder is None else None
         with Host.open() as host:
-            added = host.add_memory(title, content, kind, replace=replace, folder=folder)
+            added = host.memories.add(title, content, kind, replace=replace, folder=folder)
     verb = "Replaced" if added["replaced"] else "Added"
     files = added.get("files") or []
     more = f" with {len(files)} file{'' if len(files) == 1 else 's'}" if files else ""
@@ -107,7 +107,7 @@ def show_memory(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        entry = host.memory_entry(title)
+        entry = host.memories.entry(title)
     if as_json:
         say(json.dumps(entry, indent=2, ensure_ascii=False))
         return
@@ -129,5 +129,5 @@ def remove_memory(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        host.remove_memory(title)
+        host.memories.remove(title)
     say(f"Removed {title!r}.")

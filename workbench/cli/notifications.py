@@ -38,7 +38,7 @@ def list_notifications(
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
-        rows = host.notifications(unread_only=unread, limit=limit)
+        rows = host.schedules.notifications(unread_only=unread, limit=limit)
     if as_json:
         say(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -65,12 +65,12 @@ def read(
                                  exit_code=ExitCode.USAGE)
         with Host.open(defer_extensions=True) as host:
             if every:
-                marked = host.mark_notifications_read(None)
+                marked = host.schedules.mark_notifications_read(None)
             else:
-                known = {row["id"] for row in host.notifications(limit=None)}
+                known = {row["id"] for row in host.schedules.notifications(limit=None)}
                 unknown = [str(n) for n in ids if n not in known]
                 if unknown:
                     raise WorkbenchError(f"no notification {', '.join(unknown)}; "
                                          "`workbench notifications list` shows them")
-                marked = host.mark_notifications_read(list(ids))
+                marked = host.schedules.mark_notifications_read(list(ids))
     say(f"Marked {marked} notification{'' if marked == 1 else 's'} read.")

@@ -10,7 +10,9 @@ import typer
 
 
 def all_subcommands(app: typer.Typer) -> None:
-    """Register every area's commands on ``app``."""
+    """Register every area's commands on ``app`` (once: a second call adds nothing)."""
+    if app.registered_commands or app.registered_groups:
+        return
     # Areas register themselves in the order they appear in ``workbench --help``.
     from workbench.cli.call import call_command
     from workbench.cli.config import config_app, trust_command

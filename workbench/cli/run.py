@@ -52,9 +52,9 @@ def run_command(
         host = Host.open(model=model, defer_extensions=session is not None)
         with host:
             if session is not None:
-                session = host.enter_session(session)["id"]
+                session = host.chats.enter(session)["id"]
                 if model is not None:
-                    host.set_session_model(session, model)
+                    host.chats.set_model(session, model)
             responder = HeadlessResponder(
                 approvals or host.config.settings.headless.approvals,
                 allowlist=list(host.config.settings.headless.allowlist),
@@ -62,7 +62,7 @@ def run_command(
                 delegate_timeout=host.config.settings.headless.delegate_timeout_s,
                 record=writer.request)
             host.set_responder(responder)
-            host.turn_holder = "workbench run"
+            host.chats.turn_holder = "workbench run"
             result = asyncio.run(_turn(host, prompt, resource or [], session, writer, wait))
             if hasattr(writer, "finish"):
                 writer.finish(result)

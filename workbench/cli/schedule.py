@@ -110,9 +110,9 @@ def add(title: str = typer.Option(..., "--title", "-t", help="A short name."),
             raise WorkbenchError("say when: --at, --every, --weekly, --monthly, --yearly or --cron",
                                  exit_code=ExitCode.USAGE)
         with Host.open(model=model, defer_extensions=True) as host:
-            row = host.add_schedule(title=title, instruction=prompt, schedule=schedule,
+            row = host.schedules.add_schedule(title=title, instruction=prompt, schedule=schedule,
                                     run_missed=run_missed, model=model, extensions=extension or None,
-                                    grants=host.card_grants(grant), on_need=on_need)
+                                    grants=host.schedules.card_grants(grant), on_need=on_need)
     if as_json:
         _echo_json(row)
     else:
@@ -127,7 +127,7 @@ def list_schedules(as_json: bool = JSON) -> None:
 
     with reported(), Host.open(defer_extensions=True) as host:
         rows = host.schedules()
-        holder = host.scheduler_holder()
+        holder = host.schedules.scheduler_holder()
     if as_json:
         _echo_json(rows)
         return
@@ -145,7 +145,7 @@ def show(schedule_id: int = typer.Argument(..., metavar="ID"), as_json: bool = J
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
-        row = host.schedule(schedule_id)
+        row = host.schedules.schedule(schedule_id)
     _echo_json(row) if as_json else _show(row)
 
 
@@ -163,10 +163,10 @@ def edit(schedule_id: int = typer.Argument(..., metavar="ID"),
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
-        row = host.edit_schedule(schedule_id, title=title, instruction=prompt,
+        row = host.schedules.edit_schedule(schedule_id, title=title, instruction=prompt,
                                  schedule=_schedule_from(at, every, weekly, monthly, yearly, cron),
                                  run_missed=run_missed, model=model, extensions=extension or None,
-                                 add_grants=host.card_grants(grant), clear_grants=clear_grants,
+                                 add_grants=host.schedules.card_grants(grant), clear_grants=clear_grants,
                                  on_need=on_need)
     _echo_json(row) if as_json else _show(row)
 
@@ -175,7 +175,7 @@ def _simple(action: str, schedule_id: int, as_json: bool) -> None:
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
-        row = getattr(host, f"{action}_schedule")(schedule_id)
+        row = getattr(host.schedules, f"{action}_schedule")(schedule_id)
     if as_json:
         _echo_json(row)
     else:
@@ -200,7 +200,7 @@ def remove(schedule_id: int = typer.Argument(..., metavar="ID"), as_json: bool =
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
-        host.remove_schedule(schedule_id)
+        host.schedules.remove_schedule(schedule_id)
     _echo_json({"removed": schedule_id}) if as_json else say(f"Removed schedule {schedule_id}.")
 
 
@@ -220,7 +220,7 @@ def run_now(schedule_id: int = typer.Argument(..., metavar="ID"), as_json: bool 
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
-        run = asyncio.run(host.run_schedule_now(schedule_id))
+        run = asyncio.run(host.schedules.run_schedule_now(schedule_id))
     _finish(run, as_json)
 
 
@@ -232,7 +232,7 @@ def list_runs(schedule: int | None = typer.Option(None, "--schedule", "-s", meta
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
-        rows = host.runs(schedule, limit=limit, statuses=tuple(status))
+        rows = host.schedules.runs(schedule, limit=limit, statuses=tuple(status))
     if as_json:
         _echo_json(rows)
         return
@@ -249,7 +249,7 @@ def show_run(run_id: int = typer.Argument(..., metavar="ID"), as_json: bool = JS
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
-        run = host.run(run_id)
+        run = host.schedules.run(run_id)
     if as_json:
         _echo_json(run)
         return
@@ -270,7 +270,7 @@ def resume_run(run_id: int = typer.Argument(..., metavar="ID"),
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
-        run = asyncio.run(host.resume_run(run_id, approve=approve))
+        run = asyncio.run(host.schedules.resume_run(run_id, approve=approve))
     _finish(run, as_json)
 
 
@@ -278,7 +278,8 @@ def resume_run(run_id: int = typer.Argument(..., metavar="ID"),
 def exec_run(run_id: int = typer.Argument(..., metavar="ID")) -> None:
     """Execute one recorded run (the supervisor's child process)."""
     from workbench.core.host import Host
+    from workbench.core.schedules import Schedules
 
     with reported():
-        run = asyncio.run(Host.execute_run(run_id, out=terminal()))
+        run = asyncio.run(Schedules.execute_run(Host.open, run_id, out=terminal()))
     say(json.dumps({"type": "run_ended", **run}, default=str, ensure_ascii=False))

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import TYPE_CHECKING
 
 import typer
 
 from workbench.cli.errors import reported
 from workbench.cli.output import say
+
+if TYPE_CHECKING:
+    from workbench.core.switches import SwitchMenu
 
 sessions_app = typer.Typer(help="List and show chat sessions and switch extensions and tools "
                                 "per session.",
@@ -32,7 +36,7 @@ def list_sessions(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        rows = host.sessions(limit=limit)
+        rows = host.chats.sessions(limit=limit)
     if as_json:
         say(json.dumps(rows, indent=2, default=str))
         return
@@ -53,11 +57,11 @@ def show_session(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        session = host.session(session_id)
-        messages = host.messages(session["id"])
+        session = host.chats.get(session_id)
+        messages = host.chats.messages(session["id"])
         # A call's log is kept under our id of it (``call_id``; a call stored before
         # ours were given has the model's id as ours too).
-        logs = {ours: host.call_log(ours) for message in messages
+        logs = {ours: host.chats.call_log(ours) for message in messages
                 for call in message.get("tool_calls") or []
                 if (ours := call.get("call_id") or call.get("id"))}
     logs = {call_id: lines for call_id, lines in logs.items() if lines}
@@ -91,7 +95,7 @@ def set_model(
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
-        session = host.set_session_model(session_id, spec)
+        session = host.chats.set_model(session_id, spec)
     if as_json:
         say(json.dumps(session, indent=2, default=str))
         return
@@ -109,10 +113,10 @@ def session_tools(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        session = host.session(session_id)
-        listing = host.session_switches(session["id"]) if every else None
-        tools = host.session_tools(session["id"])
-        switches = host.chat_switches(session["id"])
+        session = host.chats.get(session_id)
+        listing = host.switches.menu(session["id"]) if every else None
+        tools = host.switches.tools(session["id"])
+        switches = host.switches.of(session["id"])
     if listing is not None:
         _print_switches(listing, as_json)
         return
@@ -140,22 +144,21 @@ def session_tools(
         say(f"Tools switched off in this session: {', '.join(tools_off)}")
 
 
-def _print_switches(switches: dict, as_json: bool) -> None:
+def _print_switches(menu: SwitchMenu, as_json: bool) -> None:
     if as_json:
-        say(json.dumps(switches, indent=2))
+        say(json.dumps(menu.to_json(), indent=2))
         return
-    tools = switches["tools"]
-    width = max((len(t["name"]) for t in tools), default=0)
-    extension_width = max((len(t["extension"]) for t in tools), default=0)
+    tools = menu.tools
+    width = max((len(t.name) for t in tools), default=0)
+    extension_width = max((len(t.extension) for t in tools), default=0)
     for tool in tools:
-        state = ("on" if tool["on"] else "off") + ("*" if tool["own"] else "")
-        note = "  (another tool has its name)" if tool["on"] and not tool["offered"] else ""
-        say(f"{state:<4}  {tool['name']:<{width}}  "
-                   f"{tool['extension']:<{extension_width}}{note}".rstrip())
-    chosen = [f"{e['name']} {'on' if e['on'] else 'off'}" for e in switches["extensions"] if e["own"]]
+        state = ("on" if tool.on else "off") + ("*" if tool.own else "")
+        note = "  (another tool has its name)" if tool.on and not tool.offered else ""
+        say(f"{state:<4}  {tool.name:<{width}}  {tool.extension:<{extension_width}}{note}".rstrip())
+    chosen = [f"{e.name} {'on' if e.on else 'off'}" for e in menu.extensions if e.own]
     if chosen:
         say(f"\nExtensions switched in this session: {', '.join(chosen)}")
-    if any(t["own"] for t in tools):
+    if any(t.own for t in tools):
         say("* switched in this session; the other tools follow their extension.")
 
 
@@ -163,8 +166,8 @@ def _switch(session_id: str, extension: str, enabled: bool) -> None:
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        full = host.session(session_id)["id"]
-        host.set_extension_enabled(full, extension, enabled)
+        full = host.chats.get(session_id)["id"]
+        host.switches.set_extension(full, extension, enabled)
     state = "on" if enabled else "off"
     say(f"Switched {extension} {state} in session {full[:12]}")
 
@@ -191,8 +194,8 @@ def _switch_tool(session_id: str, tool: str, enabled: bool) -> None:
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        full = host.session(session_id)["id"]
-        chosen = host.set_tool_enabled(full, tool, enabled)
+        full = host.chats.get(session_id)["id"]
+        chosen = host.switches.set_tool(full, tool, enabled)
     state = "on" if enabled else "off"
     say(f"Switched {chosen.qualified_name} {state} in session {full[:12]}")
 

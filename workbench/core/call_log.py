@@ -1,6 +1,6 @@
 """Where a tool's ``ctx.log`` lines go besides the event stream: the host's log file
 (``logs/tools.log``, rotated) and the call's record in the store, which ``sessions show``
-and ``Host.call_log`` read back after the call.
+and ``host.chats.call_log`` read back after the call.
 
 A call keeps at most ``MAX_LINES`` lines of at most ``MAX_LINE_CHARS`` characters in its
 record (a note says how many more it wrote); the log file gets every line, cut to the

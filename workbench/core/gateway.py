@@ -217,11 +217,11 @@ class ToolGateway:
         try:
             tool = self.registry.resolve(name)
         except ToolError as exc:
-            return self._refused(call_id, name, arguments, options, exc)
+            return self.refused(call_id, name, arguments, options, exc)
         try:
             self._validate(tool, arguments)
         except ToolError as exc:
-            return self._refused(call_id, tool.qualified_name, arguments, options, exc)
+            return self.refused(call_id, tool.qualified_name, arguments, options, exc)
         event = {"tool_call_id": call_id, "tool_name": tool.qualified_name, "args": arguments,
                  "cwd": self.cwd, "session_id": options.session_id}
         decision = dispatch.CallDecision(arguments=arguments)
@@ -230,7 +230,7 @@ class ToolGateway:
             decision = await dispatch.on_tool_call(call_hooks, event, self.run_hook)
         if decision.blocked is not None:
             # Outside approval checks: a blocked call never asks for a permission.
-            return self._refused(call_id, tool.qualified_name, arguments, options,
+            return self.refused(call_id, tool.qualified_name, arguments, options,
                                  ToolError("blocked", f"blocked by a hook: {decision.blocked}"),
                                  context=join_contexts(decision.contexts))
         if decision.replaced_by is not None and decision.arguments != arguments:
@@ -239,12 +239,12 @@ class ToolGateway:
                 self._check_rewrite(call_id, tool, decision.replaced_by, decision.arguments,
                                     arguments, options)
             except ToolError as exc:
-                return self._refused(call_id, tool.qualified_name, arguments, options, exc,
+                return self.refused(call_id, tool.qualified_name, arguments, options, exc,
                                      context=join_contexts(decision.contexts))
         try:
             granted = await self._authorize(tool, options)
         except ToolError as exc:
-            return self._refused(call_id, tool.qualified_name, arguments, options, exc,
+            return self.refused(call_id, tool.qualified_name, arguments, options, exc,
                                  context=join_contexts(decision.contexts))
         return await self._run(call_id, tool, decision.arguments, options, granted,
                                model_arguments=arguments, contexts=decision.contexts)
@@ -552,8 +552,10 @@ class ToolGateway:
             return not getattr(self.responder, "interactive", False)
         return self.review_writes == "always"
 
-    def _refused(self, call_id: str, name: str, arguments: Any, options: CallOptions,
-                 exc: ToolError, context: str | None = None) -> ToolOutcome:
+    def refused(self, call_id: str, name: str, arguments: Any, options: CallOptions,
+                exc: ToolError, context: str | None = None) -> ToolOutcome:
+        """Refuse the call ``call_id`` before it runs: audited and published
+        (``ToolCallEnded``) like any refusal; returns its outcome."""
         detail = {"call_id": call_id, "message": exc.message}
         if options.model_call_id is not None:
             detail["model_call_id"] = options.model_call_id

@@ -58,11 +58,12 @@ class HookRuntime:
         """Run one handler in a sandboxed worker; raises when it fails or overruns."""
         ctx = ToolContext(sink=lambda kind, data: None, asker=lambda qs: _no_requests(qs),
                           requester=_no_requests)
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for drops a cancellation
+        # that lands in the turn the handler's answer arrives, and the answer is acted on.
         try:
-            return await asyncio.wait_for(
-                self.runner(_hook_tool(hook), event, ctx, timeout_ms=self.budget_ms),
-                self.budget_ms / 1000)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(self.budget_ms / 1000):
+                return await self.runner(_hook_tool(hook), event, ctx, timeout_ms=self.budget_ms)
+        except TimeoutError:
             raise ToolError("timeout", f"the {hook.event} hook of {hook.extension} ran past "
                             f"its {self.budget_ms} ms budget") from None
 

@@ -13,7 +13,7 @@ Beside ``extensions_status`` there are the tools a turn is offered only when it 
 them (see :mod:`workbench.tools.disclosure`): the bridge ``tool_search`` and
 ``tool_invoke`` when tool disclosure is on, and ``skill_load``, ``skill_file`` and
 ``memory_search`` when the chat has skills or memories. ``tool_invoke`` makes its call
-through ``Host.call_for_model``, the same door as the model's direct calls: the
+through ``host.chats.call_for_model``, the same door as the model's direct calls: the
 chat's switches, validation, hooks, permissions and the audit all apply.
 """
 
@@ -75,7 +75,7 @@ def _extensions_status(host: Host):
         details = bool(arguments.get("include_details", False))
         session_id = ctx.chat.session_id
         if action == "reload":
-            if host.busy:
+            if host.chats.busy:
                 raise ToolError("unavailable", RELOAD_WHILE_STREAMING)
             if session_id is None or host.store.get_session(session_id) is None:
                 why = "no session context" if session_id is None else "session not found"
@@ -183,7 +183,7 @@ def _chat(host: Host, ctx: Any) -> str | None:
 def _tool_search(host: Host):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
         limit = int(arguments.get("limit", 5))
-        found = index_for(host.enabled_tools(_chat(host, ctx))).search(arguments["query"])
+        found = index_for(host.switches.tools(_chat(host, ctx))).search(arguments["query"])
         matches = [{"name": tool.name, "extension": tool.extension, "description": tool.description,
                     "parameters": tool.parameters} for tool, _score in found[:limit]]
         answer: dict[str, Any] = {"query": arguments["query"], "matches": matches,
@@ -205,7 +205,7 @@ def _tool_invoke(host: Host):
         if target is not None and target.runtime == HOST_RUNTIME and target.name in BRIDGE_TOOLS:
             raise ToolError("invalid_arguments", f"tool_invoke calls the tools tool_search finds, "
                             f"not {target.name}")
-        outcome = await host.call_for_model(_chat(host, ctx), name, arguments.get("arguments", {}),
+        outcome = await host.chats.call_for_model(_chat(host, ctx), name, arguments.get("arguments", {}),
                                             user_message=ctx.chat.user_message)
         reported = outcome.to_json()
         if outcome.ok:
@@ -223,23 +223,23 @@ def _tool_invoke(host: Host):
 def _memory_search(host: Host):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
         chat, limit = _chat(host, ctx), int(arguments.get("limit", 5))
-        answer = await asyncio.to_thread(host.search_memories, arguments["query"], chat, limit)
+        answer = await asyncio.to_thread(host.memories.search, arguments["query"], chat, limit)
         # The memory providers extensions register answer too, after the built-in memories.
-        return await host.recall_from_providers(answer, arguments["query"], chat, limit)
+        return await host.providers.recall(answer, arguments["query"], chat, limit)
 
     return handler
 
 
 def _skill_load(host: Host):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        return await asyncio.to_thread(host.load_skill, arguments["name"], _chat(host, ctx))
+        return await asyncio.to_thread(host.memories.load_skill, arguments["name"], _chat(host, ctx))
 
     return handler
 
 
 def _skill_file(host: Host):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        return await asyncio.to_thread(host.read_skill_file, arguments["name"], arguments["file"],
+        return await asyncio.to_thread(host.memories.read_skill_file, arguments["name"], arguments["file"],
                                        _chat(host, ctx))
 
     return handler

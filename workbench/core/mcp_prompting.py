@@ -107,16 +107,16 @@ async def _listed(host: Host, server: str) -> dict[str, list[dict[str, Any]]]:
     async def started(found: Any) -> None:
         await found.ensure_started()
 
-    await host._mcp_request(server, started)
-    return host.mcp.listing(server) or {}
+    await host.mcp.request(server, started)
+    return host.mcp.manager.listing(server) or {}
 
 
 def _servers(host: Host) -> list[str]:
-    return [s["name"] for s in host.mcp_servers() if s["state"] not in ("disabled", "untrusted")]
+    return [s["name"] for s in host.mcp.servers() if s["state"] not in ("disabled", "untrusted")]
 
 
 async def find_prompt(host: Host, command: str) -> dict[str, Any]:
-    """The prompt ``/mcp__SERVER__PROMPT`` names (a row of ``Host.mcp_prompts``); the
+    """The prompt ``/mcp__SERVER__PROMPT`` names (a row of ``host.mcp.prompts``); the
     server is started when its prompts were never listed.
 
     Raises:
@@ -124,7 +124,7 @@ async def find_prompt(host: Host, command: str) -> dict[str, Any]:
     """
     from workbench.mcp.naming import tool_name
 
-    for row in host.mcp_prompts():
+    for row in host.mcp.prompts():
         if row["command"] == command:
             return row
     for server in _servers(host):
@@ -152,7 +152,7 @@ async def expand_prompt(host: Host, text: str) -> str | None:
     row = await find_prompt(host, command.strip())
     given = parse_prompt_arguments(rest)
     check_prompt_arguments(row["command"], list(row.get("arguments") or []), given)
-    prompt = await host.mcp_get_prompt(row["server"], row["name"], given)
+    prompt = await host.mcp.get_prompt(row["server"], row["name"], given)
     expanded = str(prompt.get("text") or "").strip()
     if not expanded:
         raise WorkbenchError(f"{row['command']} gave no text to send")
@@ -168,7 +168,7 @@ async def list_resources(host: Host, server: str | None = None) -> list[dict[str
         WorkbenchError: No such server, or it could not start.
     """
     names = _servers(host) if server is None else [server]
-    if server is not None and server not in host.mcp.servers:
+    if server is not None and server not in host.mcp.manager.servers:
         raise _usage(f"no enabled MCP server named {server!r}; `workbench mcp list` shows them")
     rows = []
     for name in names:
@@ -202,9 +202,9 @@ async def resource_block(host: Host, ref: str) -> str:
         WorkbenchError: A bad reference, no such server, the server refused.
     """
     server, uri = parse_resource_ref(ref)
-    if server not in host.mcp.servers:
+    if server not in host.mcp.manager.servers:
         raise _usage(f"--resource {ref}: no enabled MCP server named {server!r}")
-    data = await host.mcp_read_resource(server, uri)
+    data = await host.mcp.read_resource(server, uri)
     pieces = []
     for item in data.get("contents", []):
         mime = item.get("mimeType") or ""

@@ -1,6 +1,6 @@
 """MCP servers as a ``ToolSource``: their tools, their rows, their stop.
 
-The servers themselves live in the host's MCP area (``workbench.core.mcp_ops``): this
+The servers themselves live in the host's MCP area (``workbench.core.mcp_servers``, ``host.mcp``): this
 source is how the registry, reload, shutdown, the status report and the Tools menu
 reach them like any other source. Each tool runs by its handler, which calls the
 server (the default ``ToolSource.call``).
@@ -27,7 +27,7 @@ class McpSource(ToolSource):
         load: Reads the server entries again and starts those whose tools were never
             listed (the host's ``add_mcp_tools``).
         tools: The tools of every configured server, from its listing or its cache.
-        servers: One row per server entry (``Host.mcp_servers``); empty when there is
+        servers: One row per server entry (``host.mcp.servers``); empty when there is
             none, without starting anything.
         notices: What the last load found wrong (a server that could not start...).
         stop: Stops every server and what it started.

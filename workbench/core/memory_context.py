@@ -350,7 +350,7 @@ def merge_recalled(answer: dict[str, Any], recalled: Sequence[tuple[str, Any]], 
     with its error, never in place of the others.
 
     Args:
-        answer: What ``search_memories`` answered for the built-in memories.
+        answer: What ``MemoryService.search`` answered for the built-in memories.
         recalled: ``(EXTENSION/NAME, documents or the error it failed with)`` per
             provider, in precedence order; documents have ``id``, ``title``,
             ``content`` and ``summary``.

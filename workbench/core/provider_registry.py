@@ -22,7 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from workbench.agent.providers import BUILTIN_MODELS
+from workbench.errors import ToolError
+from workbench.permissions.requirements import Requirement, TemplateRoots, requirements_of
 from workbench.tools.precedence import SOURCE_ORDER, Conflict, Party, PrecedenceRegistry, source_rank
+from workbench.tools.registry import Tool
 
 PROVIDER_TYPES = ("model", "memory", "search")
 """What a provider answers, in the order the status report lists them."""
@@ -92,6 +95,27 @@ class RegisteredProvider:
         """``TYPE:EXTENSION/NAME``: what its grants and audit entries are kept under (the
         extension's identity in place of its name for a project's)."""
         return f"{self.type}:{self.owner or self.extension}/{self.name}"
+
+    def as_tool(self) -> Tool:
+        """The provider as the sandbox runner runs it: a tool of its extension (its grants'
+        network refusals are audited under this tool's name)."""
+        return Tool(name=f"provider-{self.type}-{self.name}",
+                    description=f"the {self.type} provider {self.qualified_name}",
+                    parameters={"type": "object"}, extension=self.extension,
+                    source=self.source, function=self.function, folder=self.folder,
+                    entry=self.entry, runtime=self.runtime, permissions=self.permissions,
+                    database=self.database, owner=self.owner)
+
+    def requirements(self, roots: TemplateRoots) -> list[Requirement]:
+        """Its declared permissions, templates expanded against ``roots``.
+
+        Raises:
+            ToolError: (permission) a declared path cannot be expanded.
+        """
+        try:
+            return requirements_of(self.permissions, roots=roots, extension_dir=self.folder)
+        except ValueError as exc:
+            raise ToolError("permission", str(exc)) from exc
 
     @property
     def enabled(self) -> bool:

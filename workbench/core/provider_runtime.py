@@ -42,10 +42,8 @@ from workbench.config.settings import DEFAULTS
 from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider, search_scopes
 from workbench.errors import ToolError, WorkbenchError
 from workbench.permissions.broker import Broker, Refusal
-from workbench.permissions.requirements import (OS_KINDS, Requirement, TemplateRoots, on_this_system,
-                                                requirements_of)
+from workbench.permissions.requirements import (OS_KINDS, Requirement, TemplateRoots, on_this_system)
 from workbench.tools.context import ChatContext, NoStream, ReplyStream, ToolContext
-from workbench.tools.registry import Tool
 
 log = logging.getLogger(__name__)
 
@@ -186,11 +184,12 @@ class ProviderRuntime:
         timeout_ms = self._timeout_ms(provider)
         self.store.audit(caller, "provider.call", provider.key,
                          {"op": request.get("op"), "session_id": session_id})
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for drops a cancellation
+        # that lands in the turn the provider's answer arrives, and the answer is used.
         try:
-            return await asyncio.wait_for(
-                self.runner(_as_tool(provider), request, ctx, timeout_ms=timeout_ms),
-                timeout_ms / 1000)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(timeout_ms / 1000):
+                return await self.runner(provider.as_tool(), request, ctx, timeout_ms=timeout_ms)
+        except TimeoutError:
             ctx.signal.abort("timeout")
             self.store.audit(caller, "provider.timeout", provider.key, {"timeout_ms": timeout_ms})
             raise ToolError("timeout", f"the {provider.type} provider {provider.qualified_name} "
@@ -216,11 +215,7 @@ class ProviderRuntime:
 
     def requirements(self, provider: RegisteredProvider) -> list[Requirement]:
         """The provider's declared permissions, templates expanded."""
-        try:
-            return requirements_of(provider.permissions, roots=self.roots,
-                                   extension_dir=provider.folder)
-        except ValueError as exc:
-            raise ToolError("permission", str(exc)) from exc
+        return provider.requirements(self.roots)
 
     async def _authorize(self, provider: RegisteredProvider, session_id: str | None) -> list[Requirement]:
         """Settle the OS-level permissions before the worker starts; return what is granted."""
@@ -349,16 +344,6 @@ class ProviderRuntime:
         first = failures[0][1]
         raise ToolError(first.kind, "every search provider failed: " + "; ".join(
             f"{p.qualified_name}: {e.message}" for p, e in failures))
-
-
-def _as_tool(provider: RegisteredProvider) -> Tool:
-    """The provider as the sandbox runner runs it: a tool of its extension."""
-    return Tool(name=f"provider-{provider.type}-{provider.name}",
-                description=f"the {provider.type} provider {provider.qualified_name}",
-                parameters={"type": "object"}, extension=provider.extension,
-                source=provider.source, function=provider.function, folder=provider.folder,
-                entry=provider.entry, runtime=provider.runtime, permissions=provider.permissions,
-                database=provider.database, owner=provider.owner)
 
 
 def _listing(provider: RegisteredProvider, state: str, reqs: list[Requirement]) -> str:

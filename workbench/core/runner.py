@@ -244,7 +244,12 @@ class SandboxRunner:
         if task is None:
             return None
         try:
-            worker = await task
+            # Shielded: a cancellation landing as the warm worker is handed over would
+            # drop it running, its descriptors open; it is killed instead.
+            worker = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            _discard(task)
+            raise
         except (ToolError, SandboxUnavailable, OSError) as exc:
             log.debug("warm worker for %s failed to start: %s", key, exc)
             return None

@@ -43,7 +43,9 @@ from workbench.store.runs import ENDED
 from workbench.supervisor.supervisor import Supervisor, SupervisorSettings
 
 if TYPE_CHECKING:
-    from workbench.agent.loop import TurnResult
+    from workbench.core.chats import Chats
+    from workbench.core.grants import Grants
+    from workbench.core.switches import Switches
     from workbench.config.files import Config
     from workbench.config.home import Home
     from workbench.core.bus import EventBus
@@ -75,29 +77,21 @@ class ScheduleHost(Protocol):
     model: str
     cwd: Path
     config: Config
+    grants: Grants
+    switches: Switches
+    chats: Chats
 
     def ensure_extensions(self) -> None: ...
 
     @property
     def loaded_extensions(self) -> list[dict]: ...
 
-    def switchable_extensions(self) -> set[str]: ...
-
     def resolve_tool_name(self, name: str) -> str: ...
-
-    def resolve_grant_flags(self, name: str, flags: list[str],
-                            grant_all: bool = False) -> tuple[tuple[str, str], ...]: ...
 
     def reload_extensions(self) -> None: ...
 
     def forget_workers(self, tool_name: str | None = None) -> None: ...
 
-    def new_session(self, title: str | None = None) -> dict[str, Any]: ...
-
-    async def send_prompt(self, text: str, session_id: str | None = None, *,
-                          wait: bool = False) -> TurnResult: ...
-
-    def cancel(self) -> bool: ...
 
 
 class Schedules:
@@ -277,7 +271,7 @@ class Schedules:
                                      exit_code=ExitCode.USAGE)
             name = self.host.resolve_tool_name(tool)
             found += [CardGrant(name, kind, value)
-                      for kind, value in self.host.resolve_grant_flags(name, [rest])]
+                      for kind, value in self.host.grants.from_flags(name, [rest])]
         return found
 
     def freeze_card(self, schedule: dict[str, Any]) -> dict[str, Any]:
@@ -388,11 +382,11 @@ class Schedules:
         host = self.host
         session_id = run["session_id"]
         if session_id is None or self.store.get_session(session_id) is None:
-            session_id = host.new_session(title=f"⏱ {row['title']}")["id"]
+            session_id = host.chats.new(title=f"⏱ {row['title']}")["id"]
             self.store.set_run_session(run["id"], session_id)
         await asyncio.to_thread(host.ensure_extensions)
         apply_card(self.store, session_id, card, always_on=HOST_EXTENSION,
-                   known=host.switchable_extensions())
+                   known=host.switches.known_extensions())
         # The run's chat keeps the card's model and folder, even one resumed after an edit.
         self.store.set_session_model(session_id, card.model)
         self.store.set_session_folder(session_id, str(host.cwd))
@@ -401,7 +395,7 @@ class Schedules:
         def end_now(need: dict[str, Any]) -> None:
             # The first need ends the run: its turn is cancelled, nothing waits.
             if len(responder.needs) == 1:
-                loop.call_soon(host.cancel)
+                loop.call_soon(host.chats.cancel)
 
         def watch(event: Any) -> None:
             out.write(json.dumps(event.to_json(), default=str, ensure_ascii=False) + "\n")
@@ -411,7 +405,7 @@ class Schedules:
         responder.on_need = end_now
         unsubscribe = self.bus.subscribe(watch)
         try:
-            result = await host.send_prompt(row["instruction"], session_id)
+            result = await host.chats.send_prompt(row["instruction"], session_id)
         finally:
             unsubscribe()
         status, error = responder.outcome(on_need=card.on_need, run_id=run["id"],

@@ -44,7 +44,7 @@ class HostServices:
 
     def record_net_refusal(self, tool: str, event: dict[str, Any], session_id: str | None) -> None:
         """Keep a request the proxy refused ``tool`` (``net.refused`` in the audit log),
-        where ``grants explain`` finds it (``Host.explain_grants``)."""
+        where ``grants explain`` finds it (``host.grants.explain``)."""
         self.store.audit("sandbox", NET_REFUSED, tool, {
             "target": str(event.get("target", "")), "status": event.get("status"),
             "reason": str(event.get("reason", ""))[:2000], "session_id": session_id})

@@ -22,8 +22,8 @@ def extension_source(host: Host) -> ToolSource:
     """The extensions: built-in, installed, a trusted project's, the samples."""
     from workbench.core.extension_source import ExtensionSource
 
-    return ExtensionSource(manager=host.extension_manager, memories=host.memories, hooks=host.hooks,
-                           providers=host.providers, cwd=lambda: host.cwd,
+    return ExtensionSource(manager=host.extensions.manager, memories=host.memories.library, hooks=host.hooks,
+                           providers=host.providers.registry, cwd=lambda: host.cwd,
                            settings=lambda: host.config.settings, sandbox=host.sandbox,
                            unsandboxed=host.unsandboxed_tools, platforms=host.registry.platforms)
 
@@ -33,16 +33,16 @@ def host_source(host: Host) -> ToolSource:
     ``web_search``)."""
     from workbench.core.host_tools import HostToolSource, host_tools, on_demand_tools
 
-    return HostToolSource(lambda: host_tools(host) + on_demand_tools(host) + host.provider_tools())
+    return HostToolSource(lambda: host_tools(host) + on_demand_tools(host) + host.providers.tools())
 
 
 def mcp_source(host: Host) -> ToolSource:
     """The MCP servers of the person's and a trusted project's config."""
     from workbench.core.mcp_source import McpSource
 
-    return McpSource(load=host.add_mcp_tools, tools=host.mcp_tools,
-                     servers=host.mcp_servers_if_any, notices=host.mcp_notices,
-                     stop=host.aclose_mcp, follow_config=host._mcp_follow_config)
+    return McpSource(load=host.mcp.load, tools=host.mcp.tools,
+                     servers=host.mcp.servers_if_any, notices=host.mcp.notices,
+                     stop=host.mcp.aclose, follow_config=lambda: host.mcp.follow_config(host.config))
 
 
 BUILTIN_SOURCES: tuple[Callable[[Host], ToolSource], ...] = (

@@ -226,6 +226,10 @@ class StatusReport:
             text += " (session not found)"
         return text
 
+    def source_counts(self) -> list[tuple[str, int]]:
+        """The tools offered per source, in ``SOURCE_ORDER``: ``[("builtin", 3), ...]``."""
+        return [(source, self.counts[f"{source}_count"]) for source in SOURCE_ORDER]
+
     def built_at_text(self) -> str:
         when = dt.datetime.fromtimestamp(self.built_at / 1000, tz=dt.timezone.utc)
         return when.strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -387,7 +391,7 @@ class StatusReport:
             for conflict in registration["conflicts"]:
                 lines.append(f"  {conflict['type']} {conflict['name']}: {_party(conflict['winner'])} "
                              f"wins; shadowed: {', '.join(_party(s) for s in conflict['shadowed'])}")
-        counts = ", ".join(f"{source} {self.counts[f'{source}_count']}" for source in SOURCE_ORDER)
+        counts = ", ".join(f"{source} {count}" for source, count in self.source_counts())
         lines.append(f"\nTools offered: {self.counts['total_tools']} ({counts}); "
                      f"shadowed: {self.counts['shadowed_count']}")
         if self.host_tools:

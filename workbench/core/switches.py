@@ -12,18 +12,24 @@ saying why. The hooks of a switched-off extension do not run in that chat.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.agent.messages import new_call_id
 from workbench.errors import ToolError, WorkbenchError
 from workbench.tools.disclosure import is_on_demand
-from workbench.tools.registry import Tool, ToolRegistry
+from workbench.tools.registry import HOST_RUNTIME, Tool, ToolRegistry
 
 if TYPE_CHECKING:
-    from workbench.core.gateway import CallOptions, ToolOutcome
-    from workbench.core.host import Host
+    from workbench.core.extension_source import ExtensionSource
+    from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
+    from workbench.core.provider_registry import ProviderRegistry
+    from workbench.store import Store
+    from workbench.tools.source import ToolSources
+
+WEB_SEARCH = "web_search"
+"""The host tool that asks the search providers (``core/providers.py`` adds it)."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +91,90 @@ class ChatSwitches:
         return (name if chosen is winner else chosen.qualified_name), None
 
 
+KIND_ORDER = {"built-in": 0, "workbench": 1, "extension": 2, "MCP server": 3}
+"""Where each kind of ``SwitchRow`` is listed; a source's own kind comes after these."""
+
+
+@dataclass(frozen=True)
+class SwitchRow:
+    """One thing a chat switches as one — an extension, an MCP server, the host's own
+    tools: a tool source's row (``SourceRow``) with whether the chat uses it.
+
+    Attributes:
+        name: Its name as the core knows it (``mcp:time`` for an MCP server).
+        title: How it is shown (``time`` for that server).
+        kind: ``built-in``, ``workbench`` (the host's own tools), ``extension``,
+            ``MCP server`` or a new source's own word.
+        tools: How many tools it brings (those offered only when a turn needs them
+            left out).
+        on: Whether the chat uses it.
+        note: Why it cannot be switched here (switched off everywhere, not trusted);
+            empty when it can.
+    """
+
+    name: str
+    title: str
+    kind: str
+    tools: int
+    on: bool
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    """One tool a chat can switch, with its state in that chat.
+
+    Attributes:
+        name: Its name as the model sees it.
+        extension: The extension (or ``mcp:SERVER``) that brings it.
+        qualified_name: ``EXTENSION.TOOL``.
+        description: What it does.
+        on: Whether the chat has it on (its own switch, else its extension's).
+        own: Whether the chat chose its switch itself (else it follows its extension).
+        offered: Whether the chat offers it by its name (an ``on`` tool is not when
+            another tool wins the name).
+    """
+
+    name: str
+    extension: str
+    qualified_name: str
+    description: str
+    on: bool = True
+    own: bool = False
+    offered: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ExtensionSwitch:
+    """One extension's switch in a chat: ``own`` when the chat chose it itself."""
+
+    name: str
+    on: bool
+    own: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SwitchMenu:
+    """One chat's switches (``Switches.menu``): every extension with tools here and
+    every tool a chat can switch, each with its state in that chat."""
+
+    session: str
+    extensions: tuple[ExtensionSwitch, ...]
+    tools: tuple[ToolRow, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"session": self.session, "extensions": [e.to_json() for e in self.extensions],
+                "tools": [t.to_json() for t in self.tools]}
+
+
 def known_extensions(registry: ToolRegistry, loaded: Iterable[dict],
-                     installed: Iterable[object] = ()) -> set[str]:
+                     installed: Iterable[Any] = ()) -> set[str]:
     """Every extension name a chat may switch: those with tools (the host's own
     included), those loaded, those that failed to load and those installed."""
     return ({tool.extension for tool in registry.all_tools()}
@@ -95,33 +183,106 @@ def known_extensions(registry: ToolRegistry, loaded: Iterable[dict],
             | {str(found.name) for found in installed})
 
 
-class SwitchOps:
-    """The host's per-chat tool switches (``Host`` mixes this in)."""
+class Switches:
+    """Each chat's switches, and the tools a chat is offered through them.
 
-    def chat_switches(self: Host, session_id: str | None) -> ChatSwitches:
+    ``Host`` builds one and reaches it as ``host.switches``.
+
+    Args:
+        store: Where each chat's choices are kept (and audited).
+        registry: The tools loaded.
+        providers: The providers loaded (``web_search`` is offered while a search
+            provider of an extension on in the chat answers).
+        gateway: Where a chat's calls go.
+        sources: Every source of tools (their status rows name what a chat may switch).
+        extensions: The extensions' source (what the last load found).
+        session: The session a full id or a unique prefix names (raises when none).
+        ensure_extensions: Loads the extensions first when they are not yet.
+    """
+
+    def __init__(self, *, store: Store, registry: ToolRegistry, providers: ProviderRegistry,
+                 gateway: ToolGateway, sources: ToolSources, extensions: ExtensionSource,
+                 session: Callable[[str], dict[str, Any]],
+                 ensure_extensions: Callable[[], None]) -> None:
+        self.store = store
+        self.registry = registry
+        self.providers = providers
+        self.gateway = gateway
+        self.sources = sources
+        self.extensions = extensions
+        self.session = session
+        self.ensure_extensions = ensure_extensions
+
+    def of(self, session_id: str | None) -> ChatSwitches:
         """What the chat ``session_id`` (its full id) switched; nothing without one."""
         if session_id is None:
             return ChatSwitches()
         extensions, tools = self.store.session_switches(session_id)
         return ChatSwitches(extensions, tools)
 
-    async def call_in_chat(self: Host, name: str, arguments: Any, options: CallOptions,
-                           call_id: str | None = None) -> ToolOutcome:
+    def tools(self, session_id: str | None = None, *, on_demand: bool = False) -> list[Tool]:
+        """The tools a chat has enabled (every available tool without ``session_id``): the
+        available tools without those it switched off (a name one of them won goes to the
+        next tool by precedence), and without the host tools offered only when a turn
+        needs them unless ``on_demand`` (``Chats.tool_specs`` says what one model step is
+        offered).
+
+        Raises:
+            WorkbenchError: No such session.
+        """
+        switches = self.of(self.session(session_id)["id"] if session_id else None)
+        self.ensure_extensions()
+        exclude, skip = switches.exclusions(self.registry)
+        off = switches.extensions_off
+        tools = [t for t in self.registry.available(exclude=exclude, skip=skip)
+                 if self._provider_tool_on(t, off)]
+        return tools if on_demand else [t for t in tools if not is_on_demand(t)]
+
+    def _provider_tool_on(self, tool: Tool, off: frozenset[str]) -> bool:
+        """Whether a chat with ``off`` switched off is offered ``tool``: ``web_search``
+        only while a search provider of an extension still on answers."""
+        if tool.runtime != HOST_RUNTIME or tool.name != WEB_SEARCH:
+            return True
+        return any(p.enabled for p in self.providers.winners("search", off))
+
+    def known_extensions(self) -> set[str]:
+        """Every extension name a chat may switch (``known_extensions``), once loaded."""
+        self.ensure_extensions()
+        record = self.extensions.record
+        installed = record.installed if record else []
+        return known_extensions(self.registry, self.extensions.extensions, installed)
+
+    async def call(self, name: str, arguments: Any, options: CallOptions,
+                   call_id: str | None = None) -> ToolOutcome:
         """Make a call as the chat ``options.session_id`` sees its tools: one only
         switched-off tools provide is refused (audited and published like any refusal),
         a name whose winner is off goes to the next tool, the hooks of its switched-off
         extensions do not run; the rest goes through the gateway."""
-        switches = self.chat_switches(options.session_id)
+        switches = self.of(options.session_id)
         if switches.extensions_off:
             options = replace(options,
                               without_hooks_of=options.without_hooks_of | switches.extensions_off)
         routed, refusal = switches.route(self.registry, name)
         if refusal is not None:
-            return self.gateway._refused(call_id or new_call_id(), name,
-                                         arguments, options, refusal)
+            return self.gateway.refused(call_id or new_call_id(), name, arguments, options, refusal)
         return await self.gateway.call(routed, arguments, options, call_id=call_id)
 
-    def set_tool_enabled(self: Host, session_id: str, tool: str, enabled: bool) -> Tool:
+    def set_extension(self, session_id: str, extension: str, enabled: bool) -> None:
+        """Switch an extension off or on in one chat (its Tools menu).
+
+        Raises:
+            WorkbenchError: No such session, or no extension of that name is known here.
+        """
+        session = self.session(session_id)
+        known = self.known_extensions()
+        if extension not in known | {row.name for _, row in self.sources.status_rows()}:
+            raise WorkbenchError(f"no extension named {extension!r}; `workbench ext status` "
+                                 f"lists them")
+        self.store.set_session_extension(session["id"], extension, enabled)
+        self.store.audit("person", f"session.extension.{'enable' if enabled else 'disable'}",
+                         extension, {"session_id": session["id"]})
+
+    def set_tool(self, session_id: str, tool: str, enabled: bool) -> Tool:
         """Switch one tool off or on in one chat, whatever its extension's switch there.
 
         Args:
@@ -140,45 +301,72 @@ class SwitchOps:
         """
         session = self.session(session_id)["id"]
         self.ensure_extensions()
-        switches = self.chat_switches(session)
+        switches = self.of(session)
         chosen = self._tool_to_switch(tool, switches, enabled)
         self.store.set_session_tool(session, chosen.extension, chosen.name, enabled)
         self.store.audit("person", f"session.tool.{'enable' if enabled else 'disable'}",
                          chosen.qualified_name, {"session_id": session})
         return chosen
 
-    def session_switches(self: Host, session_id: str) -> dict[str, Any]:
-        """One chat's switches, for a Tools menu: every extension with tools here and
-        every tool a chat can switch, each with its state in that chat.
-
-        Returns:
-            ``{"session", "extensions": [{"name", "on", "own"}], "tools": [{"name",
-            "extension", "qualified_name", "description", "on", "own", "offered"}]}``:
-            ``own`` is whether the chat chose that switch itself (else it follows the
-            level above), ``offered`` whether the chat offers the tool by its name (an
-            ``on`` tool is not when another one wins its name).
+    def menu(self, session_id: str) -> SwitchMenu:
+        """One chat's switches, for a Tools menu and ``sessions tools --all``: every
+        extension with tools here and every tool a chat can switch (``switchable``), each
+        with its state in that chat.
 
         Raises:
             WorkbenchError: No such session.
         """
         session = self.session(session_id)["id"]
-        self.ensure_extensions()
-        switches = self.chat_switches(session)
-        offered = {t.qualified_name for t in self._enabled(session)}
-        tools = [t for t in self.registry.all_tools()
-                 if self.registry.runs_here(t) and not is_on_demand(t)]
+        switches = self.of(session)
+        tools = self.tool_rows(session)
         names = sorted({t.extension for t in tools} | set(switches.extensions))
-        return {
-            "session": session,
-            "extensions": [{"name": name, "on": switches.extensions.get(name, True),
-                            "own": name in switches.extensions} for name in names],
-            "tools": [{"name": t.name, "extension": t.extension,
-                       "qualified_name": t.qualified_name, "description": t.description,
-                       "on": switches.is_on(t), "own": switches.own(t) is not None,
-                       "offered": t.qualified_name in offered} for t in tools],
-        }
+        return SwitchMenu(
+            session=session,
+            extensions=tuple(ExtensionSwitch(name, switches.extensions.get(name, True),
+                                             name in switches.extensions) for name in names),
+            tools=tuple(tools))
 
-    def _tool_to_switch(self: Host, name: str, switches: ChatSwitches, enabled: bool) -> Tool:
+    def switchable(self) -> list[Tool]:
+        """Every tool a chat can switch: those that run here, without the host tools
+        offered only when a turn needs them."""
+        self.ensure_extensions()
+        return [t for t in self.registry.all_tools()
+                if self.registry.runs_here(t) and not is_on_demand(t)]
+
+    def tool_rows(self, session_id: str | None, extension: str | None = None) -> list[ToolRow]:
+        """The tools a chat can switch (of ``extension`` only, when given), each with its
+        state in the chat ``session_id``; all on and offered for a chat not started yet.
+
+        Raises:
+            WorkbenchError: No such session.
+        """
+        tools = [t for t in self.switchable() if extension is None or t.extension == extension]
+        if session_id is None:
+            return [ToolRow(t.name, t.extension, t.qualified_name, t.description) for t in tools]
+        session = self.session(session_id)["id"]
+        switches = self.of(session)
+        offered = {t.qualified_name for t in self.tools(session)}
+        return [ToolRow(t.name, t.extension, t.qualified_name, t.description,
+                        on=switches.is_on(t), own=switches.own(t) is not None,
+                        offered=t.qualified_name in offered) for t in tools]
+
+    def rows(self, session_id: str | None) -> list[SwitchRow]:
+        """Everything a chat may switch as one — each row of every tool source
+        (``ToolSource.status_rows``) — with whether ``session_id`` uses it, in the
+        Tools menu's order (by ``KIND_ORDER``, then title).
+
+        Raises:
+            WorkbenchError: No such session.
+        """
+        self.ensure_extensions()
+        off = self.of(self.session(session_id)["id"]).extensions_off if session_id else frozenset()
+        found = {row.name: SwitchRow(row.name, row.title, row.kind, row.tools,
+                                     row.name not in off, row.note)
+                 for _, row in self.sources.status_rows()}
+        return sorted(found.values(), key=lambda row: (KIND_ORDER.get(row.kind, len(KIND_ORDER)),
+                                                        row.title))
+
+    def _tool_to_switch(self, name: str, switches: ChatSwitches, enabled: bool) -> Tool:
         candidates = [t for t in self.registry.all_tools() if self.registry.runs_here(t)]
         exact = [t for t in candidates if t.qualified_name == name]
         named = exact or [t for t in candidates if t.name == name]

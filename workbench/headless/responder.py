@@ -197,10 +197,10 @@ class HeadlessResponder:
                 start_new_session=True)
         except OSError as exc:
             raise RequestDenied(f"the delegate could not start: {exc.strerror}") from exc
-        try:
-            out, _ = await asyncio.wait_for(
-                process.communicate(json.dumps(request.to_json()).encode()), self.delegate_timeout)
-        except asyncio.TimeoutError:
+        try:  # asyncio.timeout: wait_for may drop a ctrl+c landing with the answer
+            async with asyncio.timeout(self.delegate_timeout):
+                out, _ = await process.communicate(json.dumps(request.to_json()).encode())
+        except TimeoutError:
             _end_delegate(process)
             await process.wait()
             raise RequestDenied(f"the delegate did not answer within {self.delegate_timeout:g} s") from None

@@ -142,7 +142,7 @@ async def run_turn(host, text: str, *, session_id: str | None, writer,
         # stopped at its next event.
         nonlocal stopped
         if writer.closed and not stopped:
-            stopped = host.cancel()
+            stopped = host.chats.cancel()
 
     writer.on_closed = lambda: loop.call_soon_threadsafe(stop_unread)
     unsubscribe = host.bus.subscribe(writer.event)
@@ -150,12 +150,12 @@ async def run_turn(host, text: str, *, session_id: str | None, writer,
     # Where the loop cannot take signals (not the main thread), the turn runs without them.
     for signum in STOP_SIGNALS:
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signum, host.cancel)
+            loop.add_signal_handler(signum, host.chats.cancel)
     try:
         host.announce()
         if writer.closed:
             return TurnResult(session_id or "", "cancelled", "", "the output was closed")
-        return await host.send_prompt(text, session_id=session_id, wait=wait)
+        return await host.chats.send_prompt(text, session_id=session_id, wait=wait)
     finally:
         for signum in STOP_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -171,5 +171,8 @@ def exit_code(result: TurnResult, writer: Any = None) -> int:
     return int(STATUS_EXIT.get(result.status, ExitCode.ERROR))
 
 
-def writer_for(jsonl: bool, out: TextIO = sys.stdout, err: TextIO = sys.stderr):
+def writer_for(jsonl: bool, out: TextIO | None = None, err: TextIO | None = None):
+    """The writer for a headless turn, on ``out`` and ``err`` (stdout and stderr as they
+    are at the call when not given)."""
+    out, err = out or sys.stdout, err or sys.stderr
     return JsonlWriter(out) if jsonl else PlainWriter(out, err)

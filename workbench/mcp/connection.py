@@ -206,8 +206,9 @@ class McpServer(Stateful):
             delay = BACKOFF_S[min(self.failures - 1, len(BACKOFF_S) - 1)]
             self.retry_at = time.monotonic() + delay
             self.change_state(State.BACKOFF, reason)
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), delay)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._stop.wait()
             self._attempt = asyncio.get_running_loop().create_future()
         self.change_state(State.STOPPED, "stopped")
 
@@ -253,8 +254,9 @@ class McpServer(Stateful):
             self._stop.set()
         if self._supervisor is not None and not self._supervisor.done():
             try:
-                await asyncio.wait_for(asyncio.shield(self._supervisor), 5.0)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(5.0):
+                    await asyncio.shield(self._supervisor)
+            except TimeoutError:
                 self._supervisor.cancel()
         if self.process is not None:
             self.process.kill_now()
@@ -334,8 +336,9 @@ class McpServer(Stateful):
                                 f"{exc.error.message}", code=exc.error.code) from None
             reason = "the connection closed"
             if process is not None:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(process.exited.wait(), DEATH_REASON_WAIT)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(DEATH_REASON_WAIT):
+                        await process.exited.wait()
                 reason = process.exit_reason()
             elif self._lost is not None and not self._lost.done():
                 self._lost.set_result(reason)  # an HTTP server: connect again, a new session

@@ -89,8 +89,9 @@ async def connect(stack: contextlib.AsyncExitStack, config: ServerConfig, launch
                 group.cancel_scope.cancel()
     except Exception as exc:
         if process is not None:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(process.exited.wait(), EXIT_WAIT_S)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(EXIT_WAIT_S):
+                    await process.exited.wait()
             if process.returncode is not None:
                 raise ServerExited(process.exit_reason()) from exc
         raise

@@ -240,8 +240,9 @@ class StdioProcess:
             os.killpg(self.process.pid, sig)
 
     async def _wait(self, seconds: float) -> None:
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self.exited.wait(), seconds)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await self.exited.wait()
 
 
 @contextlib.asynccontextmanager

@@ -10,6 +10,7 @@ the worker is killed afterwards: no process outlives its call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -232,10 +233,9 @@ class Worker:
     async def _ended(self) -> str:
         status = await asyncio.to_thread(_read_status, self.spawned.status_fd)
         if self._output_closed is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(self._output_closed), 1.0)
-            except asyncio.TimeoutError:
-                pass
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    await asyncio.shield(self._output_closed)
         return describe_status(status) + self._tail()
 
     def _send(self, message: dict[str, Any]) -> None:
@@ -299,8 +299,9 @@ class Worker:
         """Tell the tool, give it a moment to stop, then kill it anyway."""
         try:
             self._send(protocol.notification("tool/cancel", {}))
-            await asyncio.wait_for(self._drain_until_end(), CANCEL_GRACE)
-        except (asyncio.TimeoutError, ConnectionError, ToolError):
+            async with asyncio.timeout(CANCEL_GRACE):
+                await self._drain_until_end()
+        except (TimeoutError, ConnectionError, ToolError):
             pass
 
     async def _drain_until_end(self) -> None:

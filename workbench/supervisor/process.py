@@ -106,9 +106,10 @@ class SupervisedProcess(Stateful):
         """Wait for the child to end by itself (→ EXITED); None when ``timeout`` passed first."""
         self._assert_in_state(ProcessState.RUNNING)
         assert self.process is not None
-        try:
-            code = await asyncio.wait_for(asyncio.shield(self.process.wait()), timeout)
-        except asyncio.TimeoutError:
+        try:  # asyncio.timeout: wait_for may drop a cancellation landing with the exit
+            async with asyncio.timeout(timeout):
+                code = await asyncio.shield(self.process.wait())
+        except TimeoutError:
             return None
         self.returncode = code
         self.change_state(ProcessState.EXITED, f"exit status {code}")

@@ -300,7 +300,7 @@ class WorkbenchApp(App):
     @work(thread=True, group="unread")
     def _count_unread(self, count_id: int) -> None:
         try:
-            count = len(self.host.notifications(unread_only=True, limit=None))
+            count = len(self.host.schedules.notifications(unread_only=True, limit=None))
         except WorkbenchError:
             return
         self.call_from_thread(self._counted, count_id, count)
@@ -335,7 +335,7 @@ class WorkbenchApp(App):
 
     async def _supervise(self, stop: asyncio.Event) -> None:
         try:
-            await self.host.supervisor().run(stop)
+            await self.host.schedules.supervisor().run(stop)
         except Exception as exc:  # noqa: BLE001 - the chat goes on without a scheduler
             self.post_core_event(Notice(level="error", message=f"The scheduler stopped: {exc}"))
 
@@ -363,7 +363,7 @@ class WorkbenchApp(App):
     async def on_unmount(self) -> None:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
-        self.host.cancel()
+        self.host.chats.cancel()
         await self._stop_scheduler()
         # MCP servers, hooks and starting workers live on this loop: stop them here,
         # before it ends (the caller closes the host's files afterwards).

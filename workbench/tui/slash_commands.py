@@ -1,7 +1,7 @@
 """The chat's slash commands: the built-in ones and the MCP servers' prompts.
 
 Typing ``/`` in the prompt offers them; ``matching`` orders them for what was typed.
-An MCP prompt's command is ``/mcp__SERVER__PROMPT`` (``Host.mcp_prompts`` names it).
+An MCP prompt's command is ``/mcp__SERVER__PROMPT`` (``host.mcp.prompts`` names it).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ BUILTIN_COMMANDS = (
 
 
 def prompt_commands(rows: Iterable[Mapping[str, Any]]) -> list[SlashCommand]:
-    """Commands for the rows of ``Host.mcp_prompts``."""
+    """Commands for the rows of ``host.mcp.prompts``."""
     return [SlashCommand(row["command"], str(row.get("description") or ""), server=row["server"],
                          prompt=row["name"], arguments=tuple(row.get("arguments") or ()))
             for row in rows]

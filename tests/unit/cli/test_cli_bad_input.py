@@ -17,14 +17,9 @@ from pathlib import Path
 import pytest
 from disks import fill
 
+from commands import workbench
+
 from workbench.errors import ExitCode
-
-
-def workbench(*args, env=None, cwd=None, timeout=90):
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, cwd=cwd, timeout=timeout)
-    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
-    return done
 
 
 def strict_json(text: str):

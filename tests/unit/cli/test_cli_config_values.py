@@ -3,21 +3,13 @@ from a file: the real ``workbench`` command, as a person meets it."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 
 import pytest
 
+from commands import workbench
+
 from workbench.config.settings import SETTINGS, validate
 from workbench.errors import ConfigError, ExitCode
-
-
-def workbench(*args):
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=90)
-    assert "Traceback" not in done.stdout + done.stderr, done.stderr
-    return done
 
 
 GLOBAL = '# mine\nmodel = "echo"\n\n[tools]\ntimeout_ms = 2000\n'

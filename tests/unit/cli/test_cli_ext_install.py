@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,12 +12,9 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from commands import workbench
+
 NAME = "loca-extension-foo"
-
-
-def workbench(*args: str, stdin: int | None = subprocess.DEVNULL) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, stdin=stdin, env=dict(os.environ), timeout=60)
 
 
 def _extension(folder: Path, *, host: str = "example.com", version: str = "1.0.0") -> Path:

@@ -11,6 +11,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from commands import workbench
+
 from workbench.cli.ext import ext_app
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "extensions"
@@ -109,16 +111,13 @@ def test_module_stays_light_at_import() -> None:
 
 
 def test_through_the_workbench_command(tmp_path: Path) -> None:
-    ok = subprocess.run([sys.executable, "-m", "workbench", "ext", "validate", str(WORDCOUNT)],
-                        capture_output=True, text=True)
+    ok = workbench("ext", "validate", str(WORDCOUNT))
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.endswith("valid (0 errors, 0 warnings)\n")
-    bad = subprocess.run([sys.executable, "-m", "workbench", "ext", "validate", str(BROKEN),
-                          "--json"], capture_output=True, text=True)
+    bad = workbench("ext", "validate", str(BROKEN), "--json")
     assert bad.returncode == 1
     assert json.loads(bad.stdout)["valid"] is False
-    missing = subprocess.run([sys.executable, "-m", "workbench", "ext", "validate",
-                              str(tmp_path / "nope")], capture_output=True, text=True)
+    missing = workbench("ext", "validate", str(tmp_path / "nope"))
     assert missing.returncode == 2
     assert missing.stdout == ""
     assert "does not exist" in missing.stderr

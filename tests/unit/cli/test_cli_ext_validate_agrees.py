@@ -7,20 +7,13 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from commands import workbench
+
 from workbench.errors import ExitCode
-
-
-def workbench(*args):
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=120)
-    assert "Traceback" not in done.stdout + done.stderr, done.stderr
-    return done
 
 
 def extension(folder: Path, name="agree", manifest=None) -> Path:

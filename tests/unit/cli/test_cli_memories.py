@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from commands import workbench
 
 from workbench.config.home import Home
 from workbench.store import Store
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, env=dict(os.environ), timeout=60)
 
 
 def _knowledge_extension(folder: Path) -> Path:

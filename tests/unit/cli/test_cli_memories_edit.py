@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from commands import workbench
 
 from workbench.config.home import Home
 from workbench.store import Store
 
 SKILL = "---\nname: packing\ndescription: Pack for a trip from a checklist.\n---\n# Packing\n\n1. Passport.\n"
-
-
-def workbench(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, input=stdin, env=dict(os.environ), timeout=60)
 
 
 def shipping_extension(folder: Path) -> Path:
@@ -37,7 +31,7 @@ def test_add_show_and_remove_knowledge_and_skills(tmp_path: Path, home: Home) ->
     skill.write_text(SKILL)
     done = workbench("memories", "add", "packing", "--file", str(skill), "--kind", "skill")
     assert (done.returncode, done.stdout) == (0, "Added skill 'packing'.\n"), done.stderr
-    done = workbench("memories", "add", "Recipes", "--file", "-", stdin="# Soup\nBoil water.\n")
+    done = workbench("memories", "add", "Recipes", "--file", "-", input="# Soup\nBoil water.\n")
     assert done.returncode == 0, done.stderr
 
     with Store.open(home.db_path) as store:

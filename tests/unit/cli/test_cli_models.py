@@ -9,22 +9,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from commands import workbench
+
 from workbench.agent.model_files import BUILTIN, builtin_path, models_dir, pull
 from workbench.config import Config, Home
 from workbench.errors import ModelError
-
-
-def workbench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env=dict(os.environ), cwd=cwd, timeout=120)
 
 
 def fake_wheel(folder: Path, model_bytes: bytes, marker: Path) -> Path:

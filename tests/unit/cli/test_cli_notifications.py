@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
+from commands import workbench
+
 from workbench.config.home import Home
 from workbench.store import Store
-
-
-def workbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, env=dict(os.environ), timeout=60)
 
 
 @pytest.fixture

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
 import sys
 import textwrap
 
 import pytest
 
-
-def workbench(*args, env=None, input=None, cwd=None):
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, input=input, cwd=cwd, timeout=60)
+from commands import workbench
 
 
 @pytest.fixture

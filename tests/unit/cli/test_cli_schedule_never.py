@@ -4,21 +4,13 @@ kept from before: the real ``workbench schedule`` command."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
+from commands import workbench
+
 from workbench.errors import ExitCode
 from workbench.scheduler.shapes import ScheduleError, check_schedule, never_fires
-
-
-def workbench(*args):
-    done = subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=90)
-    assert "Traceback" not in done.stdout + done.stderr, done.stderr
-    return done
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -99,7 +99,7 @@ def last_result(messages) -> dict:
 
 
 def tool_rows(host: Host, session_id: str) -> list[dict]:
-    return [json.loads(m["content"]) for m in host.messages(session_id) if m["role"] == "tool"]
+    return [json.loads(m["content"]) for m in host.chats.messages(session_id) if m["role"] == "tool"]
 
 
 async def test_with_300_tools_the_model_finds_and_calls_the_right_one(big, workdir):
@@ -109,12 +109,12 @@ async def test_with_300_tools_the_model_finds_and_calls_the_right_one(big, workd
             "name": last_result(messages)["result"]["matches"][0]["name"],
             "arguments": {"amount": 100, "from": "USD", "to": "EUR"}}))
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        enabled = host.enabled_tools()
+        enabled = host.switches.tools()
         assert len(enabled) > 300
         assert sum(schema_tokens(t) for t in enabled) > int(host.config.get("tools.schema_token_budget"))
         seen = []
         host.bus.subscribe(seen.append)
-        result = await host.send_prompt("Hi! Can you help me with my trip budget?")
+        result = await host.chats.send_prompt("Hi! Can you help me with my trip budget?")
         assert result.text == "done"
 
         offered = model.offered[0]
@@ -140,9 +140,9 @@ async def test_with_300_tools_the_model_finds_and_calls_the_right_one(big, workd
 async def test_the_relevant_tools_are_offered_directly(big, workdir):
     model = Steps()
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        await host.send_prompt("How much is 100 dollars in euros?")
+        await host.chats.send_prompt("How much is 100 dollars in euros?")
         offered = model.offered[0]
-        always = [t.name for t in host.enabled_tools() if t.always_available]
+        always = [t.name for t in host.switches.tools() if t.always_available]
         assert always and offered[:len(always)] == always  # unranked, offered first
         assert offered[len(always)] == "convert_currency"
         assert offered[-2:] == ["tool_search", "tool_invoke"]
@@ -152,9 +152,9 @@ async def test_under_the_budget_every_tool_is_offered_and_no_bridge(big, workdir
     home.config_file.write_text("[tools]\nschema_token_budget = 1000000\n")
     model = Steps()
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        await host.send_prompt("How much is 100 dollars in euros?")
+        await host.chats.send_prompt("How much is 100 dollars in euros?")
         assert model.offered[0][0] == "convert_currency"
-        assert len(model.offered[0]) == len(host.enabled_tools())
+        assert len(model.offered[0]) == len(host.switches.tools())
         assert "tool_search" not in model.offered[0] and "tool_invoke" not in model.offered[0]
         assert not host.status_report().disclosure_active
 
@@ -162,7 +162,7 @@ async def test_under_the_budget_every_tool_is_offered_and_no_bridge(big, workdir
 async def test_a_tool_needing_a_permission_is_refused_through_tool_invoke_without_a_grant(big, workdir):
     model = Steps(lambda messages, tools: ("tool_invoke", {"name": "read_notes"}))
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        result = await host.send_prompt("read my notes")
+        result = await host.chats.send_prompt("read my notes")
         (row,) = tool_rows(host, result.session_id)
         assert row["ok"] is False and row["error"]["kind"] == "permission"
         assert row["error"]["tool"] == "big.read_notes"
@@ -187,7 +187,7 @@ async def test_tool_invoke_asks_for_the_permission_like_a_direct_call(big, workd
     model = Steps(lambda messages, tools: ("tool_invoke", {"name": "read_notes",
                                                            "arguments": {"x": 1}}))
     async with Host.open(cwd=workdir, model="echo", responder=responder, provider=model) as host:
-        result = await host.send_prompt("read my notes")
+        result = await host.chats.send_prompt("read my notes")
         (row,) = tool_rows(host, result.session_id)
         assert row == {"ok": True, "result": {"tool": "big.read_notes", "result": {"echo": {"x": 1}}}}
         (request,) = responder.requests
@@ -202,9 +202,9 @@ async def test_tool_invoke_keeps_the_chats_switches_and_validation(big, workdir)
         lambda messages, tools: ("tool_invoke", {"name": "word_count", "arguments": {"txt": "a"}}),
         lambda messages, tools: ("tool_invoke", {"name": "tool_invoke", "arguments": {}}))
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        session = host.new_session()["id"]
-        host.set_extension_enabled(session, "big", False)
-        await host.send_prompt("convert", session_id=session)
+        session = host.chats.new()["id"]
+        host.switches.set_extension(session, "big", False)
+        await host.chats.send_prompt("convert", session_id=session)
         switched_off, invalid, recursive = tool_rows(host, session)
         assert switched_off["error"]["kind"] == "not_found"
         assert "switched off in this chat" in switched_off["error"]["message"]
@@ -223,8 +223,8 @@ async def test_hooks_apply_to_calls_made_through_tool_invoke(big, home, workdir)
         lambda messages, tools: ("tool_invoke", {"name": "word_count",
                                                  "arguments": {"text": "rewrite me"}}))
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        host.set_hook_rewrite("guard", True)  # it rewrites the built-in's word_count
-        result = await host.send_prompt("count")
+        host.extensions.set_hook_rewrite("guard", True)  # it rewrites the built-in's word_count
+        result = await host.chats.send_prompt("count")
         blocked, rewritten = tool_rows(host, result.session_id)
         assert blocked["ok"] is False and blocked["error"]["kind"] == "blocked"
         assert blocked["error"]["message"] == "blocked by a hook: forbidden words"
@@ -244,9 +244,9 @@ async def test_the_status_report_shows_disclosure_tokens_per_extension_and_the_b
         assert sum(data["by_extension"].values()) == data["estimated_schema_tokens"]
         assert data["by_source"] == {"extension": data["by_extension"]["big"],
                                      "builtin": data["estimated_schema_tokens"] - data["by_extension"]["big"]}
-        always = sum(1 for t in host.enabled_tools() if t.always_available)
+        always = sum(1 for t in host.switches.tools() if t.always_available)
         assert data["exposed"] == always + 2  # and the two bridge tools
-        assert data["ranked_per_message"] == len(host.enabled_tools()) - always
+        assert data["ranked_per_message"] == len(host.switches.tools()) - always
         assert set(data["on_demand_tools"]) == {"tool_search", "tool_invoke", "memory_search",
                                                 "skill_load", "skill_file"}
         markdown = report.to_markdown()

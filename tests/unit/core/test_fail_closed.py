@@ -120,7 +120,7 @@ async def test_cancelling_an_unsandboxed_call_closes_its_open_form(workdir, home
         host.bus.subscribe(lambda e: started.append(e) if isinstance(e, ToolCallStarted) else None)
         call = asyncio.ensure_future(host.call_tool("sample_choice", {}))
         await asyncio.wait_for(asked.wait(), 10)
-        assert host.cancel_call(started[0].call_id)
+        assert host.chats.cancel_call(started[0].call_id)
         outcome = await asyncio.wait_for(call, 10)
         assert outcome.error["kind"] == "cancelled"
         await asyncio.wait_for(closed.wait(), 5)

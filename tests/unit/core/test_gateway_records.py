@@ -39,7 +39,7 @@ async def test_a_call_commits_nothing_itself_and_its_records_follow_in_order(hos
         return {"n": arguments["n"] * 2}
 
     host.registry.add(host_tool("double", double))
-    session = host.new_session()["id"]
+    session = host.chats.new()["id"]
     # The writer would wait this long for more writes: only a read's flush commits them.
     host.store.writer.gather_s = 60
     in_call: list[str] = []

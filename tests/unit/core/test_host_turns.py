@@ -25,9 +25,9 @@ async def test_a_turn_with_a_tool_call_is_persisted_in_order(tmp_path):
     async with Host.open(cwd=tmp_path, model=model) as host:
         seen = []
         host.bus.subscribe(seen.append)
-        result = await host.send_prompt("how many words?")
+        result = await host.chats.send_prompt("how many words?")
         assert (result.status, result.text) == ("done", "Three words.")
-        rows = host.messages(result.session_id)
+        rows = host.chats.messages(result.session_id)
         assert [r["role"] for r in rows] == ["user", "assistant", "tool", "assistant"]
         ours = rows[1]["tool_calls"][0]["call_id"]
         assert rows[1]["tool_calls"] == [{"id": "c1", "name": "word_count", "call_id": ours,
@@ -45,25 +45,25 @@ async def test_a_turn_with_a_tool_call_is_persisted_in_order(tmp_path):
 async def test_a_session_resumes_by_id_and_prefix(tmp_path):
     model = script(tmp_path, [{"text": "first"}, {"text": "second"}])
     async with Host.open(cwd=tmp_path, model=model) as host:
-        first = await host.send_prompt("a")
+        first = await host.chats.send_prompt("a")
     async with Host.open(cwd=tmp_path, model=model) as host:
-        second = await host.send_prompt("b", session_id=first.session_id[:8])
+        second = await host.chats.send_prompt("b", session_id=first.session_id[:8])
         assert second.session_id == first.session_id and second.text == "second"
-        assert [m["content"] for m in host.messages(first.session_id)] == ["a", "first", "b", "second"]
+        assert [m["content"] for m in host.chats.messages(first.session_id)] == ["a", "first", "b", "second"]
 
 
 async def test_running_out_of_script_ends_the_turn_with_an_error(tmp_path):
     async with Host.open(cwd=tmp_path, model=script(tmp_path, [])) as host:
-        result = await host.send_prompt("hello")
+        result = await host.chats.send_prompt("hello")
         assert result.status == "error" and "no reply left" in result.error
-        assert [m["role"] for m in host.messages(result.session_id)] == ["user"]
+        assert [m["role"] for m in host.chats.messages(result.session_id)] == ["user"]
 
 
 async def test_a_failed_tool_call_goes_back_to_the_model_as_an_error(tmp_path):
     model = script(tmp_path, [{"tool_calls": [{"name": "no_such_tool"}]}, {"text": "Sorry."}])
     async with Host.open(cwd=tmp_path, model=model) as host:
-        result = await host.send_prompt("go")
-        tool_row = host.messages(result.session_id)[2]
+        result = await host.chats.send_prompt("go")
+        tool_row = host.chats.messages(result.session_id)[2]
         assert json.loads(tool_row["content"])["error"]["kind"] == "not_found"
         assert result.text == "Sorry."
 
@@ -78,27 +78,27 @@ async def test_cancel_ends_the_turn_as_cancelled(tmp_path):
     async with Host.open(cwd=tmp_path, model=model, responder=Slow()) as host:
         seen = []
         host.bus.subscribe(seen.append)
-        turn = asyncio.ensure_future(host.send_prompt("read it"))
-        while not host.busy:
+        turn = asyncio.ensure_future(host.chats.send_prompt("read it"))
+        while not host.chats.busy:
             await asyncio.sleep(0.01)
         await asyncio.sleep(0.1)
-        assert host.cancel()
+        assert host.chats.cancel()
         result = await turn
         assert result.status == "cancelled"
         assert [e.status for e in seen if isinstance(e, TurnEnded)] == ["cancelled"]
-        assert not host.busy
+        assert not host.chats.busy
 
 
 async def test_unknown_session_is_a_clear_error(tmp_path):
     async with Host.open(cwd=tmp_path, model="echo") as host:
         with pytest.raises(Exception, match="no session 'nope'"):
-            await host.send_prompt("x", session_id="nope")
+            await host.chats.send_prompt("x", session_id="nope")
 
 
 async def test_echo_model_offline(tmp_path):
     async with Host.open(cwd=tmp_path, model="echo") as host:
         seen = []
         host.bus.subscribe(seen.append)
-        result = await host.send_prompt("ping")
+        result = await host.chats.send_prompt("ping")
         assert result.text == "You said: ping"
         assert [e.role for e in seen if isinstance(e, MessageEnded)] == ["user", "assistant"]

@@ -118,8 +118,8 @@ class Recorder:
 async def test_each_step_starts_with_the_current_memories_never_stored(styled, workdir):
     model = Recorder()
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        host.add_memory("Groceries", "milk, eggs")
-        first = await host.send_prompt("what should I buy?")
+        host.memories.add("Groceries", "milk, eggs")
+        first = await host.chats.send_prompt("what should I buy?")
         system = model.seen[0][0]
         assert (system.role, system.name) == ("system", "memories")
         assert '<knowledge title="Groceries" source="user">\nmilk, eggs\n</knowledge>' in system.content
@@ -127,19 +127,19 @@ async def test_each_step_starts_with_the_current_memories_never_stored(styled, w
         assert '<skill name="release-notes" source="extension:house-style">' in system.content
         assert model.seen[0][1].role == "user"
         assert {"memory_search", "skill_load", "skill_file"} <= set(model.offered[0])
-        assert [m["role"] for m in host.messages(first.session_id)] == ["user", "assistant"]
+        assert [m["role"] for m in host.chats.messages(first.session_id)] == ["user", "assistant"]
 
-        host.add_memory("Groceries", "bread", replace=True)
-        await host.send_prompt("and now?", session_id=first.session_id)
+        host.memories.add("Groceries", "bread", replace=True)
+        await host.chats.send_prompt("and now?", session_id=first.session_id)
         assert "<knowledge title=\"Groceries\" source=\"user\">\nbread\n" in model.seen[1][0].content
 
 
 async def test_a_chat_that_switched_an_extension_off_does_not_get_its_memories(styled, workdir):
     model = Recorder()
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        session = host.new_session()["id"]
-        host.set_extension_enabled(session, "house-style", False)
-        await host.send_prompt("hello", session_id=session)
+        session = host.chats.new()["id"]
+        host.switches.set_extension(session, "house-style", False)
+        await host.chats.send_prompt("hello", session_id=session)
         assert model.seen[0][0].role == "user"  # nothing left to hand over
         assert not {"memory_search", "skill_load"} & set(model.offered[0])
         outcome = await host.call_tool("skill_load", {"name": "release-notes"},
@@ -169,7 +169,7 @@ async def test_skill_load_and_skill_file_work_and_refuse_paths_outside_the_skill
             refused = await host.call_tool("skill_file", {"name": "release-notes", "file": path})
             assert (refused.ok, refused.error["kind"]) == (False, kind), path
             assert "outside" not in json.dumps(refused.to_json()).replace("outside the", "")
-        mine = host.add_memory("my-skill", "---\ndescription: Mine.\n---\nStep one.", "skill")
+        mine = host.memories.add("my-skill", "---\ndescription: Mine.\n---\nStep one.", "skill")
         assert mine["summary"] == "Mine."
         own = await host.call_tool("skill_load", {"name": "my-skill"})
         assert own.result["content"].endswith("Step one.") and own.result["files"] == []
@@ -182,11 +182,11 @@ async def test_past_the_budget_memories_are_counted_and_memory_search_finds_them
     model = Recorder()
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
         for n in range(40):
-            host.add_memory(f"Trip {n}", f"Day {n} of the trip. " + "Walk and eat. " * 30)
-        host.add_memory("Passport", "The passport number is X1234567; it expires in 2031.")
-        plan = host.memory_context()
+            host.memories.add(f"Trip {n}", f"Day {n} of the trip. " + "Walk and eat. " * 30)
+        host.memories.add("Passport", "The passport number is X1234567; it expires in 2031.")
+        plan = host.memories.context()
         assert len(plan.left_out) > 30
-        text = host.memory_context_messages()[0].content
+        text = host.memories.context_messages()[0].content
         counted = sum(1 for i in plan.left_out if i.kind == "knowledge")
         assert f"Not shown here for lack of room: {counted} knowledge items" in text
         hidden = [i for i in plan.left_out if i.title.startswith("Trip")][-1]
@@ -194,9 +194,9 @@ async def test_past_the_budget_memories_are_counted_and_memory_search_finds_them
         model.calls += [("memory_search", {"query": "when does my passport expire"}),
                         ("memory_search", {"query": hidden.title})]
 
-        result = await host.send_prompt("when does my passport expire?")
+        result = await host.chats.send_prompt("when does my passport expire?")
         assert "memory_search" in model.offered[0]
-        passport, trip = [json.loads(m["content"]) for m in host.messages(result.session_id)
+        passport, trip = [json.loads(m["content"]) for m in host.chats.messages(result.session_id)
                           if m["role"] == "tool"]
         top = passport["result"]["matches"][0]
         assert (top["title"], top["source"]) == ("Passport", "user")
@@ -207,9 +207,9 @@ async def test_past_the_budget_memories_are_counted_and_memory_search_finds_them
 
 async def test_memory_search_finds_shipped_skills_and_knowledge(styled, workdir):
     async with Host.open(cwd=workdir, model="echo") as host:
-        found = host.search_memories("release notes changelog")
+        found = host.memories.search("release notes changelog")
         assert found["matches"][0]["title"] == "release-notes"
         assert found["matches"][0]["kind"] == "skill" and "content" not in found["matches"][0]
-        style = host.search_memories("short sentences")["matches"][0]
+        style = host.memories.search("short sentences")["matches"][0]
         assert (style["title"], style["source"]) == ("House style", "extension:house-style")
-        assert host.search_memories("zebra")["matches"] == []
+        assert host.memories.search("zebra")["matches"] == []

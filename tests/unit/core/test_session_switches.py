@@ -99,18 +99,18 @@ def test_leaving_an_extension_out_gives_its_names_to_the_next_tool():
 
 def test_a_chat_offers_the_tools_of_the_extensions_it_keeps_on(installed, workdir):
     with Host.open(cwd=workdir) as host:
-        session = host.new_session()["id"]
-        everything = {t.qualified_name for t in host.session_tools(session)}
+        session = host.chats.new()["id"]
+        everything = {t.qualified_name for t in host.switches.tools(session)}
         assert {"ext-a.shared_tool", "ext-a.only_a", "workbench.extensions_status"} <= everything
-        host.set_extension_enabled(session[:8], "ext-a", False)
-        offered = {t.qualified_name for t in host.session_tools(session)}
+        host.switches.set_extension(session[:8], "ext-a", False)
+        offered = {t.qualified_name for t in host.switches.tools(session)}
         assert offered == everything - {"ext-a.shared_tool", "ext-a.only_a"} | {"ext-b.shared_tool"}
-        assert [s.name for s in host.tool_specs(session)] == sorted(t.name for t in host.session_tools(session))
-        assert "only_a" in [s.name for s in host.tool_specs()]  # other chats are untouched
-        other = host.new_session()["id"]
-        assert {t.qualified_name for t in host.session_tools(other)} == everything
-        host.set_extension_enabled(session, "ext-a", True)
-        assert {t.qualified_name for t in host.session_tools(session)} == everything
+        assert [s.name for s in host.chats.tool_specs(session)] == sorted(t.name for t in host.switches.tools(session))
+        assert "only_a" in [s.name for s in host.chats.tool_specs()]  # other chats are untouched
+        other = host.chats.new()["id"]
+        assert {t.qualified_name for t in host.switches.tools(other)} == everything
+        host.switches.set_extension(session, "ext-a", True)
+        assert {t.qualified_name for t in host.switches.tools(session)} == everything
         audit = host.store._all("SELECT action, subject FROM audit_log WHERE action LIKE 'session.%'")
         assert [(r["action"], r["subject"]) for r in audit] == [
             ("session.extension.disable", "ext-a"), ("session.extension.enable", "ext-a")]
@@ -118,15 +118,15 @@ def test_a_chat_offers_the_tools_of_the_extensions_it_keeps_on(installed, workdi
 
 def test_switching_needs_a_known_session_and_extension(installed, workdir):
     with Host.open(cwd=workdir) as host:
-        session = host.new_session()["id"]
+        session = host.chats.new()["id"]
         with pytest.raises(WorkbenchError, match="no extension named 'nope'"):
-            host.set_extension_enabled(session, "nope", False)
+            host.switches.set_extension(session, "nope", False)
         with pytest.raises(WorkbenchError, match="no session 'missing'"):
-            host.set_extension_enabled("missing", "ext-a", False)
+            host.switches.set_extension("missing", "ext-a", False)
         with pytest.raises(WorkbenchError, match="no session"):
-            host.session_tools("missing")
-        host.set_extension_enabled(session, "workbench", False)  # the host's own tools too
-        assert "extensions_status" not in [t.name for t in host.session_tools(session)]
+            host.switches.tools("missing")
+        host.switches.set_extension(session, "workbench", False)  # the host's own tools too
+        assert "extensions_status" not in [t.name for t in host.switches.tools(session)]
 
 
 class Recording:
@@ -150,14 +150,14 @@ class Recording:
 async def test_a_turn_is_offered_the_chat_tools_and_refused_switched_off_ones(installed, workdir):
     model = Recording([("c1", "only_a"), ("c2", "ext-a.shared_tool")])
     with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        session = host.new_session()["id"]
-        host.set_extension_enabled(session, "ext-a", False)
+        session = host.chats.new()["id"]
+        host.switches.set_extension(session, "ext-a", False)
         seen = []
         host.bus.subscribe(seen.append)
-        result = await host.send_prompt("go", session_id=session)
+        result = await host.chats.send_prompt("go", session_id=session)
         assert result.text == "done"
         assert "only_a" not in model.offered[0] and "shared_tool" in model.offered[0]
-        results = [m for m in host.messages(session) if m["role"] == "tool"]
+        results = [m for m in host.chats.messages(session) if m["role"] == "tool"]
         rows = [json.loads(m["content"]) for m in results]
         assert rows == [
             {"ok": False, "error": {"kind": "not_found", "message": "'only_a' belongs to the "
@@ -176,12 +176,12 @@ async def test_a_turn_is_offered_the_chat_tools_and_refused_switched_off_ones(in
 async def test_a_name_whose_winner_is_switched_off_runs_the_next_tool(installed, workdir):
     model = Recording([("c1", "shared_tool")])
     with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        session = host.new_session()["id"]
-        host.set_extension_enabled(session, "ext-a", False)
+        session = host.chats.new()["id"]
+        host.switches.set_extension(session, "ext-a", False)
         seen = []
         host.bus.subscribe(seen.append)
-        await host.send_prompt("go", session_id=session)
+        await host.chats.send_prompt("go", session_id=session)
         started = [e for e in seen if isinstance(e, ToolCallStarted)]
         assert [e.tool for e in started] == ["ext-b.shared_tool"]
-        (row,) = [m for m in host.messages(session) if m["role"] == "tool"]
+        (row,) = [m for m in host.chats.messages(session) if m["role"] == "tool"]
         assert json.loads(row["content"]) == {"ok": True, "result": {"from": "ext-b"}}

@@ -308,10 +308,10 @@ async def test_bad_arguments_are_refused_by_the_gateway(project):
 
 async def test_reload_rebuilds_the_registry_and_publishes_the_new_report(project, home, tmp_path):
     with Host.open(cwd=project) as host:
-        session = host.new_session()["id"]
+        session = host.chats.new()["id"]
         seen = []
         host.bus.subscribe(seen.append)
-        host.manager.install(str(write_extension(tmp_path / "sources" / "c", "ext-c", {"c_tool": {}})),
+        host.extensions.manager().install(str(write_extension(tmp_path / "sources" / "c", "ext-c", {"c_tool": {}})),
                              approve=lambda plan: True)
         before = host.extensions_loaded_at
         outcome = await host.call_tool("extensions_status", {"action": "reload"},
@@ -348,9 +348,9 @@ async def test_reload_is_refused_while_a_turn_is_streaming(project, tmp_path):
     with Host.open(cwd=project, model=f"scripted:{script}") as host:
         seen = []
         host.bus.subscribe(seen.append)
-        result = await host.send_prompt("reload the extensions")
+        result = await host.chats.send_prompt("reload the extensions")
         assert result.text == "Could not reload."
-        tool_row = host.messages(result.session_id)[2]
+        tool_row = host.chats.messages(result.session_id)[2]
         assert json.loads(tool_row["content"]) == {
             "ok": False, "error": {"kind": "unavailable", "message": RELOAD_WHILE_STREAMING}}
         assert not [e for e in seen if isinstance(e, ExtensionStatusChanged)]
@@ -358,8 +358,8 @@ async def test_reload_is_refused_while_a_turn_is_streaming(project, tmp_path):
 
 async def test_the_report_of_a_chat_marks_what_it_switched_off(project):
     with Host.open(cwd=project) as host:
-        session = host.new_session()["id"]
-        host.set_extension_enabled(session, "ext-b", False)
+        session = host.chats.new()["id"]
+        host.switches.set_extension(session, "ext-b", False)
         outcome = await host.call_tool("extensions_status", {}, CallOptions(session_id=session))
         assert outcome.result["title"] == "4 loaded, 3 errors, 1 conflicts"
         assert "- **ext-b** v2.0.0 (tools) — switched off in this chat" in outcome.result["markdown"]
@@ -371,10 +371,10 @@ async def test_the_report_of_a_chat_marks_what_it_switched_off(project):
 
 async def test_the_report_of_a_chat_counts_its_single_tool_switches(project):
     with Host.open(cwd=project) as host:
-        session = host.new_session()["id"]
+        session = host.chats.new()["id"]
         whole = host.status_report(session)
-        tool = next(t for t in host.enabled_tools(session) if t.source == "extension")
-        host.set_tool_enabled(session, tool.name, False)
+        tool = next(t for t in host.switches.tools(session) if t.source == "extension")
+        host.switches.set_tool(session, tool.name, False)
         report = host.status_report(session)
         assert report.session.tools_off == (tool.qualified_name,)
         assert f"- **Tools switched off in this chat:** {tool.qualified_name}" in report.to_markdown()

@@ -127,21 +127,21 @@ def test_a_chat_with_nothing_switched_routes_every_name_as_it_is(registry):
 
 def test_one_tool_is_switched_off_in_one_chat_only(installed, workdir):
     with Host.open(cwd=workdir) as host:
-        chat, other = host.new_session()["id"], host.new_session()["id"]
-        everything = {t.qualified_name for t in host.session_tools(chat)}
-        switched = host.set_tool_enabled(chat[:8], "only_a", False)
+        chat, other = host.chats.new()["id"], host.chats.new()["id"]
+        everything = {t.qualified_name for t in host.switches.tools(chat)}
+        switched = host.switches.set_tool(chat[:8], "only_a", False)
         assert switched.qualified_name == "ext-a.only_a"
-        assert {t.qualified_name for t in host.session_tools(chat)} == everything - {"ext-a.only_a"}
-        assert "only_a" not in [s.name for s in host.tool_specs(chat)]
-        assert {t.qualified_name for t in host.session_tools(other)} == everything
-        assert "only_a" in [s.name for s in host.tool_specs(other)]
-        assert "only_a" in [s.name for s in host.tool_specs()]
+        assert {t.qualified_name for t in host.switches.tools(chat)} == everything - {"ext-a.only_a"}
+        assert "only_a" not in [s.name for s in host.chats.tool_specs(chat)]
+        assert {t.qualified_name for t in host.switches.tools(other)} == everything
+        assert "only_a" in [s.name for s in host.chats.tool_specs(other)]
+        assert "only_a" in [s.name for s in host.chats.tool_specs()]
 
-        host.set_tool_enabled(chat, "shared_tool", False)  # the winner: the next tool takes the name
-        offered = {t.qualified_name for t in host.session_tools(chat)}
+        host.switches.set_tool(chat, "shared_tool", False)  # the winner: the next tool takes the name
+        offered = {t.qualified_name for t in host.switches.tools(chat)}
         assert "ext-b.shared_tool" in offered and "ext-a.shared_tool" not in offered
-        host.set_tool_enabled(chat, "shared_tool", True)  # the one switched off, back on
-        assert "ext-a.shared_tool" in {t.qualified_name for t in host.session_tools(chat)}
+        host.switches.set_tool(chat, "shared_tool", True)  # the one switched off, back on
+        assert "ext-a.shared_tool" in {t.qualified_name for t in host.switches.tools(chat)}
         audit = host.store._all("SELECT action, subject, detail FROM audit_log "
                                 "WHERE action LIKE 'session.tool.%' ORDER BY id")
         assert [(r["action"], r["subject"], json.loads(r["detail"])) for r in audit] == [
@@ -152,59 +152,59 @@ def test_one_tool_is_switched_off_in_one_chat_only(installed, workdir):
 
 def test_one_tool_stays_on_in_a_chat_that_switched_its_extension_off(installed, workdir):
     with Host.open(cwd=workdir) as host:
-        chat = host.new_session()["id"]
-        host.set_extension_enabled(chat, "ext-a", False)
-        host.set_tool_enabled(chat, "ext-a.other_a", True)
-        offered = {t.qualified_name for t in host.session_tools(chat)}
+        chat = host.chats.new()["id"]
+        host.switches.set_extension(chat, "ext-a", False)
+        host.switches.set_tool(chat, "ext-a.other_a", True)
+        offered = {t.qualified_name for t in host.switches.tools(chat)}
         assert "ext-a.other_a" in offered
         assert not {"ext-a.only_a", "ext-a.shared_tool"} & offered
-        host.set_extension_enabled(chat, "ext-a", False)  # the extension's switch again: it follows
-        assert "ext-a.other_a" not in {t.qualified_name for t in host.session_tools(chat)}
+        host.switches.set_extension(chat, "ext-a", False)  # the extension's switch again: it follows
+        assert "ext-a.other_a" not in {t.qualified_name for t in host.switches.tools(chat)}
 
 
 def test_the_switches_of_a_chat_are_listed_for_a_tools_menu(installed, workdir):
     with Host.open(cwd=workdir) as host:
-        chat = host.new_session()["id"]
-        host.set_extension_enabled(chat, "ext-a", False)
-        host.set_tool_enabled(chat, "only_a", True)
-        listing = host.session_switches(chat[:8])
-        assert listing["session"] == chat
-        extensions = {e["name"]: (e["on"], e["own"]) for e in listing["extensions"]}
+        chat = host.chats.new()["id"]
+        host.switches.set_extension(chat, "ext-a", False)
+        host.switches.set_tool(chat, "only_a", True)
+        listing = host.switches.menu(chat[:8])
+        assert listing.session == chat
+        extensions = {e.name: (e.on, e.own) for e in listing.extensions}
         assert extensions["ext-a"] == (False, True) and extensions["ext-b"] == (True, False)
-        tools = {t["qualified_name"]: (t["on"], t["own"], t["offered"]) for t in listing["tools"]}
+        tools = {t.qualified_name: (t.on, t.own, t.offered) for t in listing.tools}
         assert tools["ext-a.only_a"] == (True, True, True)
         assert tools["ext-a.other_a"] == (False, False, False)
         assert tools["ext-b.shared_tool"] == (True, False, True)
         assert tools["workbench.extensions_status"] == (True, False, True)
         assert "workbench.tool_search" not in tools
-        host.set_extension_enabled(chat, "ext-a", True)
-        tools = {t["qualified_name"]: (t["on"], t["offered"]) for t in host.session_switches(chat)["tools"]}
+        host.switches.set_extension(chat, "ext-a", True)
+        tools = {t.qualified_name: (t.on, t.offered) for t in host.switches.menu(chat).tools}
         assert tools["ext-b.shared_tool"] == (True, False)  # on, but ext-a's wins its name
 
 
 def test_switching_needs_a_known_session_and_a_tool_a_chat_can_switch(installed, workdir):
     with Host.open(cwd=workdir) as host:
-        chat = host.new_session()["id"]
+        chat = host.chats.new()["id"]
         with pytest.raises(WorkbenchError, match="no tool named 'nope' here"):
-            host.set_tool_enabled(chat, "nope", False)
+            host.switches.set_tool(chat, "nope", False)
         with pytest.raises(WorkbenchError, match="no session 'missing'"):
-            host.set_tool_enabled("missing", "only_a", False)
+            host.switches.set_tool("missing", "only_a", False)
         with pytest.raises(WorkbenchError, match="tool_invoke is offered only when a turn needs it"):
-            host.set_tool_enabled(chat, "tool_invoke", False)
+            host.switches.set_tool(chat, "tool_invoke", False)
         assert host.store.session_switches(chat) == ({}, {})
 
 
 async def test_a_direct_call_in_a_chat_is_refused_when_the_chat_switched_the_tool_off(installed, workdir):
     async with Host.open(cwd=workdir) as host:
-        chat = host.new_session()["id"]
-        host.set_tool_enabled(chat, "only_a", False)
+        chat = host.chats.new()["id"]
+        host.switches.set_tool(chat, "only_a", False)
         refused = await host.call_tool("only_a", {}, CallOptions(session_id=chat))
         assert refused.error == {"kind": "not_found",
                                  "message": "'only_a' is switched off in this chat"}
-        elsewhere = await host.call_tool("only_a", {}, CallOptions(session_id=host.new_session()["id"]))
+        elsewhere = await host.call_tool("only_a", {}, CallOptions(session_id=host.chats.new()["id"]))
         assert elsewhere.ok and elsewhere.result == {"from": "ext-a", "tool": "only_a"}
         assert (await host.call_tool("only_a", {})).ok  # no chat: no chat's switches
-        host.set_tool_enabled(chat, "shared_tool", False)
+        host.switches.set_tool(chat, "shared_tool", False)
         routed = await host.call_tool("shared_tool", {}, CallOptions(session_id=chat))
         assert routed.result == {"from": "ext-b", "tool": "shared_tool"}
         audit = [r["action"] for r in host.store.list_audit(limit=None)]
@@ -233,13 +233,13 @@ async def test_a_turn_is_refused_the_tool_its_chat_switched_off_also_through_too
         ToolCall("c3", "tool_search", {"query": "garden chores", "limit": 20}),
         ToolCall("c4", "other_a", {})])
     async with Host.open(cwd=workdir, model="echo", provider=model) as host:
-        chat = host.new_session()["id"]
-        host.set_tool_enabled(chat, "only_a", False)
+        chat = host.chats.new()["id"]
+        host.switches.set_tool(chat, "only_a", False)
         seen = []
         host.bus.subscribe(seen.append)
-        await host.send_prompt("go", session_id=chat)
+        await host.chats.send_prompt("go", session_id=chat)
         assert "only_a" not in model.offered[0] and "other_a" in model.offered[0]
-        rows = [json.loads(m["content"]) for m in host.messages(chat) if m["role"] == "tool"]
+        rows = [json.loads(m["content"]) for m in host.chats.messages(chat) if m["role"] == "tool"]
         assert rows[0]["error"] == {"kind": "not_found", "message": "'only_a' is switched off in this chat"}
         assert rows[1]["ok"] is False and rows[1]["error"]["kind"] == "not_found"
         assert "switched off in this chat" in rows[1]["error"]["message"]
@@ -248,3 +248,25 @@ async def test_a_turn_is_refused_the_tool_its_chat_switched_off_also_through_too
         assert rows[3] == {"ok": True, "result": {"from": "ext-a", "tool": "other_a"}}
         started = [e.tool for e in seen if isinstance(e, ToolCallStarted)]
         assert "ext-a.only_a" not in started and "ext-a.other_a" in started
+
+
+def test_the_tools_menu_lists_the_tools_sessions_tools_all_lists(tmp_path, home, workdir):
+    """One listing for both faces: a tool that does not run here is in neither, and the
+    Tools menu's tools of an extension are the menu's own rows for it."""
+    folder = write_extension(tmp_path / "src" / "ext-p", "ext-p", ["here", "elsewhere"])
+    manifest = json.loads((folder / "loca.json").read_text())
+    manifest["tools"][1]["platforms"] = ["windows"]
+    (folder / "loca.json").write_text(json.dumps(manifest))
+    with Store.open(home.db_path) as store:
+        ExtensionManager(home, store, registry_url="http://127.0.0.1:9").install(
+            str(folder), approve=lambda plan: True)
+    with Host.open(cwd=workdir) as host:
+        chat = host.chats.new()["id"]
+        host.switches.set_tool(chat, "here", False)
+        menu = host.switches.menu(chat)
+        rows = host.switches.tool_rows(chat, "ext-p")
+        assert rows == [t for t in menu.tools if t.extension == "ext-p"]
+        assert [(t.name, t.on, t.own) for t in rows] == [("here", False, True)]
+        assert [t.name for t in host.switches.tool_rows(None, "ext-p")] == ["here"]
+        [row] = [r for r in host.switches.rows(chat) if r.name == "ext-p"]
+        assert (row.kind, row.on) == ("extension", True)

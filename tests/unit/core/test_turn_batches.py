@@ -47,8 +47,8 @@ async def run(tmp_path, replies):
         load_extension(host.registry, extension(tmp_path, False))
         seen = []
         host.bus.subscribe(seen.append)
-        result = await host.send_prompt("go")
-        return result, seen, host.messages(result.session_id)
+        result = await host.chats.send_prompt("go")
+        return result, seen, host.chats.messages(result.session_id)
 
 
 def order(seen):
@@ -81,18 +81,18 @@ async def test_cancel_mid_batch_answers_every_call_and_resumes(tmp_path):
         load_extension(host.registry, extension(tmp_path, True))
         started = asyncio.Event()
         host.bus.subscribe(lambda e: started.set() if isinstance(e, ToolCallStarted) else None)
-        turn = asyncio.ensure_future(host.send_prompt("go"))
+        turn = asyncio.ensure_future(host.chats.send_prompt("go"))
         await asyncio.wait_for(started.wait(), 20)
         await asyncio.sleep(0.3)
-        host.cancel()
+        host.chats.cancel()
         result = await turn
         assert result.status == "cancelled"
-        messages = host.messages(result.session_id)
+        messages = host.chats.messages(result.session_id)
         tool_rows = [m for m in messages if m["role"] == "tool"]
         assert [m["tool_call_id"] for m in tool_rows] == ["c1", "c2"]
         assert all(json.loads(m["content"])["error"]["kind"] == "cancelled" for m in tool_rows)
         assert {c["status"] for c in host.store.list_tool_calls(result.session_id)} == {"cancelled"}
-        again = await host.send_prompt("and now?", session_id=result.session_id)
+        again = await host.chats.send_prompt("and now?", session_id=result.session_id)
         assert again.status == "done" and again.text == "resumed fine"
 
 
@@ -101,7 +101,7 @@ async def test_a_runaway_turn_stops_with_a_notice(tmp_path):
     async with Host.open(cwd=tmp_path, model=script(tmp_path, replies)) as host:
         seen = []
         host.bus.subscribe(seen.append)
-        result = await host.send_prompt("loop")
+        result = await host.chats.send_prompt("loop")
         assert result.status == "error" and "model steps" in result.error
         assert any(isinstance(e, Notice) and "model steps" in e.message for e in seen)
         assert isinstance(seen[-1], TurnEnded)

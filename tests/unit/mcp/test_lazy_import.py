@@ -31,7 +31,7 @@ def test_a_host_with_cached_mcp_tools_does_not_import_the_sdk(tmp_path) -> None:
         names = [t.name for t in host.registry.available() if t.source == "mcp"]
         print(json.dumps({"names": names, "sdk": sorted(m for m in ("mcp", "mcp_types", "anyio")
                                                         if m in sys.modules),
-                          "state": host.mcp_servers()[0]["state"]}))
+                          "state": host.mcp.servers()[0]["state"]}))
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}, timeout=60)

@@ -34,7 +34,7 @@ def host(workdir):
 
 def test_a_schedule_made_here_freezes_its_card_and_has_its_next_time(host, workdir):
     before = host.store.clock()
-    row = host.add_schedule(title=" Stand-up ", instruction="Summarize my day.", schedule=EVERY_5,
+    row = host.schedules.add_schedule(title=" Stand-up ", instruction="Summarize my day.", schedule=EVERY_5,
                             run_missed=True, grants=[CardGrant("workbench.extensions_status", "x", "y")])
     assert row["title"] == "Stand-up" and row["run_missed"] and row["enabled"]
     assert row["description"] == "every 5 minutes" and row["source"] == "person"
@@ -44,25 +44,25 @@ def test_a_schedule_made_here_freezes_its_card_and_has_its_next_time(host, workd
     assert card["extensions"] == sorted({e["name"] for e in host.loaded_extensions})
     assert card["grants"] == [{"tool": "workbench.extensions_status", "kind": "x", "value": "y"}]
     assert [s["id"] for s in host.schedules()] == [row["id"]]
-    assert host.schedule(row["id"])["runs"] == [] and host.schedule(row["id"])["last_run"] is None
+    assert host.schedules.schedule(row["id"])["runs"] == [] and host.schedules.schedule(row["id"])["last_run"] is None
 
 
 def test_editing_pausing_resuming_and_removing(host):
-    row = host.add_schedule(title="t", instruction="i", schedule=EVERY_5, model="echo")
-    edited = host.edit_schedule(row["id"], title="New", schedule={"kind": "weekly", "weekdays": [1],
+    row = host.schedules.add_schedule(title="t", instruction="i", schedule=EVERY_5, model="echo")
+    edited = host.schedules.edit_schedule(row["id"], title="New", schedule={"kind": "weekly", "weekdays": [1],
                                                                   "hour": 9, "minute": 0},
                                 run_missed=True, on_need="pause", extensions=[])
     assert (edited["title"], edited["run_missed"], edited["description"]) == ("New", True, "Mon at 09:00")
     assert edited["card"]["on_need"] == "pause" and edited["card"]["extensions"] == []
     assert dt.datetime.fromtimestamp(edited["next_due_at"] / 1000).weekday() == 0
-    paused = host.pause_schedule(row["id"])
+    paused = host.schedules.pause_schedule(row["id"])
     assert not paused["enabled"] and paused["next_due_at"] is None
-    resumed = host.resume_schedule(row["id"])
+    resumed = host.schedules.resume_schedule(row["id"])
     assert resumed["enabled"] and resumed["next_due_at"] == edited["next_due_at"]
     assert resumed["last_due_at"] >= paused["updated_at"]  # what passed while paused is not missed
-    assert host.remove_schedule(row["id"]) and host.schedules() == []
+    assert host.schedules.remove_schedule(row["id"]) and host.schedules() == []
     with pytest.raises(WorkbenchError, match="no schedule"):
-        host.schedule(row["id"])
+        host.schedules.schedule(row["id"])
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -73,18 +73,18 @@ def test_editing_pausing_resuming_and_removing(host):
     ({"schedule": {"kind": "once", "atMs": 1_000}}, "that time has passed"),
 ])
 def test_invalid_values_are_usage_errors(host, change, message):
-    row = host.add_schedule(title="t", instruction="i", schedule=EVERY_5)
+    row = host.schedules.add_schedule(title="t", instruction="i", schedule=EVERY_5)
     with pytest.raises(WorkbenchError, match=message) as caught:
-        host.edit_schedule(row["id"], **change)
+        host.schedules.edit_schedule(row["id"], **change)
     assert caught.value.exit_code == ExitCode.USAGE
 
 
 def test_card_grants_read_tool_kind_value_flags(host):
     with pytest.raises(WorkbenchError, match="TOOL:KIND"):
-        host.card_grants(["extensions_status"])
+        host.schedules.card_grants(["extensions_status"])
     with pytest.raises(WorkbenchError, match="declares no 'read' permission"):
-        host.card_grants(["extensions_status:read"])
-    assert host.card_grants([]) == []
+        host.schedules.card_grants(["extensions_status:read"])
+    assert host.schedules.card_grants([]) == []
 
 
 async def test_a_tools_proposal_gets_its_card_when_it_is_accepted(host):
@@ -99,18 +99,18 @@ async def test_a_tools_proposal_gets_its_card_when_it_is_accepted(host):
     assert row["next_due_at"] > host.store.clock()  # reckoned as a supervisor would
     card = row["card"]
     assert (card["model"], card["grants"]) == ("echo", [])
-    assert host.schedule(row["id"])["card"] == card
+    assert host.schedules.schedule(row["id"])["card"] == card
 
 
 async def test_run_now_runs_under_the_card_in_a_child_process(host):
-    row = host.add_schedule(title="Echo", instruction="hello there", schedule=EVERY_5, model="echo")
-    run = await host.run_schedule_now(row["id"])
+    row = host.schedules.add_schedule(title="Echo", instruction="hello there", schedule=EVERY_5, model="echo")
+    run = await host.schedules.run_schedule_now(row["id"])
     assert (run["status"], run["fired_by"], run["result"]) == ("ok", "manual", "You said: hello there")
     assert run["pid"] and run["session_id"]
-    session = host.session(run["session_id"])
+    session = host.chats.get(run["session_id"])
     assert session["title"] == "⏱ Echo"
-    assert host.run(run["id"])["log"].endswith(f"runs/{run['id']}.log")
-    assert host.schedule(row["id"])["last_run"]["id"] == run["id"]
+    assert host.schedules.run(run["id"])["log"].endswith(f"runs/{run['id']}.log")
+    assert host.schedules.schedule(row["id"])["last_run"]["id"] == run["id"]
     with pytest.raises(WorkbenchError, match="only a paused run"):
-        await host.resume_run(run["id"])
-    assert host.notifications() == []
+        await host.schedules.resume_run(run["id"])
+    assert host.schedules.notifications() == []

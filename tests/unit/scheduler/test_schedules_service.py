@@ -56,10 +56,10 @@ def test_the_service_runs_on_what_it_is_given(home: Home, store: Store, workdir:
     assert schedules.pause_schedule(row["id"])["enabled"] is False
 
 
-def test_the_host_reaches_it_as_an_attribute_and_still_delegates(workdir: Path) -> None:
+def test_the_host_reaches_it_as_an_attribute(workdir: Path) -> None:
     with Host.open(cwd=workdir, model="echo") as host:
         assert isinstance(host.schedules, Schedules)
         made = host.schedules.add_schedule(title="A", instruction="Say a.", schedule=EVERY_5)
-        shown = host.add_schedule(title="B", instruction="Say b.", schedule=EVERY_5)
+        shown = host.schedules.add_schedule(title="B", instruction="Say b.", schedule=EVERY_5)
         assert [s["title"] for s in host.schedules()] == ["A", "B"]
-        assert host.schedule(made["id"])["title"] == "A" and shown["card"]["model"] == "echo"
+        assert host.schedules.schedule(made["id"])["title"] == "A" and shown["card"]["model"] == "echo"

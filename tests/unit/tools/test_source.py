@@ -32,7 +32,7 @@ async def host(workdir: Path):
 
 async def test_a_registered_source_is_listed_called_reported_and_stopped(host: Host) -> None:
     source = host.sources.register(Greetings())  # the one line that adds a source
-    tools = {tool.qualified_name: tool for tool in host.enabled_tools()}
+    tools = {tool.qualified_name: tool for tool in host.switches.tools()}
     assert source.loads == 1
     assert tools["greetings.greet"].origin == "greetings"
     assert "builtin.read_file" in tools and "workbench.extensions_status" in tools
@@ -57,9 +57,9 @@ async def test_a_registered_source_is_listed_called_reported_and_stopped(host: H
 
 async def test_a_chat_switches_a_new_source_off_like_an_extension(host: Host) -> None:
     host.sources.register(Greetings())
-    session = host.new_session()["id"]
-    host.set_extension_enabled(session, "greetings", False)
-    assert "greet" not in {tool.name for tool in host.session_tools(session)}
+    session = host.chats.new()["id"]
+    host.switches.set_extension(session, "greetings", False)
+    assert "greet" not in {tool.name for tool in host.switches.tools(session)}
     outcome = await host.call_tool("greet", {"name": "Ada"}, _in_chat(session))
     assert not outcome.ok
 
@@ -72,7 +72,7 @@ def _in_chat(session_id: str):
 
 async def test_mcp_serve_offers_only_the_sources_that_say_so(host: Host) -> None:
     source = host.sources.register(Greetings())
-    backend = host.mcp_serve_backend()
+    backend = host.mcp.serve_backend()
     offered = {name for name, _, _ in backend.tools()}
     assert "greet" not in offered and "read_file" in offered
     source.served = True

@@ -127,7 +127,7 @@ class ChatScreen(Screen):
         """The model this chat talks to: a resumed chat keeps its own."""
         if self.session_id:
             try:
-                model = self.host.session(self.session_id).get("model")
+                model = self.host.chats.get(self.session_id).get("model")
             except WorkbenchError:
                 model = None
             if model and model != self.host.model:
@@ -185,7 +185,7 @@ class ChatScreen(Screen):
         try:
             if not self.message_list.following:
                 await self.message_list.jump_to_end()
-            result = await self.host.send_prompt(text, session_id=self.session_id)
+            result = await self.host.chats.send_prompt(text, session_id=self.session_id)
         except SessionBusyError as exc:  # another process runs a turn in this chat
             await self.message_list.add_notice(
                 "warning", f"Not sent: {exc.message}. Press Up to bring your message back.")
@@ -211,7 +211,7 @@ class ChatScreen(Screen):
 
     def action_cancel_turn(self) -> None:
         """Cancel the running turn."""
-        self.host.cancel()
+        self.host.chats.cancel()
         self.workers.cancel_group(self, "slash")
 
     # --- chats ---------------------------------------------------------------
@@ -262,8 +262,8 @@ class ChatScreen(Screen):
 
     def _read_session(self, session_id: str) -> tuple[dict[str, Any], list[Entry], list[str]]:
         """The session, its history as the list shows it, and its prompts (in a thread)."""
-        session = self.host.session(session_id)
-        rows = self.host.messages(session["id"])
+        session = self.host.chats.get(session_id)
+        rows = self.host.chats.messages(session["id"])
         prompts = [row["content"] for row in rows if row["role"] == "user" and row["content"]]
         return session, history_entries(rows), prompts
 
@@ -287,7 +287,7 @@ class ChatScreen(Screen):
 
     @on(ToolCallCard.CancelRequested)
     def cancel_call(self, message: ToolCallCard.CancelRequested) -> None:
-        if not self.host.cancel_call(message.call_id):
+        if not self.host.chats.cancel_call(message.call_id):
             self.notify("That call is not running any more.", severity="warning")
 
     # --- slash commands ----------------------------------------------------------
@@ -301,7 +301,7 @@ class ChatScreen(Screen):
     def _read_commands(self, reading: int) -> None:
         self.host.ensure_extensions()
         try:
-            rows = self.host.mcp_prompts()
+            rows = self.host.mcp.prompts()
         except WorkbenchError:
             rows = []
         commands = list(BUILTIN_COMMANDS) + prompt_commands(rows)
@@ -393,7 +393,7 @@ class ChatScreen(Screen):
         self.busy = True
         self.query_one("#chat-status", Label).update(f"● getting {command.name}…")
         try:
-            prompt = await self.host.mcp_get_prompt(command.server, command.prompt, arguments)
+            prompt = await self.host.mcp.get_prompt(command.server, command.prompt, arguments)
         except WorkbenchError as exc:
             await self.message_list.add_notice("error", f"{command.name}: {exc}")
             return

@@ -1,6 +1,6 @@
 """The notification drawer: cards, notices and failed background runs, newest first.
 
-A panel at the right of the screen over the chat. It lists ``Host.notifications``
+A panel at the right of the screen over the chat. It lists ``host.schedules.notifications``
 (what the supervisor and extensions kept for the person), unread ones marked; Enter
 marks the one under the cursor read, ``a`` marks them all. New ones appear while it
 is open: the app passes ``NotificationPosted`` events on. Reads and writes happen in
@@ -106,7 +106,7 @@ class NotificationDrawer(ModalScreen[None]):
     def refresh_list(self) -> None:
         """Read the notifications again."""
         try:
-            rows = self.host.notifications(limit=LIMIT)
+            rows = self.host.schedules.notifications(limit=LIMIT)
         except WorkbenchError as exc:
             self.app.call_from_thread(self._summary, str(exc), "error")
             return
@@ -161,7 +161,7 @@ class NotificationDrawer(ModalScreen[None]):
     def mark_read(self, ids: list[int] | None) -> None:
         """Mark ``ids`` (every one when None) read, then list them again."""
         try:
-            self.host.mark_notifications_read(ids)
+            self.host.schedules.mark_notifications_read(ids)
         except WorkbenchError as exc:
             self.app.call_from_thread(self._summary, str(exc), "error")
             return

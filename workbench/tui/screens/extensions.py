@@ -1,6 +1,6 @@
 """The Extensions screen: what is installed, the marketplace, and the status report.
 
-Every change goes through the ``Host`` (``workbench.core.extension_ops``), the same
+Every change goes through the ``Host`` (``host.extensions``, ``workbench.core.extension_service``), the same
 methods ``workbench ext …`` uses: the screen asks for a plan in a thread, shows it in
 a ``ReviewScreen``, and installs, updates or trusts it only after the person accepts
 (a declined plan's files are discarded). Removing asks first in a ``ConfirmScreen``.
@@ -165,7 +165,7 @@ class ExtensionsScreen(ChangesInThread, Screen):
         host = self.host
         try:
             host.ensure_extensions()
-            installed = host.extensions_here()
+            installed = host.extensions.here()
             report = host.status_report()
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
@@ -239,14 +239,14 @@ class ExtensionsScreen(ChangesInThread, Screen):
 
     def _install_from(self, source: str | None) -> None:
         if source:
-            self._start(f"Reading {source}", lambda: self.host.plan_install(source), self._review)
+            self._start(f"Reading {source}", lambda: self.host.extensions.plan_install(source), self._review)
 
     def action_update(self) -> None:
         """Fetch the selected extension's new version and review the difference."""
         selected = self.selected
         if selected is not None:
             self._start(f"Fetching {selected.name} from {selected.source}",
-                        lambda: self.host.plan_update(selected.name), self._review)
+                        lambda: self.host.extensions.plan_update(selected.name), self._review)
 
     def action_trust(self) -> None:
         """Show what changed in the selected held extension and ask to trust it."""
@@ -256,11 +256,11 @@ class ExtensionsScreen(ChangesInThread, Screen):
         if selected.origin != "installed":
             folder = selected.path
             self._start(f"Checking {selected.name}'s files",
-                        lambda: self.host.plan_project_trust(folder),
+                        lambda: self.host.extensions.plan_project_trust(folder),
                         lambda plan: self._review(plan, project=True))
             return
         self._start(f"Checking {selected.name}'s files",
-                    lambda: self.host.plan_trust(selected.name), self._review)
+                    lambda: self.host.extensions.plan_trust(selected.name), self._review)
 
     def _review(self, plan: InstallPlan, project: bool = False) -> None:
         self.say("")
@@ -270,9 +270,9 @@ class ExtensionsScreen(ChangesInThread, Screen):
         host, name = self.host, plan.name
 
         def trust() -> InstallPlan:
-            done = host.trust_project_extension(plan.folder, digest=plan.digest)
+            done = host.extensions.trust_project(plan.folder, digest=plan.digest)
             if allow_rewrite is not None:
-                host.set_hook_rewrite(f"project:{plan.folder}", allow_rewrite)
+                host.extensions.set_hook_rewrite(f"project:{plan.folder}", allow_rewrite)
             return done
 
         self._start(f"Trusting {name}", trust,
@@ -293,7 +293,7 @@ class ExtensionsScreen(ChangesInThread, Screen):
         if plan.action == "trust":
             if accept:
                 self._start(f"Trusting {name}",
-                            lambda: host.trust_extension(name, digest=plan.digest),
+                            lambda: host.extensions.trust(name, digest=plan.digest),
                             lambda _: self._changed(name, f"Trusted {name}: its tools are "
                                                           "offered again."))
             else:
@@ -301,7 +301,7 @@ class ExtensionsScreen(ChangesInThread, Screen):
             return
         verb = "installed" if plan.action == "install" else "updated"
         if not accept:
-            self._start(f"Discarding {name}", lambda: host.discard_plan(plan),
+            self._start(f"Discarding {name}", lambda: host.extensions.discard_plan(plan),
                         lambda _: self.say(f"{name} was not {verb}."))
             return
         if plan.action == "install":
@@ -310,7 +310,7 @@ class ExtensionsScreen(ChangesInThread, Screen):
             else:
                 self._install(plan, False)
         else:
-            self._start(f"Updating {name}", lambda: host.update_extension(name, _yes, source=plan),
+            self._start(f"Updating {name}", lambda: host.extensions.update(name, _yes, source=plan),
                         lambda found: self._changed(found.name, f"Updated {found.name} to "
                                                                 f"{found.version}."))
 
@@ -318,9 +318,9 @@ class ExtensionsScreen(ChangesInThread, Screen):
         host = self.host
 
         def install() -> InstalledExtension:
-            found = host.install_extension(plan, _yes)
+            found = host.extensions.install(plan, _yes)
             if allow_rewrite:
-                host.set_hook_rewrite(found.name, True)
+                host.extensions.set_hook_rewrite(found.name, True)
             return found
 
         self._start(f"Installing {plan.name}", install,
@@ -350,7 +350,7 @@ class ExtensionsScreen(ChangesInThread, Screen):
         if not yes:
             self.say(f"{name} was not removed.")
             return
-        self._start(f"Removing {name}", lambda: self.host.remove_extension(name),
+        self._start(f"Removing {name}", lambda: self.host.extensions.remove(name),
                     lambda _: self._changed(None, f"Removed {name}."))
 
     # --- the marketplace -------------------------------------------------------------
@@ -366,7 +366,7 @@ class ExtensionsScreen(ChangesInThread, Screen):
     @work(thread=True, exclusive=True, group="extensions-search")
     def _search(self, words: list[str]) -> None:
         try:
-            results = self.host.search_extensions(words, SEARCH_LIMIT)
+            results = self.host.extensions.search(words, SEARCH_LIMIT)
         except WorkbenchError as exc:
             self.app.call_from_thread(self._search_failed, exc)
             return
@@ -398,4 +398,4 @@ class ExtensionsScreen(ChangesInThread, Screen):
     def _install_package(self, message: PackageList.Chosen) -> None:
         result = message.result
         source = f"npm:{result.name}" + (f"@{result.version}" if result.version else "")
-        self._start(f"Fetching {source}", lambda: self.host.plan_install(source), self._review)
+        self._start(f"Fetching {source}", lambda: self.host.extensions.plan_install(source), self._review)

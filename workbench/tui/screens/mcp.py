@@ -1,9 +1,9 @@
 """The MCP servers screen: every server entry with its state, its tools, prompts and
-resources (``Host.mcp_servers``, secrets masked).
+resources (``host.mcp.servers``, secrets masked).
 
-``c`` starts the selected server now to check it (``Host.mcp_check``, on the app's
+``c`` starts the selected server now to check it (``host.mcp.check``, on the app's
 loop, where the host runs its servers); ``s`` switches it off or on everywhere
-(``Host.mcp_set_enabled``: ``mcp.disabled`` in the person's config). A chat switches a
+(``host.mcp.set_enabled``: ``mcp.disabled`` in the person's config). A chat switches a
 server off for itself in its Tools menu. The list is read again when a server changes
 state or lists new tools (``ExtensionStatusChanged``).
 """
@@ -114,7 +114,7 @@ class McpScreen(Screen):
         """Read the servers again."""
         try:
             self.host.ensure_extensions()
-            servers = self.host.mcp_servers()
+            servers = self.host.mcp.servers()
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
             return
@@ -206,7 +206,7 @@ class McpScreen(Screen):
 
     async def _check(self, name: str) -> None:
         try:
-            failures = await self.host.mcp_check([name])
+            failures = await self.host.mcp.check([name])
         except WorkbenchError as exc:
             failures = {name: str(exc)}
         self.checking = False
@@ -230,7 +230,7 @@ class McpScreen(Screen):
     @work(thread=True, group="mcp-switch")
     def _switch(self, name: str, on_: bool) -> None:
         try:
-            notice = self.host.mcp_set_enabled(name, on_)
+            notice = self.host.mcp.set_enabled(name, on_)
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
             return

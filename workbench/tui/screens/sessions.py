@@ -94,7 +94,7 @@ class SessionsScreen(Screen[SessionChoice | None]):
     @work(thread=True, exclusive=True, group="sessions")
     def read_sessions(self) -> None:
         """Read the sessions from the store, off the event loop."""
-        sessions = self.host.sessions()
+        sessions = self.host.chats.sessions()
         self.app.call_from_thread(self._show, sessions)
 
     def _show(self, sessions: list[dict[str, Any]]) -> None:

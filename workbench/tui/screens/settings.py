@@ -5,7 +5,7 @@ Values are read from the files in a worker thread (``Config.load``, so a file ch
 or broken since the start is shown as it is now). Enter opens a dialog that writes the
 value through ``Config.set`` (the core keeps the file's comments; a refused value is
 said there and nothing is written). ``t`` trusts the project's config after showing
-what it sets (``Host.trust_project_config``, as ``workbench trust`` does); the host
+what it sets (``host.mcp.trust_project``, as ``workbench trust`` does); the host
 then reads its config again.
 """
 
@@ -282,7 +282,7 @@ class SettingsScreen(Screen):
     @work(thread=True, group="settings-trust")
     def _trust(self, path: Path) -> None:
         try:
-            record = self.host.trust_project_config(path.parent.parent)
+            record = self.host.mcp.trust_project(path.parent.parent)
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, f"Not trusted: {exc}", "error")
             return

@@ -1,10 +1,10 @@
 """The Tasks screen: scheduled prompts, when they run next, their last runs and failures.
 
-The list on the left is ``Host.schedules``; the right side is the selected one in full
-(``Host.schedule``: its prompt, its run card and its recent runs). Pausing, resuming,
-editing and deleting go through the ``Host``'s schedule methods in worker threads;
+The list on the left is ``host.schedules``; the right side is the selected one in full
+(``host.schedules.schedule``: its prompt, its run card and its recent runs). Pausing, resuming,
+editing and deleting go through ``host.schedules`` in worker threads;
 "run now" runs in an app worker, so a run outlives the screen being closed. The line
-at the top says which process runs this home's scheduler (``Host.scheduler_holder``):
+at the top says which process runs this home's scheduler (``host.schedules.scheduler_holder``):
 this window, or another one that the app stands by for. Runs starting and ending, and
 the scheduler changing state, arrive as core events and are shown as they happen.
 """
@@ -86,7 +86,7 @@ def _field(label: str, value: str | Content) -> Content:
 
 
 def draft_of(row: dict[str, Any]) -> dict[str, Any]:
-    """A schedule as ``Host.schedule`` gives it, as the schedule form's draft."""
+    """A schedule as ``host.schedules.schedule`` gives it, as the schedule form's draft."""
     return {"title": row["title"], "instruction": row["instruction"],
             "schedule": row["schedule"], "runMissed": bool(row["run_missed"])}
 
@@ -139,7 +139,7 @@ class TasksScreen(ChangesInThread, Screen):
         self.schedules: list[dict[str, Any]] = []
         """The schedules listed, by id."""
         self.detail: dict[str, Any] | None = None
-        """The selected schedule as ``Host.schedule`` gave it, with its recent runs."""
+        """The selected schedule as ``host.schedules.schedule`` gave it, with its recent runs."""
         self.holder: dict[str, Any] | None = None
         """Who holds this home's scheduler, at the last look."""
 
@@ -187,10 +187,10 @@ class TasksScreen(ChangesInThread, Screen):
         host = self.host
         try:
             schedules = host.schedules()
-            holder = host.scheduler_holder()
+            holder = host.schedules.scheduler_holder()
             ids = [row["id"] for row in schedules]
             chosen = select if select in ids else (ids[0] if ids else None)
-            detail = host.schedule(chosen, runs=RECENT_RUNS) if chosen is not None else None
+            detail = host.schedules.schedule(chosen, runs=RECENT_RUNS) if chosen is not None else None
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
             return
@@ -262,7 +262,7 @@ class TasksScreen(ChangesInThread, Screen):
     @work(thread=True, exclusive=True, group="tasks-detail")
     def _read_detail(self, schedule_id: int) -> None:
         try:
-            detail = self.host.schedule(schedule_id, runs=RECENT_RUNS)
+            detail = self.host.schedules.schedule(schedule_id, runs=RECENT_RUNS)
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
             return
@@ -304,14 +304,14 @@ class TasksScreen(ChangesInThread, Screen):
         """Stop the selected schedule firing until it is resumed."""
         row = self.selected
         if row is not None:
-            self._start(f"Pausing {row['title']}", lambda: self.host.pause_schedule(row["id"]),
+            self._start(f"Pausing {row['title']}", lambda: self.host.schedules.pause_schedule(row["id"]),
                         lambda _: self._changed(f"Paused {row['title']}."))
 
     def action_resume(self) -> None:
         """Fire the selected schedule again (windows missed while paused are not run)."""
         row = self.selected
         if row is not None:
-            self._start(f"Resuming {row['title']}", lambda: self.host.resume_schedule(row["id"]),
+            self._start(f"Resuming {row['title']}", lambda: self.host.schedules.resume_schedule(row["id"]),
                         lambda shown: self._changed(f"Resumed {row['title']}; next run "
                                                     f"{when(shown['next_due_at'])}."))
 
@@ -326,7 +326,7 @@ class TasksScreen(ChangesInThread, Screen):
 
     async def _run_now(self, schedule_id: int, title: str) -> None:
         try:
-            run = await self.host.run_schedule_now(schedule_id)
+            run = await self.host.schedules.run_schedule_now(schedule_id)
         except WorkbenchError as exc:
             self.app.notify(f"{title} could not run: {exc}", severity="error")
             return
@@ -339,7 +339,7 @@ class TasksScreen(ChangesInThread, Screen):
         """Make a new scheduled prompt."""
 
         def save(draft: dict[str, Any]) -> dict[str, Any]:
-            return self.host.add_schedule(title=draft["title"], instruction=draft["instruction"],
+            return self.host.schedules.add_schedule(title=draft["title"], instruction=draft["instruction"],
                                           schedule=draft["schedule"], run_missed=draft["runMissed"])
 
         self.app.push_screen(ScheduleScreen(None, heading="New scheduled prompt", save=save,
@@ -355,7 +355,7 @@ class TasksScreen(ChangesInThread, Screen):
         def save(draft: dict[str, Any]) -> dict[str, Any]:
             # A schedule sent again starts counting from now: send it only when it changed.
             changed = draft["schedule"] != current["schedule"]
-            return self.host.edit_schedule(schedule_id, title=draft["title"],
+            return self.host.schedules.edit_schedule(schedule_id, title=draft["title"],
                                            instruction=draft["instruction"],
                                            schedule=draft["schedule"] if changed else None,
                                            run_missed=draft["runMissed"])
@@ -382,7 +382,7 @@ class TasksScreen(ChangesInThread, Screen):
         if not yes:
             self.say(f"{row['title']} was not deleted.")
             return
-        self._start(f"Deleting {row['title']}", lambda: self.host.remove_schedule(row["id"]),
+        self._start(f"Deleting {row['title']}", lambda: self.host.schedules.remove_schedule(row["id"]),
                     lambda _: self._changed(f"Deleted {row['title']}."))
 
     def action_close(self) -> None:

@@ -2,12 +2,12 @@
 tool may do.
 
 On the left, one switch per extension (MCP servers are the extensions ``mcp:NAME``):
-switching one off here is ``Host.set_extension_enabled`` for this chat only, and a
+switching one off here is ``host.switches.set_extension`` for this chat only, and a
 chat that has no session yet gets one from the core first, so the switch is kept. On
 the right, the tools of the extension under the cursor, each with its own switch in
-this chat (``Host.set_tool_enabled``; it wins over its extension's, as
-``Host.session_switches`` reports), each permission it declares, whether it is granted
-(``Host.explain_grants``), and a button that revokes the grant (``Host.revoke_grants``):
+this chat (``host.switches.set_tool``; it wins over its extension's, as
+``host.switches.tool_rows`` reports), each permission it declares, whether it is granted
+(``host.grants.explain``), and a button that revokes the grant (``host.grants.revoke``):
 the tool asks again next time. Everything is read and changed in worker threads.
 """
 
@@ -26,45 +26,18 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Label, ListItem, ListView, Static, Switch
 
 from workbench.core.host import Host
+from workbench.core.switches import SwitchRow
 from workbench.errors import WorkbenchError
 from workbench.events import ExtensionStatusChanged
-from workbench.tools.disclosure import is_on_demand
 from workbench.tui.core_event import CoreEvent
 from workbench.tui.paths import shown_path
 from workbench.tui.times import when
 
 SHORT_ID = 8
-KIND_ORDER = {"built-in": 0, "workbench": 1, "extension": 2, "MCP server": 3}
-"""Where each kind of row is listed; a source's own kind comes after these."""
-
-
-@dataclass(frozen=True)
-class SwitchRow:
-    """One extension as the menu lists it.
-
-    Attributes:
-        name: Its name as the core knows it (``mcp:time`` for an MCP server).
-        title: How it is shown (``time`` for that server).
-        kind: ``built-in``, ``workbench`` (the host's own tools), ``extension`` or
-            ``MCP server``.
-        tools: How many tools it brings.
-        on: Whether this chat uses it.
-        note: Why it cannot be switched here (switched off everywhere, not trusted);
-            empty when it can.
-    """
-
-    name: str
-    title: str
-    kind: str
-    tools: int
-    on: bool
-    note: str = ""
-
-
 @dataclass(frozen=True)
 class ToolGrants:
     """One tool: its switch in the chat, and each permission it declares with its grant
-    (``explain_grants``).
+    (``host.grants.explain``).
 
     Attributes:
         on: Whether the chat has it on (its own switch, else its extension's).
@@ -80,35 +53,15 @@ class ToolGrants:
     offered: bool = True
 
 
-def switch_rows(host: Host, session_id: str | None) -> list[SwitchRow]:
-    """Every extension a chat may switch — each row of every tool source
-    (``ToolSource.status_rows``) — with whether ``session_id`` uses it."""
-    host.ensure_extensions()
-    report = host.status_report(session_id)
-    off = set(report.session.switched_off) if report.session is not None else set()
-    rows = {row["name"]: SwitchRow(row["name"], row["title"], row["kind"], row["tools"],
-                                   row["name"] not in off, row["note"])
-            for row in report.sources}
-    return sorted(rows.values(), key=lambda row: (KIND_ORDER.get(row.kind, len(KIND_ORDER)),
-                                                  row.title))
-
-
 def tool_grants(host: Host, extension: str, session_id: str | None) -> list[ToolGrants]:
-    """The tools of ``extension`` with their switches in ``session_id`` (all on in a chat
-    not started yet, as its extension is), their permissions and grants."""
-    host.ensure_extensions()
-    states = {}
-    if session_id is not None:
-        states = {row["qualified_name"]: row for row in host.session_switches(session_id)["tools"]}
-    found = []
-    for tool in sorted(host.registry.all_tools(), key=lambda t: t.name):
-        if tool.extension != extension or is_on_demand(tool):
-            continue
-        state = states.get(tool.qualified_name, {})
-        found.append(ToolGrants(tool.name, tool.qualified_name, tool.description,
-                                tuple(host.explain_grants(tool.qualified_name)),
-                                on=state.get("on", True), offered=state.get("offered", True)))
-    return found
+    """The tools of ``extension`` a chat can switch (``host.switches.tool_rows``, what
+    ``sessions tools --all`` lists) with their switches in ``session_id``, their
+    permissions and grants."""
+    return [ToolGrants(row.name, row.qualified_name, row.description,
+                       tuple(host.grants.explain(row.qualified_name)),
+                       on=row.on, offered=row.offered)
+            for row in sorted(host.switches.tool_rows(session_id, extension),
+                              key=lambda row: row.name)]
 
 
 def grant_text(row: dict[str, Any]) -> Content:
@@ -117,7 +70,7 @@ def grant_text(row: dict[str, Any]) -> Content:
     if row.get("optional"):
         what = Content.assemble(what, (" (optional)", "$text-muted"))
     grant = row.get("grant")
-    if row["state"] == "refused":  # a request the network proxy refused (``explain_grants``)
+    if row["state"] == "refused":  # a request the network proxy refused (``host.grants.explain``)
         return Content.assemble(("• ", "$text-error"), what, "  ", Content.styled(
             f"refused by the proxy {when(row['at'])}: {row['reason']}", "$text-error"))
     if row["state"] == "denied":
@@ -241,7 +194,7 @@ class ToolsMenuScreen(ModalScreen[None]):
     def refresh_rows(self, select: str | None = None) -> None:
         """Read the extensions and this chat's switches again."""
         try:
-            rows = switch_rows(self.host, self.session_id)
+            rows = self.host.switches.rows(self.session_id)
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
             return
@@ -342,7 +295,7 @@ class ToolsMenuScreen(ModalScreen[None]):
     def _session(self) -> str:
         """This chat's session, started through the core when it has none (in a thread)."""
         if self.session_id is None:
-            self.session_id = self.host.new_session()["id"]
+            self.session_id = self.host.chats.new()["id"]
             self.app.call_from_thread(self._started)
         return self.session_id
 
@@ -352,7 +305,7 @@ class ToolsMenuScreen(ModalScreen[None]):
         when it has none."""
         host = self.host
         try:
-            host.set_extension_enabled(self._session(), row.name, on_)
+            host.switches.set_extension(self._session(), row.name, on_)
         except WorkbenchError as exc:
             self.app.call_from_thread(self._refused, row.name, exc)
             return
@@ -363,7 +316,7 @@ class ToolsMenuScreen(ModalScreen[None]):
     def switch_tool(self, tool: ToolGrants, on_: bool) -> None:
         """Switch one tool on or off in this chat, whatever its extension's switch."""
         try:
-            self.host.set_tool_enabled(self._session(), tool.qualified, on_)
+            self.host.switches.set_tool(self._session(), tool.qualified, on_)
         except WorkbenchError as exc:
             self.app.call_from_thread(self._refused, None, exc)
             return
@@ -402,7 +355,7 @@ class ToolsMenuScreen(ModalScreen[None]):
     def revoke(self, tool: str, kind: str, value: str) -> None:
         """Revoke ``tool``'s grants of ``kind`` ``value``: it asks again next time."""
         try:
-            self.host.revoke_grants(tool, kind, value)
+            self.host.grants.revoke(tool, kind, value)
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
             return

@@ -667,7 +667,7 @@ class MessageList(VerticalScroll, can_focus=False):
 
 
 def history_entries(rows: Iterable[dict[str, Any]]) -> list[Entry]:
-    """The entries for a stored conversation (``Host.messages``): the person's and the
+    """The entries for a stored conversation (``host.chats.messages``): the person's and the
     model's messages, and a finished card per tool call with its stored result.
     System messages (hooks' context) are not shown, but for the mark of a turn the
     disk cut short (``turn_failed``), shown as an error notice."""

@@ -13,7 +13,6 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from workbench.core.status import StatusReport
-from workbench.tools.registry import SOURCE_ORDER
 from workbench.tui.paths import shown_path
 from workbench.tui.widgets.plan_view import heading, line
 
@@ -66,8 +65,7 @@ class StatusView(VerticalScroll):
         parts = [f"{report.total_loaded} loaded", _plural(report.total_errors, "load error"),
                  _plural(len(report.conflicts), "conflict")]
         yield Static(" · ".join(parts), classes="status-view--summary")
-        counts = ", ".join(f"{source} {report.counts[f'{source}_count']}"
-                           for source in SOURCE_ORDER)
+        counts = ", ".join(f"{source} {count}" for source, count in report.source_counts())
         yield Static(f"{_plural(report.counts['total_tools'], 'tool')} offered ({counts}); "
                      f"{report.counts['shadowed_count']} shadowed", classes="status-view--counts")
         if report.host_tools:

@@ -1,6 +1,7 @@
-"""Installing, updating, removing and trusting extensions, as the ``Host`` offers it.
+"""Installing, updating, removing and trusting extensions, as the host offers it.
 
-Both faces change extensions through these methods: ``workbench ext …`` and the
+``ExtensionService`` is a service the ``Host`` builds and reaches as ``host.extensions``.
+Both faces change extensions through its methods: ``workbench ext …`` and the
 TUI's Extensions screen. They hand the work to the home's ``ExtensionManager`` (made
 on first use, the same one the host loads extensions with) and, after a change,
 rebuild the tool registry when it was already built, so the next turn offers what
@@ -14,15 +15,14 @@ This module imports the ext package and leaves; never a front-end.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.errors import WorkbenchError
 from workbench.ext.errors import ExtensionError, InstallDeclined
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from workbench.capabilities.database import ExtensionDatabases
     from workbench.config.files import Config
     from workbench.config.home import Home
@@ -38,31 +38,44 @@ CHANGE_WHILE_STREAMING = (
     "would change under it. Wait for the turn to end (or cancel it), then try again.")
 
 
-class ExtensionOps:
-    """The extension operations of the ``Host``; see the module docstring.
+class ExtensionService:
+    """The extension operations of one host; see the module docstring.
 
-    A mixin: it uses the host's ``home``, ``config``, ``store``, ``databases``,
-    ``cwd``, ``manager``, its loading lock and ``reload_extensions``.
+    Args:
+        home: The home (its extensions folder).
+        config: The config the registry address is read from (``follow_config``).
+        store: Where the extensions' state, grants and audit entries are kept.
+        databases: The extensions' private databases (dropped with an extension).
+        cwd: The host's folder now (relative sources and project folders).
+        loading: The host's reload lock: the manager is made and a change reloads under it.
+        busy: Whether a turn is streaming (a change is refused then).
+        loaded: Whether the extensions were loaded (a change reloads them then).
+        reload: Rebuilds the tool registry.
     """
 
-    home: Home
-    config: Config
-    store: Store
-    databases: ExtensionDatabases
-    cwd: Path
-    manager: ExtensionManager | None
-    _loading: threading.RLock
-    _extensions_loaded: bool
+    def __init__(self, *, home: Home, config: Config, store: Store,
+                 databases: ExtensionDatabases, cwd: Callable[[], Path],
+                 loading: threading.RLock, busy: Callable[[], bool],
+                 loaded: Callable[[], bool], reload: Callable[[], None]) -> None:
+        self.home = home
+        self.config = config
+        self.store = store
+        self.databases = databases
+        self.cwd = cwd
+        self.loading = loading
+        self.busy = busy
+        self.loaded = loaded
+        self.reload = reload
+        self.made: ExtensionManager | None = None
+        """The manager, once ``manager`` made it."""
 
-    if TYPE_CHECKING:
-        @property
-        def busy(self) -> bool: ...
-
-        def reload_extensions(self) -> None: ...
+    def follow_config(self, config: Config) -> None:
+        """A manager made from now on reads ``config``."""
+        self.config = config
 
     # --- the manager ---------------------------------------------------------
 
-    def extension_manager(self) -> ExtensionManager:
+    def manager(self) -> ExtensionManager:
         """The home's extension manager, made on first use.
 
         Making it finishes or undoes a change an earlier run was interrupted in; what
@@ -70,15 +83,27 @@ class ExtensionOps:
         """
         from workbench.ext.manager import ExtensionManager
 
-        with self._loading:
-            if self.manager is None:
-                self.manager = ExtensionManager(
+        with self.loading:
+            if self.made is None:
+                self.made = ExtensionManager(
                     self.home, self.store,
                     registry_url=self.config.settings.extensions.registry,
                     on_removed=self.databases.drop)
-            return self.manager
+            return self.made
 
-    def prepare_extensions(self, *, builtin: bool = True) -> list[str]:
+    def held_reason(self, name: str) -> str:
+        """Why the installed extension ``name`` is held, in the words ``ext list`` uses
+        (empty when it is not)."""
+        from workbench.ext.manager import ExtensionManager
+
+        manager = self.made or ExtensionManager(self.home, self.store)
+        try:
+            found = manager.get(name)
+        except WorkbenchError:
+            return ""
+        return found.reason if found.state == "held" else ""
+
+    def prepare(self, *, builtin: bool = True) -> list[str]:
         """Make the manager and (with ``builtin``) install or restore the built-in
         extension, as a command that changes extensions does first.
 
@@ -86,7 +111,7 @@ class ExtensionOps:
             What a person should know: the repairs made, and why the built-in could
             not be installed (which does not stop the command).
         """
-        manager = self.extension_manager()
+        manager = self.manager()
         notices = [repair.message for repair in manager.repairs]
         if builtin:
             try:
@@ -96,21 +121,27 @@ class ExtensionOps:
         return notices
 
     def _refuse_while_streaming(self) -> None:
-        if self.busy:
+        if self.busy():
             raise ExtensionError(CHANGE_WHILE_STREAMING)
 
     def _extensions_changed(self) -> None:
         """Rebuild the registry if it was built; a load still running is waited for
         (it may have listed the extensions before the change)."""
-        with self._loading:
-            if self._extensions_loaded:
-                self.reload_extensions()
+        with self.loading:
+            if self.loaded():
+                self.reload()
 
     def _source(self, source: str | Source | InstallPlan) -> Source | InstallPlan:
         """A source string parsed against the host's working folder."""
         from workbench.ext.sources import parse_source
 
-        return parse_source(source, cwd=self.cwd) if isinstance(source, str) else source
+        return parse_source(source, cwd=self.cwd()) if isinstance(source, str) else source
+
+    def _parsed(self, source: str | Source) -> Source:
+        """``_source`` of what can only be a source, not a plan."""
+        from workbench.ext.sources import parse_source
+
+        return parse_source(source, cwd=self.cwd()) if isinstance(source, str) else source
 
     # --- installing ----------------------------------------------------------
 
@@ -118,7 +149,7 @@ class ExtensionOps:
         """Fetch and unpack ``source`` and describe what installing it would approve.
 
         The files wait in a staging folder until the plan is given to
-        :meth:`install_extension` or :meth:`discard_plan`.
+        :meth:`install` or :meth:`discard_plan`.
 
         Args:
             source: A folder, a ``.tgz``/``.zip`` archive (relative to the host's
@@ -129,10 +160,10 @@ class ExtensionOps:
                 fails its checksum, the archive is unsafe, the extension is invalid or
                 already installed (see ``ExtensionManager.plan``). Nothing is kept.
         """
-        return self.extension_manager().plan(self._source(source))
+        return self.manager().plan(self._parsed(source))
 
-    def install_extension(self, source: str | Source | InstallPlan,
-                          approve: Approve) -> InstalledExtension:
+    def install(self, source: str | Source | InstallPlan,
+                approve: Approve) -> InstalledExtension:
         """Install an extension if ``approve`` says yes, then rebuild the registry.
 
         Args:
@@ -149,7 +180,7 @@ class ExtensionOps:
             if not isinstance(source, str):
                 self._discard_if_plan(source)
             raise
-        installed = self.extension_manager().install(self._source(source), approve=approve)
+        installed = self.manager().install(self._source(source), approve=approve)
         # A new install starts without it, whatever an earlier one of the name had.
         self.set_hook_rewrite(installed.name, False)
         self._extensions_changed()
@@ -157,7 +188,7 @@ class ExtensionOps:
 
     def discard_plan(self, plan: InstallPlan) -> None:
         """Delete a plan's staged files without installing them (a person said no)."""
-        self.extension_manager().discard(plan)
+        self.manager().discard(plan)
 
     def _discard_if_plan(self, source: object) -> None:
         from workbench.ext.plan import InstallPlan
@@ -179,11 +210,11 @@ class ExtensionOps:
             ExtensionError: Not installed, the built-in, no usable source, the source
                 holds another extension, or it cannot be fetched.
         """
-        found = self._source(source) if source is not None else None
-        return self.extension_manager().plan_update(name, source=found)
+        found = self._parsed(source) if source is not None else None
+        return self.manager().plan_update(name, source=found)
 
-    def update_extension(self, name: str, approve: Approve, *,
-                         source: str | Source | InstallPlan | None = None) -> InstalledExtension:
+    def update(self, name: str, approve: Approve, *,
+               source: str | Source | InstallPlan | None = None) -> InstalledExtension:
         """Install a new version of ``name`` if ``approve`` says yes, then rebuild the registry.
 
         Args:
@@ -202,13 +233,13 @@ class ExtensionOps:
             self._discard_if_plan(source)
             raise
         found = self._source(source) if source is not None else None
-        updated = self.extension_manager().update(name, approve=approve, source=found)
+        updated = self.manager().update(name, approve=approve, source=found)
         self._extensions_changed()
         return updated
 
     # --- removing, trusting, switching ----------------------------------------
 
-    def remove_extension(self, name: str) -> None:
+    def remove(self, name: str) -> None:
         """Uninstall ``name`` with its private database and the memories it shipped,
         then rebuild the registry.
 
@@ -216,7 +247,7 @@ class ExtensionOps:
             ExtensionError: Not installed, the built-in, or a turn is streaming.
         """
         self._refuse_while_streaming()
-        self.extension_manager().remove(name)
+        self.manager().remove(name)
         self._extensions_changed()
 
     def plan_trust(self, name: str) -> InstallPlan:
@@ -234,13 +265,13 @@ class ExtensionOps:
             return False
 
         try:
-            self.extension_manager().trust(name, approve=look)
+            self.manager().trust(name, approve=look)
         except InstallDeclined:
             pass
         return shown[0]
 
-    def trust_extension(self, name: str, approve: Approve | None = None, *,
-                        digest: str | None = None) -> InstallPlan:
+    def trust(self, name: str, approve: Approve | None = None, *,
+              digest: str | None = None) -> InstallPlan:
         """Approve ``name``'s current files so a held extension runs again, then rebuild
         the registry.
 
@@ -267,7 +298,7 @@ class ExtensionOps:
                                      "review them again", where=str(plan.folder))
             return approve(plan) if approve is not None else True
 
-        trusted = self.extension_manager().trust(name, approve=check)
+        trusted = self.manager().trust(name, approve=check)
         self._extensions_changed()
         return trusted
 
@@ -276,7 +307,7 @@ class ExtensionOps:
         from pathlib import Path
 
         folder = Path(path).expanduser()
-        return folder if folder.is_absolute() else self.cwd / folder
+        return folder if folder.is_absolute() else self.cwd() / folder
 
     def plan_project_trust(self, path: str | Path) -> InstallPlan:
         """What consenting to the project extension in ``path`` as it is now would
@@ -295,13 +326,13 @@ class ExtensionOps:
             return False
 
         try:
-            self.extension_manager().trust_project(self._project_folder(path), approve=look)
+            self.manager().trust_project(self._project_folder(path), approve=look)
         except InstallDeclined:
             pass
         return shown[0]
 
-    def trust_project_extension(self, path: str | Path, approve: Approve | None = None, *,
-                                digest: str | None = None) -> InstallPlan:
+    def trust_project(self, path: str | Path, approve: Approve | None = None, *,
+                      digest: str | None = None) -> InstallPlan:
         """Consent to a project extension's current files (``workbench ext trust PATH``,
         the Extensions screen), so it runs in its trusted project, then rebuild the
         registry. The consent is per extension and per content: when its files change
@@ -327,7 +358,7 @@ class ExtensionOps:
                                      "review them again", where=str(plan.folder))
             return approve(plan) if approve is not None else True
 
-        trusted = self.extension_manager().trust_project(self._project_folder(path),
+        trusted = self.manager().trust_project(self._project_folder(path),
                                                          approve=check)
         self._extensions_changed()
         return trusted
@@ -356,7 +387,7 @@ class ExtensionOps:
             self.store.audit("person", "grant.revoke", key,
                              {"kind": REWRITE_GRANT.kind, "value": REWRITE_GRANT.value})
 
-    def switch_extension(self, name: str, enabled: bool) -> None:
+    def switch(self, name: str, enabled: bool) -> None:
         """Switch an installed extension on or off in every chat (``ext enable|disable``),
         then rebuild the registry.
 
@@ -364,37 +395,37 @@ class ExtensionOps:
             ExtensionError: Not installed, or a turn is streaming.
         """
         self._refuse_while_streaming()
-        self.installed_extension(name)
+        self.get(name)
         self.store.set_extension_enabled(name, enabled)
         self.store.audit("person", f"extension.{'enable' if enabled else 'disable'}", name)
         self._extensions_changed()
 
     # --- reading ---------------------------------------------------------------
 
-    def installed_extensions(self) -> list[InstalledExtension]:
+    def installed(self) -> list[InstalledExtension]:
         """Every installed extension by name, with its state (``ok``, ``held``,
         ``broken``) and the reason it is not ``ok``."""
-        return self.extension_manager().list()
+        return self.manager().list()
 
-    def extensions_here(self) -> list[InstalledExtension]:
+    def here(self) -> list[InstalledExtension]:
         """The installed extensions, then the host's project's own ones, each with its
         origin (``installed``, ``project PATH``) and state (a project one is also
         ``conflict`` when it takes an installed extension's name)."""
-        manager = self.extension_manager()
-        return manager.list() + manager.project_extensions(self.cwd)
+        manager = self.manager()
+        return manager.list() + manager.project_extensions(self.cwd())
 
-    def installed_extension(self, name: str) -> InstalledExtension:
+    def get(self, name: str) -> InstalledExtension:
         """One installed extension with its state.
 
         Raises:
             ExtensionError: It is not installed.
         """
-        return self.extension_manager().get(name)
+        return self.manager().get(name)
 
-    def search_extensions(self, words: Sequence[str] = (), limit: int = 20) -> list[SearchResult]:
+    def search(self, words: Sequence[str] = (), limit: int = 20) -> list[SearchResult]:
         """Find extension packages on the registry (the ``extensions.registry`` setting).
 
         Raises:
             RegistryError: The registry cannot be reached or answers nonsense.
         """
-        return self.extension_manager().search(list(words), limit=limit)
+        return self.manager().search(list(words), limit=limit)

@@ -1,19 +1,20 @@
-"""The Host's memory operations: the person's own knowledge and skills, and what the
-model is given of all memories.
+"""The memories as the host serves them: the person's own knowledge and skills, and
+what the model is given of all memories.
 
-``MemoryOps`` is a mixin the ``Host`` inherits. It adds, shows and removes the
-person's memories (``workbench memories add|show|rm``) — those extensions ship are
-read-only and cannot be removed — and builds what a turn hands the model
-(``memory_context_messages``, see :mod:`workbench.core.memory_context`) and what
-the memory tools answer (``search_memories``, ``load_skill``, ``read_skill_file``).
+``MemoryService`` is a service the ``Host`` builds and reaches as ``host.memories``. It
+adds, shows and removes the person's memories (``workbench memories add|show|rm``) —
+those extensions ship are read-only and cannot be removed — and builds what a turn
+hands the model (``context_messages``, see :mod:`workbench.core.memory_context`) and
+what the memory tools answer (``search``, ``load_skill``, ``read_skill_file``).
 
-Every save of one of the person's memories — ``add_memory`` and a tool's
-``ctx.memories.write``/``edit`` alike — ends in ``memory_saved``, which hands it to the
-memory providers (``put_to_providers``) without waiting for them; the store stays
-the source of truth whatever they do.
+What ``ctx.memories`` reaches — the person's memories in the store and those the
+loaded extensions ship — is the capability ``workbench.capabilities.memories.Memories``,
+reached as ``host.memories.library``.
 
-It relies on the Host's ``store``, ``memories`` (whose ``on_saved`` the Host points
-at ``memory_saved``), ``config``, ``ensure_extensions`` and ``put_to_providers``.
+Every save of one of the person's memories — ``add`` and a tool's
+``ctx.memories.write``/``edit`` alike — ends in ``saved``, which hands it to the
+memory providers (the ``put_to_providers`` given) without waiting for them; the store
+stays the source of truth whatever they do.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +35,6 @@ from workbench.manifest.front_matter import FrontMatterError, parse_front_matter
 
 if TYPE_CHECKING:
     from workbench.capabilities.memories import Memories
-    from workbench.config.files import Config
     from workbench.store import Store
 
 KINDS = ("knowledge", "skill")
@@ -97,26 +98,29 @@ def skill_folder_files(folder: Path) -> tuple[str, list[tuple[Path, str]]]:
     return content, files
 
 
-class MemoryOps:
-    """Memory operations of the ``Host``; see the module docstring."""
+class MemoryService:
+    """The memories of one host; see the module docstring.
 
-    store: Store
-    memories: Memories
-    config: Config
+    Args:
+        store: Where the person's memories are kept (and audited).
+        library: What ``ctx.memories`` reaches; its ``on_saved`` is pointed at ``saved``.
+        context_budget_chars: How much memory text a turn is shown at most
+            (``memories.context_budget_chars``; ``Host.follow_config`` updates it).
+        ensure_extensions: Loads the extensions (and their shipped memories) first.
+        put_to_providers: Hands a saved memory to the memory providers, in the background.
+    """
 
-    if TYPE_CHECKING:
-        def ensure_extensions(self) -> None: ...
-
-        def put_to_providers(self, document: dict[str, Any], session_id: str | None = None,
-                             caller: str = "person") -> None: ...
-
-    @property
-    def memory_shelf(self) -> MemoryShelf:
-        """Every memory a chat may use, with the search over them (built on first use)."""
-        shelf = self.__dict__.get("_memory_shelf")
-        if shelf is None:
-            shelf = self.__dict__["_memory_shelf"] = MemoryShelf(self.memories)
-        return shelf
+    def __init__(self, *, store: Store, library: Memories, context_budget_chars: int,
+                 ensure_extensions: Callable[[], None],
+                 put_to_providers: Callable[[dict[str, Any], str | None, str], None]) -> None:
+        self.store = store
+        self.library = library
+        self.library.on_saved = self.saved  # every save reaches the memory providers
+        self.context_budget_chars = context_budget_chars
+        self.ensure_extensions = ensure_extensions
+        self.put_to_providers = put_to_providers
+        self.shelf = MemoryShelf(library)
+        """Every memory a chat may use, with the search over them."""
 
     def _chat_off(self, session_id: str | None) -> set[str]:
         """The extensions a chat switched off: their memories are left out of it."""
@@ -124,33 +128,32 @@ class MemoryOps:
 
     # --- what the model is given ---------------------------------------------
 
-    def memory_context(self, session_id: str | None = None) -> ContextPlan:
+    def context(self, session_id: str | None = None) -> ContextPlan:
         """What the model is shown of the memories in ``session_id`` (see
         :func:`~workbench.core.memory_context.plan_context`)."""
         self.ensure_extensions()
-        budget = self.config.settings.memories.context_budget_chars
-        return plan_context(self.memory_shelf.items(self._chat_off(session_id)), budget)
+        return plan_context(self.shelf.items(self._chat_off(session_id)), self.context_budget_chars)
 
-    def memory_context_messages(self, session_id: str | None = None) -> list[ChatMessage]:
+    def context_messages(self, session_id: str | None = None) -> list[ChatMessage]:
         """The system message put before a session's history at each model step (never
         stored); none when there are no memories."""
-        plan = self.memory_context(session_id)
+        plan = self.context(session_id)
         return [ChatMessage(role="system", content=plan.text, name="memories")] if plan.text else []
 
-    def has_memories(self, session_id: str | None = None, kind: str | None = None) -> bool:
+    def has(self, session_id: str | None = None, kind: str | None = None) -> bool:
         """Whether the chat has any memory (of ``kind``), to offer the memory tools."""
         off = self._chat_off(session_id)
         if any(kind is None or row["kind"] == kind for row in self.store.list_memories()):
             return True
         return any((kind is None or m.kind == kind) and m.extension not in off
-                   for m in self.memories.shipped.values())
+                   for m in self.library.shipped.values())
 
-    def search_memories(self, query: str, session_id: str | None = None,
+    def search(self, query: str, session_id: str | None = None,
                         limit: int = 5) -> dict[str, Any]:
         """``memory_search``: the best matches for ``query``; knowledge with its text
         (up to ``SEARCH_CONTENT_CHARS`` in all, the best match first), skills by name
         and description."""
-        found = self.memory_shelf.search(query, self._chat_off(session_id))
+        found = self.shelf.search(query, self._chat_off(session_id))
         room = SEARCH_CONTENT_CHARS
         matches = []
         for item, score in found[:limit]:
@@ -177,7 +180,7 @@ class MemoryOps:
         return answer
 
     def _skill(self, name: str, session_id: str | None) -> MemoryItem:
-        item = self.memory_shelf.find(name, "skill", self._chat_off(session_id))
+        item = self.shelf.find(name, "skill", self._chat_off(session_id))
         if item is None:
             raise ToolError("not_found", f"no skill named {name!r}; the memories message "
                             "lists them, and memory_search finds the rest")
@@ -204,7 +207,7 @@ class MemoryOps:
         if item.files_root is None:
             raise ToolError("not_found", f"the skill {item.title!r} is one of yours and "
                             "bundles no files (add it with --folder to give it some)")
-        found = self.memories.get_file(item.title, file)
+        found = self.library.get_file(item.title, file)
         answer = {"name": item.title, "file": found["name"], "content": found["content"],
                   "encoding": found["encoding"], "mimeType": found["mimeType"],
                   "size": found["size"]}
@@ -214,7 +217,7 @@ class MemoryOps:
 
     # --- the person's memories -------------------------------------------------
 
-    def add_memory(self, title: str, content: str | None, kind: str = "knowledge", *,
+    def add(self, title: str, content: str | None, kind: str = "knowledge", *,
                    replace: bool = False, folder: Path | None = None) -> dict[str, Any]:
         """Add one of the person's memories (``workbench memories add``).
 
@@ -241,7 +244,7 @@ class MemoryOps:
         if kind not in KINDS:
             raise WorkbenchError(f"a memory is knowledge or a skill, not {kind!r}",
                                  exit_code=ExitCode.USAGE)
-        if not content.strip():
+        if content is None or not content.strip():
             raise WorkbenchError(f"the memory {title!r} has no text", exit_code=ExitCode.USAGE)
         if len(content.encode()) > MAX_CONTENT:
             raise WorkbenchError(f"a memory holds at most {MAX_CONTENT} bytes of text",
@@ -259,9 +262,9 @@ class MemoryOps:
                 "---\nname: release-notes\ndescription: Write release notes from a changelog.\n---",
                 exit_code=ExitCode.USAGE)
         existing = self.store.get_memory(title)
-        if existing is None and title in self.memories.shipped:
+        if existing is None and title in self.library.shipped:
             raise WorkbenchError(f"{title!r} ships with the extension "
-                                 f"{self.memories.shipped[title].extension} and is read-only; "
+                                 f"{self.library.shipped[title].extension} and is read-only; "
                                  "choose another title")
         if existing is not None and not replace:
             raise WorkbenchError(f"you already have a memory titled {title!r}; add it with "
@@ -279,14 +282,14 @@ class MemoryOps:
         self._place_skill_folder(title, staged)
         self.store.audit("person", "memory.replace" if existing else "memory.add", title,
                          {"kind": kind})
-        self.memory_saved(title, "person", None)
+        self.saved(title, "person", None)
         return {"title": title, "kind": kind, "summary": description,
                 "replaced": existing is not None,
                 "files": [name for _, name in files if name != "SKILL.md"]}
 
     def _stage_skill_folder(self, title: str, files: list[tuple[Path, str]]) -> Path:
         """Copy a skill folder's files into a new folder beside where it will live."""
-        root = self.memories.skills_dir
+        root = self.library.skills_dir
         assert root is not None
         root.mkdir(parents=True, exist_ok=True)
         staged = Path(tempfile.mkdtemp(prefix=".adding-", dir=root))
@@ -302,7 +305,7 @@ class MemoryOps:
 
     def _place_skill_folder(self, title: str, staged: Path | None) -> None:
         """Put ``staged`` where the skill ``title``'s files live (none: remove them)."""
-        root = self.memories.skills_dir
+        root = self.library.skills_dir
         if root is None:
             return
         final = root / skill_folder_name(title)
@@ -315,7 +318,7 @@ class MemoryOps:
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
 
-    def memory_saved(self, title: str, actor: str, session_id: str | None) -> None:
+    def saved(self, title: str, actor: str, session_id: str | None) -> None:
         """Where every save of one of the person's memories ends: the memory providers
         are handed it as a document whose ``id`` is its title, the key of the built-in
         memories, so that search results are deduplicated against them."""
@@ -325,9 +328,9 @@ class MemoryOps:
         self.put_to_providers({"id": title, "title": title, "content": row["content"],
                                "kind": row["kind"], "summary": row["summary"],
                                "scope": SAVED_SCOPE, "updated_at": row["updated_at"]},
-                              session_id, caller=actor)
+                              session_id, actor)
 
-    def memory_entry(self, title: str) -> dict[str, Any]:
+    def entry(self, title: str) -> dict[str, Any]:
         """One memory, the person's or a shipped one, with its text
         (``workbench memories show``).
 
@@ -335,7 +338,7 @@ class MemoryOps:
             WorkbenchError: No memory has that title.
         """
         self.ensure_extensions()
-        item = self.memory_shelf.find(title)
+        item = self.shelf.find(title)
         if item is None:
             raise WorkbenchError(f"no memory titled {title!r}; `workbench memories list` shows them")
         entry = {"title": item.title, "kind": item.kind, "source": item.source,
@@ -348,7 +351,7 @@ class MemoryOps:
             entry["files"] = skill_files(item)
         return entry
 
-    def remove_memory(self, title: str) -> None:
+    def remove(self, title: str) -> None:
         """Remove one of the person's memories (``workbench memories rm``).
 
         Raises:
@@ -357,7 +360,7 @@ class MemoryOps:
         """
         self.ensure_extensions()
         if self.store.get_memory(title) is None:
-            shipped = self.memories.shipped.get(title)
+            shipped = self.library.shipped.get(title)
             if shipped is not None:
                 raise WorkbenchError(
                     f"{title!r} ships with the extension {shipped.extension} and is read-only: "

@@ -16,7 +16,7 @@ from test_ext_registry import Registry  # noqa: E402
 
 from workbench.config.files import set_setting  # noqa: E402
 from workbench.config.home import Home  # noqa: E402
-from workbench.core.extension_ops import CHANGE_WHILE_STREAMING  # noqa: E402
+from workbench.core.extension_service import CHANGE_WHILE_STREAMING  # noqa: E402
 from workbench.core.host import Host  # noqa: E402
 from workbench.events import ExtensionStatusChanged  # noqa: E402
 from workbench.ext.errors import ExtensionError, InstallDeclined, RegistryError  # noqa: E402
@@ -57,22 +57,22 @@ def tool_names(host: Host) -> set[str]:
 
 
 def test_prepare_installs_the_builtin_and_lists_it(host: Host) -> None:
-    assert host.manager is None
-    assert host.prepare_extensions() == []
-    listed = host.installed_extensions()
+    assert host.extensions.made is None
+    assert host.extensions.prepare() == []
+    listed = host.extensions.installed()
     assert [(e.name, e.state, e.builtin) for e in listed] == [("builtin", "ok", True)]
-    assert host.installed_extension("builtin").tools == listed[0].tools
-    assert host.extension_manager() is host.manager
+    assert host.extensions.get("builtin").tools == listed[0].tools
+    assert host.extensions.manager() is host.extensions.made
 
 
 def test_prepare_without_the_builtin_installs_nothing(host: Host) -> None:
-    assert host.prepare_extensions(builtin=False) == []
-    assert host.installed_extensions() == []
+    assert host.extensions.prepare(builtin=False) == []
+    assert host.extensions.installed() == []
 
 
 def test_a_plan_describes_the_extension_and_keeps_its_files_staged(host: Host, source: Path,
                                                                   home: Home) -> None:
-    plan = host.plan_install("foo")  # relative to the host's working folder
+    plan = host.extensions.plan_install("foo")  # relative to the host's working folder
     assert (plan.action, plan.name, plan.version, plan.source) == (
         "install", NAME, "1.0.0", str(source))
     assert [t.name for t in plan.tools] == ["foo"]
@@ -80,9 +80,9 @@ def test_a_plan_describes_the_extension_and_keeps_its_files_staged(host: Host, s
         ("net", "example.com:443", "Fetch the page you ask for."),
         ("read", "$home/Documents", "Read the notes you point at.")]
     assert plan.folder.is_dir() and staged(home)
-    host.discard_plan(plan)
+    host.extensions.discard_plan(plan)
     assert staged(home) == []
-    assert NAME not in {e.name for e in host.installed_extensions()}
+    assert NAME not in {e.name for e in host.extensions.installed()}
 
 
 def test_install_a_reviewed_plan_rebuilds_a_loaded_registry(host: Host, source: Path,
@@ -91,7 +91,7 @@ def test_install_a_reviewed_plan_rebuilds_a_loaded_registry(host: Host, source: 
     assert "foo" not in tool_names(host)
     events: list[object] = []
     host.bus.subscribe(events.append)
-    installed = host.install_extension(host.plan_install(str(source)), yes)
+    installed = host.extensions.install(host.extensions.plan_install(str(source)), yes)
     assert (installed.name, installed.state, installed.version) == (NAME, "ok", "1.0.0")
     assert "foo" in tool_names(host)
     assert [e for e in events if isinstance(e, ExtensionStatusChanged)][-1].reloaded
@@ -100,7 +100,7 @@ def test_install_a_reviewed_plan_rebuilds_a_loaded_registry(host: Host, source: 
 
 
 def test_install_before_loading_leaves_the_load_for_later(host: Host, source: Path) -> None:
-    host.install_extension(str(source), yes)
+    host.extensions.install(str(source), yes)
     assert host.registry.available() == []  # nothing loaded yet: nothing to rebuild
     host.ensure_extensions()
     assert "foo" in tool_names(host)
@@ -108,136 +108,136 @@ def test_install_before_loading_leaves_the_load_for_later(host: Host, source: Pa
 
 def test_a_declined_install_leaves_nothing(host: Host, source: Path, home: Home) -> None:
     with pytest.raises(InstallDeclined, match=f"{NAME} was not installed"):
-        host.install_extension(str(source), no)
-    assert NAME not in {e.name for e in host.installed_extensions()}
+        host.extensions.install(str(source), no)
+    assert NAME not in {e.name for e in host.extensions.installed()}
     assert not (home.extensions_dir / NAME).exists() and staged(home) == []
 
 
 def test_errors_say_what_and_where(host: Host, workdir: Path) -> None:
     with pytest.raises(ExtensionError, match="does not exist") as caught:
-        host.plan_install("no/such/folder")
+        host.extensions.plan_install("no/such/folder")
     assert caught.value.where == str(workdir / "no" / "such" / "folder")
     with pytest.raises(ExtensionError, match="not a valid npm package name"):
-        host.plan_install("npm:Not Valid")
+        host.extensions.plan_install("npm:Not Valid")
     with pytest.raises(ExtensionError, match="nope is not installed"):
-        host.remove_extension("nope")
+        host.extensions.remove("nope")
     with pytest.raises(ExtensionError, match="cannot be removed"):
-        host.remove_extension("builtin")
+        host.extensions.remove("builtin")
     with pytest.raises(ExtensionError, match="nope is not installed"):
-        host.installed_extension("nope")
+        host.extensions.get("nope")
 
 
 def test_changes_are_refused_while_a_turn_streams(host: Host, source: Path, home: Home) -> None:
-    host.install_extension(str(source), yes)
-    plan = host.plan_install(str(write_extension(home.root.parent / "bar", name="bar")))
+    host.extensions.install(str(source), yes)
+    plan = host.extensions.plan_install(str(write_extension(home.root.parent / "bar", name="bar")))
     loop = asyncio.new_event_loop()
     try:
-        host._turn = loop.create_future()  # a turn that has not ended
-        assert host.busy
-        for change in (lambda: host.install_extension(plan, yes),
-                       lambda: host.remove_extension(NAME),
-                       lambda: host.trust_extension(NAME),
-                       lambda: host.switch_extension(NAME, False),
-                       lambda: host.update_extension(NAME, yes)):
+        host.chats._turn = loop.create_future()  # a turn that has not ended
+        assert host.chats.busy
+        for change in (lambda: host.extensions.install(plan, yes),
+                       lambda: host.extensions.remove(NAME),
+                       lambda: host.extensions.trust(NAME),
+                       lambda: host.extensions.switch(NAME, False),
+                       lambda: host.extensions.update(NAME, yes)):
             with pytest.raises(ExtensionError) as caught:
                 change()
             assert caught.value.message == CHANGE_WHILE_STREAMING
     finally:
-        host._turn = None
+        host.chats._turn = None
         loop.close()
     assert staged(home) == []  # the refused plan's files were dropped
-    assert [e.name for e in host.installed_extensions()] == [NAME]
+    assert [e.name for e in host.extensions.installed()] == [NAME]
 
 
 def test_update_shows_the_widened_permission_then_installs(host: Host, source: Path,
                                                           workdir: Path) -> None:
-    host.install_extension(str(source), yes)
+    host.extensions.install(str(source), yes)
     host.ensure_extensions()
     wider = {**DEFAULT_PERMISSIONS,
              "net": [{"host": "*", "ports": [443], "reason": "Fetch any page you ask for."}]}
     v2 = write_extension(workdir / "v2", version="2.0.0", tools=[tool("foo", wider), tool("bar")])
-    plan = host.plan_update(NAME, source="v2")
+    plan = host.extensions.plan_update(NAME, source="v2")
     assert (plan.action, plan.previous_version, plan.version) == ("update", "1.0.0", "2.0.0")
     assert plan.diff is not None and plan.diff.widens
     assert plan.diff.tools_added == ("bar",)
     assert [c.describe() for c in plan.diff.permissions] == [
         "widened: foo: net example.com:443 -> *:443"]
-    updated = host.update_extension(NAME, yes, source=plan)
+    updated = host.extensions.update(NAME, yes, source=plan)
     assert updated.version == "2.0.0"
     assert {"foo", "bar"} <= tool_names(host)
-    assert str(v2) == host.installed_extension(NAME).source
+    assert str(v2) == host.extensions.get(NAME).source
 
 
 def test_a_declined_update_keeps_the_old_version(host: Host, source: Path, workdir: Path) -> None:
-    host.install_extension(str(source), yes)
+    host.extensions.install(str(source), yes)
     write_extension(workdir / "v2", version="2.0.0")
     with pytest.raises(InstallDeclined):
-        host.update_extension(NAME, no, source="v2")
-    assert host.installed_extension(NAME).version == "1.0.0"
+        host.extensions.update(NAME, no, source="v2")
+    assert host.extensions.get(NAME).version == "1.0.0"
 
 
 def test_remove_drops_the_tools_and_the_private_database(host: Host, source: Path,
                                                         home: Home) -> None:
-    host.install_extension(str(source), yes)
+    host.extensions.install(str(source), yes)
     host.ensure_extensions()
     host.databases.execute(NAME, "CREATE TABLE notes (body TEXT)")
     assert host.databases.path(NAME).exists()
-    host.remove_extension(NAME)
+    host.extensions.remove(NAME)
     assert "foo" not in tool_names(host)
-    assert [e.name for e in host.installed_extensions()] == ["builtin"]
+    assert [e.name for e in host.extensions.installed()] == ["builtin"]
     assert not host.databases.path(NAME).exists()
     assert not (home.extensions_dir / NAME).exists()
 
 
 def test_a_tampered_extension_is_held_until_trusted(host: Host, source: Path, home: Home) -> None:
-    host.install_extension(str(source), yes)
+    host.extensions.install(str(source), yes)
     host.ensure_extensions()
     main = home.extensions_dir / NAME / "main.py"
     main.write_text(main.read_text() + "# changed\n")
     host.reload_extensions()
-    held = host.installed_extension(NAME)
+    held = host.extensions.get(NAME)
     assert held.state == "held" and "files changed since you approved it: main.py" in held.reason
     assert "foo" not in tool_names(host)
 
-    plan = host.plan_trust(NAME)
+    plan = host.extensions.plan_trust(NAME)
     assert (plan.action, plan.changed_files) == ("trust", ("main.py",))
     assert plan.diff is not None and plan.diff.empty
-    assert host.installed_extension(NAME).state == "held"  # looking changed nothing
+    assert host.extensions.get(NAME).state == "held"  # looking changed nothing
 
     main.write_text(main.read_text() + "# again\n")
     with pytest.raises(ExtensionError, match="changed since you reviewed them"):
-        host.trust_extension(NAME, digest=plan.digest)
-    assert host.installed_extension(NAME).state == "held"
+        host.extensions.trust(NAME, digest=plan.digest)
+    assert host.extensions.get(NAME).state == "held"
 
-    again = host.plan_trust(NAME)
-    trusted = host.trust_extension(NAME, digest=again.digest)
+    again = host.extensions.plan_trust(NAME)
+    trusted = host.extensions.trust(NAME, digest=again.digest)
     assert trusted.digest == again.digest
-    assert host.installed_extension(NAME).state == "ok"
+    assert host.extensions.get(NAME).state == "ok"
     assert "foo" in tool_names(host)
 
 
 def test_trust_asks_and_a_no_keeps_it_held(host: Host, source: Path, home: Home) -> None:
-    host.install_extension(str(source), yes)
+    host.extensions.install(str(source), yes)
     main = home.extensions_dir / NAME / "main.py"
     main.write_text(main.read_text() + "# changed\n")
     with pytest.raises(InstallDeclined, match="stays held"):
-        host.trust_extension(NAME, no)
-    assert host.installed_extension(NAME).state == "held"
+        host.extensions.trust(NAME, no)
+    assert host.extensions.get(NAME).state == "held"
     with pytest.raises(ExtensionError, match="checked by its signature"):
-        host.plan_trust("builtin")
+        host.extensions.plan_trust("builtin")
 
 
 def test_switching_an_extension_off_and_on(host: Host, source: Path) -> None:
-    host.install_extension(str(source), yes)
+    host.extensions.install(str(source), yes)
     host.ensure_extensions()
-    host.switch_extension(NAME, False)
-    assert not host.installed_extension(NAME).enabled
+    host.extensions.switch(NAME, False)
+    assert not host.extensions.get(NAME).enabled
     assert "foo" not in tool_names(host)
     assert host.status_report().disabled == (NAME,)
-    host.switch_extension(NAME, True)
+    host.extensions.switch(NAME, True)
     assert "foo" in tool_names(host)
     with pytest.raises(ExtensionError, match="nope is not installed"):
-        host.switch_extension("nope", False)
+        host.extensions.switch("nope", False)
 
 
 @pytest.fixture
@@ -263,15 +263,15 @@ def test_search_and_install_from_the_registry(registry: Registry, workdir: Path,
     registry.search_results = {"loca-extension": [
         {"name": NAME, "version": "1.2.0", "description": "Foo things."}]}
     with Host.open(cwd=workdir, defer_extensions=True) as host:
-        found = host.search_extensions(["foo"], limit=5)
+        found = host.extensions.search(["foo"], limit=5)
         assert [(r.name, r.version, r.description) for r in found] == [
             (NAME, "1.2.0", "Foo things.")]
-        assert host.search_extensions(["nothing-like-it"]) == []
-        installed = host.install_extension(f"npm:{NAME}", yes)
+        assert host.extensions.search(["nothing-like-it"]) == []
+        installed = host.extensions.install(f"npm:{NAME}", yes)
         assert (installed.version, installed.source) == ("1.2.0", f"npm:{NAME}")
 
 
 def test_search_with_an_unreachable_registry_is_an_error(host: Host) -> None:
     with pytest.raises(RegistryError, match="cannot reach the registry"):
-        host.search_extensions(["weather"])
+        host.extensions.search(["weather"])
 

@@ -1,10 +1,12 @@
-"""MCP servers in the Host: their tools in the registry, their state, prompts and resources.
+"""MCP servers in the host: their tools in the registry, their state, prompts and resources.
 
-``Host`` inherits ``McpOps``. The servers are a ``ToolSource``
+``McpServers`` is a service the ``Host`` builds and reaches as ``host.mcp``; the
+connections themselves are its ``manager`` (``workbench.mcp.manager.McpManager``, made
+on first use). The servers are a ``ToolSource``
 (``workbench.core.mcp_source.McpSource``, loaded after the extensions and the host's
-own tools): a reload calls ``add_mcp_tools`` and registers ``mcp_tools()``, so MCP
+own tools): a reload calls ``load`` and registers ``tools()``, so MCP
 tools take their place in the precedence (built-in, extension, MCP) and survive a
-reload; ``Host.ashutdown`` stops the sources, which calls ``aclose_mcp``. Each MCP tool is a registry ``Tool`` with ``runtime="mcp"``, the
+reload; ``Host.ashutdown`` stops the sources, which calls ``aclose``. Each MCP tool is a registry ``Tool`` with ``runtime="mcp"``, the
 source ``mcp``, the extension ``mcp:SERVER`` (a chat switches a server off like an
 extension) and a ``handler`` the ``Dispatcher`` awaits: every call goes through the
 gateway like an extension's — hooks, policy, audit, events, the time limit.
@@ -21,6 +23,7 @@ import asyncio
 import logging
 import threading
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ToolError, WorkbenchError
@@ -29,8 +32,14 @@ from workbench.mcp.naming import extension_name, tool_name
 
 if TYPE_CHECKING:
     from workbench.config.files import Config
+    from workbench.config.home import Home
     from workbench.config.trust import TrustRecord
-    from workbench.core.host import Host
+    from workbench.core.bus import EventBus
+    from workbench.core.gateway import ToolGateway
+    from workbench.core.requests import Responder
+    from workbench.store import Store
+    from workbench.tools.registry import ToolRegistry
+    from workbench.tools.source import ToolSources
     from workbench.mcp.config import ServerConfig, ServerList
     from workbench.mcp.connection import CallBridge
     from workbench.mcp.manager import McpManager
@@ -40,51 +49,103 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_MANAGER = "_mcp_manager"
 
+class McpServers:
+    """The MCP servers of one host; see the module docstring.
 
-class McpOps:
-    """The Host's MCP methods; see the module docstring."""
+    Args:
+        home: The home (config files, logs, the servers' cache).
+        store: For the audit log and each chat's switches.
+        bus: Where a server's changes are told.
+        registry: The tools loaded (a server's tools are registry tools).
+        sources: Every source of tools (``refresh``/``reload`` of the MCP source).
+        gateway: Where ``mcp serve`` sends its calls.
+        config: The config the server entries and limits are read from
+            (``follow_config`` gives the next one).
+        cwd: The host's folder now.
+        responder: The front-end that answers an elicitation while no call runs.
+        session: The session a full id or a unique prefix names (raises when none).
+        loading: The host's reload lock: a server's changes wait for a reload to end.
+        extensions_loaded: Whether the first load is done.
+        status_report: The status report as JSON, published when a server's tools change.
+        ensure_extensions: Loads the extensions first when they are not yet.
+    """
 
-    mcp_needed: set[str] | None = None
-    """The servers whose never-listed tools a load starts them to list; None: every
-    one (a chat's model may call any tool). ``call_tool`` narrows it to the server a
-    tool's name names, so one call never waits for a server it does not use."""
+    def __init__(self, *, home: Home, store: Store, bus: EventBus, registry: ToolRegistry,
+                 sources: ToolSources, gateway: ToolGateway, config: Config,
+                 cwd: Callable[[], Path], responder: Callable[[], Responder],
+                 session: Callable[[str], dict[str, Any]], loading: threading.RLock,
+                 extensions_loaded: Callable[[], bool],
+                 status_report: Callable[[], dict[str, Any]],
+                 ensure_extensions: Callable[[], None]) -> None:
+        self.home = home
+        self.store = store
+        self.bus = bus
+        self.registry = registry
+        self.sources = sources
+        self.gateway = gateway
+        self.config = config
+        self.cwd = cwd
+        self.responder = responder
+        self.session = session
+        self.loading = loading
+        self.extensions_loaded = extensions_loaded
+        self.status_report = status_report
+        self.ensure_extensions = ensure_extensions
+        self.needed: set[str] | None = None
+        """The servers whose never-listed tools a load starts them to list; None: every
+        one (a chat's model may call any tool). ``Host.call_tool`` narrows it to the server
+        a tool's name names, so one call never waits for a server it does not use."""
+        self._manager: McpManager | None = None
+        self._notices: list[str] = []
+        """What the last load found wrong."""
+        self._failures: dict[str, str] = {}
+        """Why each server that could not start at the last load did not."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The loop the servers run on (that of their first call)."""
 
     # --- the servers --------------------------------------------------------------
 
+    def follow_folder(self, folder: Path) -> None:
+        """Stdio servers started from now on start in ``folder``."""
+        manager = self._manager
+        if manager is not None:
+            manager.cwd = folder
+
     @property
-    def mcp(self: Host) -> McpManager:
+    def manager(self) -> McpManager:
         """The MCP servers of this host (created on first use; nothing starts yet)."""
-        manager = self.__dict__.get(_MANAGER)
+        manager = self._manager
         if manager is None:
             import os
 
             from workbench.mcp.manager import McpManager
 
             manager = McpManager(
-                cwd=self.cwd, env=os.environ, logs_dir=self.home.logs_dir,
+                cwd=self.cwd(), env=os.environ, logs_dir=self.home.logs_dir,
                 cache_dir=self.home.cache_dir / "mcp",
                 limits=_server_limits(self.config),
                 startup_timeout_s=_startup_timeout_s(self.config),
-                on_change=self._mcp_changed, fallback=self._mcp_fallback)
-            self.__dict__[_MANAGER] = manager
+                on_change=self._changed, fallback=self._fallback)
+            self._manager = manager
         return manager
 
-    def _mcp_follow_config(self: Host) -> None:
-        """Servers started from now on get the limits of ``self.config``."""
-        manager = self.__dict__.get(_MANAGER)
+    def follow_config(self, config: Config) -> None:
+        """Server entries are read from ``config`` from now on, and servers started from
+        now on get its limits."""
+        self.config = config
+        manager = self._manager
         if manager is not None:
-            manager.limits = _server_limits(self.config)
-            manager.launcher.startup_timeout_s = _startup_timeout_s(self.config)
+            manager.limits = _server_limits(config)
+            manager.launcher.startup_timeout_s = _startup_timeout_s(config)
 
-    def mcp_server_list(self: Host) -> ServerList:
+    def server_list(self) -> ServerList:
         """The server entries that apply here (see ``workbench.mcp.config.load_servers``)."""
         from workbench.mcp.config import load_servers
 
         return load_servers(self.config)
 
-    def mcp_disabled(self: Host) -> set[str]:
+    def disabled(self) -> set[str]:
         """Servers the person switched off everywhere (``mcp.disabled`` in their own config:
         a project cannot switch a server back on)."""
         for layer in self.config.layers:
@@ -92,7 +153,7 @@ class McpOps:
                 return set(layer.values.get("mcp.disabled", []))
         return set()
 
-    def add_mcp_tools(self: Host) -> None:
+    def load(self) -> None:
         """Configure every enabled server, so that ``mcp_tools`` offers their tools (the
         MCP source's load, at every reload).
 
@@ -102,27 +163,27 @@ class McpOps:
         (``McpManager.list_unknown``). The others offer their cached tools and start
         at the first call.
         """
-        _remember_loop(self)
-        found = self.mcp_server_list()
-        if not (found.servers or found.pending or found.problems or _MANAGER in self.__dict__):
+        self._remember_loop()
+        found = self.server_list()
+        if not (found.servers or found.pending or found.problems or self._manager is not None):
             return  # no server here: nothing to import or start
-        disabled = self.mcp_disabled()
+        disabled = self.disabled()
         active = {name: s for name, s in found.servers.items() if name not in disabled}
-        manager = self.mcp
+        manager = self.manager
         manager.configure(active)
         # Only the servers this work may need are started to list their tools (all of
         # them for a chat; for one call, the server it names, if any).
-        needed = [name for name in active if self.mcp_needed is None or name in self.mcp_needed]
+        needed = [name for name in active if self.needed is None or name in self.needed]
         failures = manager.list_unknown(needed, manager.launcher.startup_timeout_s + 1,
-                                        wait_for=self.mcp_needed)
+                                        wait_for=self.needed)
         notices = list(found.problems)
         notices += [f"MCP server {s.name} in {s.origin} is not trusted in this version, so it "
                     "does not start; run `workbench trust` to allow it" for s in found.pending.values()]
         notices += [f"MCP server {name} could not start: {why}" for name, why in failures.items()]
-        self.__dict__["_mcp_notices"] = notices
-        self.__dict__["_mcp_failures"] = failures
+        self._notices = notices
+        self._failures = failures
 
-    def _mcp_explained(self: Host, tool: str, outcome: Any) -> Any:
+    def explained(self, tool: str, outcome: Any) -> Any:
         """A tool not found whose name names a server that could not list its tools
         says why (the server's failure) rather than only that it is unknown."""
         if outcome.ok or outcome.error.get("kind") != "not_found":
@@ -131,42 +192,42 @@ class McpOps:
 
         from workbench.mcp.naming import servers_named_by
 
-        failures = self.__dict__.get("_mcp_failures", {})
+        failures = self._failures
         for server in sorted(servers_named_by(tool)):
             if server in failures:
                 message = f"{outcome.error['message']}: the MCP server {server} could not start: {failures[server]}"
                 return replace(outcome, error={**outcome.error, "message": message})
         return outcome
 
-    def mcp_notices(self: Host) -> list[str]:
+    def notices(self) -> list[str]:
         """What the last load of the servers found wrong, for the person."""
-        return list(self.__dict__.get("_mcp_notices", []))
+        return list(self._notices)
 
-    def mcp_tools(self: Host) -> list[Tool]:
+    def tools(self) -> list[Tool]:
         """The tools of every configured server (none before the first load)."""
-        manager = self.__dict__.get(_MANAGER)
+        manager = self._manager
         if manager is None:
             return []
-        return [tool for name in list(manager.servers) for tool in self._mcp_tools_of(name)]
+        return [tool for name in list(manager.servers) for tool in self._tools_of(name)]
 
-    def _mcp_tools_of(self: Host, name: str) -> list[Tool]:
+    def _tools_of(self, name: str) -> list[Tool]:
         from workbench.mcp.tools import registry_tools
 
-        server = self.mcp.servers.get(name)
-        specs = self.mcp.tools_of(name) if server is not None else None
+        server = self.manager.servers.get(name)
+        specs = self.manager.tools_of(name) if server is not None else None
         if server is None or specs is None:
             return []
-        folder = Path(server.config.cwd or self.cwd)
+        folder = Path(server.config.cwd or self.cwd())
         return list(registry_tools(server.config, specs, folder,
-                                   lambda tool: self._mcp_handler(name, tool)))
+                                   lambda tool: self._handler(name, tool)))
 
-    def _mcp_handler(self: Host, server_name: str, tool: str):
+    def _handler(self, server_name: str, tool: str):
         from workbench.mcp.connection import CallBridge
         from workbench.mcp.results import outcome, progress_fraction, progress_label
 
         async def handler(arguments: Any, ctx: Any) -> Any:
             loop = asyncio.get_running_loop()
-            self.__dict__["_mcp_loop"] = loop
+            self._loop = loop
 
             def progress(value: float, total: float | None, message: str | None) -> None:
                 ctx.set_progress(progress_fraction(value, total), progress_label(value, total, message))
@@ -175,29 +236,29 @@ class McpOps:
                 loop.call_soon_threadsafe(ctx.log, level, message)
 
             bridge = CallBridge(loop=loop, progress=progress, ask=ctx.ask_user, log=log_line)
-            return outcome(await self.mcp.call(server_name, tool, arguments, bridge))
+            return outcome(await self.manager.call(server_name, tool, arguments, bridge))
 
         return handler
 
     # --- what front-ends show --------------------------------------------------------
 
-    def mcp_servers_if_any(self: Host) -> list[dict[str, Any]]:
+    def servers_if_any(self) -> list[dict[str, Any]]:
         """``mcp_servers``, without creating anything when no server entry applies."""
-        found = self.mcp_server_list()
-        if not (found.servers or found.pending or _MANAGER in self.__dict__):
+        found = self.server_list()
+        if not (found.servers or found.pending or self._manager is not None):
             return []
-        return self.mcp_servers()
+        return self.servers()
 
-    def mcp_servers(self: Host) -> list[dict[str, Any]]:
+    def servers(self) -> list[dict[str, Any]]:
         """Every server entry with its state and tools, secrets masked: what ``mcp list``
         prints and the TUI shows (see ``workbench.mcp.status.server_rows``)."""
         from workbench.mcp.status import server_rows
 
-        _remember_loop(self)
-        return server_rows(self.mcp_server_list(), self.mcp_disabled(), self.mcp,
-                           self.__dict__.get("_mcp_failures"))
+        self._remember_loop()
+        return server_rows(self.server_list(), self.disabled(), self.manager,
+                           self._failures)
 
-    def mcp_add(self: Host, server: ServerConfig, *, scope: str = "global",
+    def add(self, server: ServerConfig, *, scope: str = "global",
                 replace: bool = False) -> str | None:
         """Add a server entry (``workbench mcp add``) and register its tools.
 
@@ -209,11 +270,11 @@ class McpOps:
         """
         from workbench.mcp.config import add_entry
 
-        path = add_entry(self.home, self.cwd, server, scope, replace)  # type: ignore[arg-type]
+        path = add_entry(self.home, self.cwd(), server, scope, replace)  # type: ignore[arg-type]
         self.store.audit("person", "mcp.add", server.name, {"scope": scope, "file": str(path)})
-        return self.refresh_mcp(path)
+        return self.refresh(path)
 
-    def mcp_remove(self: Host, name: str, *, scope: str = "global") -> str | None:
+    def remove(self, name: str, *, scope: str = "global") -> str | None:
         """Remove a server entry and its tools; returns a notice as ``mcp_add``.
 
         Raises:
@@ -221,15 +282,15 @@ class McpOps:
         """
         from workbench.mcp.config import config_path, remove_server, set_disabled
 
-        path = config_path(self.home, self.cwd, scope)  # type: ignore[arg-type]
+        path = config_path(self.home, self.cwd(), scope)  # type: ignore[arg-type]
         if not remove_server(path, name):
             raise WorkbenchError(f"no MCP server named {name!r} in {path}")
-        if name in self.mcp_disabled():
-            set_disabled(self.home, self.cwd, self.mcp_disabled(), name, False)
+        if name in self.disabled():
+            set_disabled(self.home, self.cwd(), self.disabled(), name, False)
         self.store.audit("person", "mcp.remove", name, {"scope": scope, "file": str(path)})
-        return self.refresh_mcp(path)
+        return self.refresh(path)
 
-    def mcp_set_enabled(self: Host, name: str, enabled: bool, tool: str | None = None) -> str | None:
+    def set_enabled(self, name: str, enabled: bool, tool: str | None = None) -> str | None:
         """Switch a server (in every chat: ``mcp.disabled`` in the person's config) or one
         of its tools (``disabled_tools`` in the server's entry) on or off.
 
@@ -238,25 +299,25 @@ class McpOps:
         """
         from workbench.mcp.config import entry_file, set_disabled, update_server
 
-        found = self.mcp_server_list()
+        found = self.server_list()
         config = found.servers.get(name) or found.pending.get(name)
         if config is None:
             raise WorkbenchError(f"no MCP server named {name!r}; `workbench mcp list` shows them")
         action = f"mcp.{'enable' if enabled else 'disable'}"
         if tool is None:
-            set_disabled(self.home, self.cwd, self.mcp_disabled(), name, not enabled)
+            set_disabled(self.home, self.cwd(), self.disabled(), name, not enabled)
             self.store.audit("person", action, name, {})
-            return self.refresh_mcp(None)
-        known = self.mcp.tools_of(name) if name in self.mcp.servers else None
+            return self.refresh(None)
+        known = self.manager.tools_of(name) if name in self.manager.servers else None
         if known is not None and tool not in {t["name"] for t in known} | set(config.disabled_tools):
             raise WorkbenchError(f"the MCP server {name} has no tool named {tool!r}")
         self.store.audit("person", action, f"{name}/{tool}", {})
         off = sorted({t for t in config.disabled_tools if t != tool} | (set() if enabled else {tool}))
         path = entry_file(self.home, self.config.project_file, config)
         update_server(path, name, "disabled_tools", off or None)
-        return self.refresh_mcp(path)
+        return self.refresh(path)
 
-    def trust_project_config(self: Host, project_dir: Path) -> TrustRecord:
+    def trust_project(self, project_dir: Path) -> TrustRecord:
         """Trust the project's ``.workbench/config.toml`` as it is now (what ``workbench
         trust`` does) and apply it: its settings and its MCP servers.
 
@@ -266,32 +327,32 @@ class McpOps:
         from workbench.config.trust import trust_project
 
         record = trust_project(self.home, project_dir)
-        self.refresh_mcp(None)
+        self.refresh(None)
         return record
 
-    def refresh_mcp(self: Host, written: Path | None) -> str | None:
+    def refresh(self, written: Path | None) -> str | None:
         """Read the server entries again and re-register their tools (after a change);
         returns a notice when ``written`` is a project file that now needs trust."""
         from workbench.mcp.config import trust_notice
         from workbench.mcp.naming import server_of
 
-        with self._loading:
+        with self.loading:
             self.config.reload()
             for extension in {t.extension for t in self.registry.all_tools()}:
                 if server_of(extension) is not None:
                     self.registry.remove_extension(extension)
-            if self._extensions_loaded:
+            if self.extensions_loaded():
                 self.sources.reload("mcp")
         return trust_notice(self.home, written)
 
-    def mcp_prompts(self: Host) -> list[dict[str, Any]]:
+    def prompts(self) -> list[dict[str, Any]]:
         """The prompts of every enabled server, as the chat offers them: a slash command
         ``/mcp__server__prompt`` each, with its description and arguments."""
         rows = []
-        for server in self.mcp_servers():
+        for server in self.servers():
             if server["state"] in ("disabled", "untrusted"):
                 continue
-            listing = self.mcp.listing(server["name"]) if server["name"] in self.mcp.servers else None
+            listing = self.manager.listing(server["name"]) if server["name"] in self.manager.servers else None
             for prompt in (listing or {}).get("prompts", []):
                 rows.append({"server": server["name"], "name": prompt["name"],
                              "command": "/" + tool_name(server["name"], prompt["name"]),
@@ -299,7 +360,7 @@ class McpOps:
                              "arguments": prompt.get("arguments", [])})
         return rows
 
-    async def mcp_get_prompt(self: Host, server: str, name: str,
+    async def get_prompt(self, server: str, name: str,
                              arguments: dict[str, str] | None = None) -> dict[str, Any]:
         """One prompt's messages (``prompts/get``), starting the server if needed; ``text``
         joins their text, for a slash command to put in the chat.
@@ -310,13 +371,13 @@ class McpOps:
         async def get(found: Any) -> Any:
             return await (await found.ensure_started()).get_prompt(name, arguments or {})
 
-        result = await self._mcp_request(server, get)
+        result = await self.request(server, get)
         data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         data["text"] = "\n\n".join(m["content"]["text"] for m in data.get("messages", [])
                                     if m.get("content", {}).get("type") == "text")
         return data
 
-    async def mcp_read_resource(self: Host, server: str, uri: str) -> dict[str, Any]:
+    async def read_resource(self, server: str, uri: str) -> dict[str, Any]:
         """One resource's contents (``resources/read``), starting the server if needed.
 
         Raises:
@@ -325,20 +386,20 @@ class McpOps:
         async def read(found: Any) -> Any:
             return await (await found.ensure_started()).read_resource(uri)
 
-        result = await self._mcp_request(server, read)
+        result = await self.request(server, read)
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
-    async def mcp_check(self: Host, names: list[str] | None = None) -> dict[str, str]:
+    async def check(self, names: list[str] | None = None) -> dict[str, str]:
         """Start the enabled servers (or ``names``) now; returns why each failed."""
         await asyncio.to_thread(self.ensure_extensions)
-        chosen = [n for n in self.mcp.servers if names is None or n in names]
+        chosen = [n for n in self.manager.servers if names is None or n in names]
 
         async def start(name: str) -> str | None:
             async def started(server: Any) -> None:
                 await server.ensure_started()
 
             try:
-                await self.mcp.on_server(name, started)
+                await self.manager.on_server(name, started)
             except ToolError as exc:
                 return exc.message
             return None
@@ -346,20 +407,20 @@ class McpOps:
         results = await asyncio.gather(*(start(n) for n in chosen))
         return {n: why for n, why in zip(chosen, results) if why}
 
-    def set_mcp_server_enabled(self: Host, session_id: str, server: str, enabled: bool) -> None:
+    def set_in_chat(self, session_id: str, server: str, enabled: bool) -> None:
         """Switch a server's tools off or on in one chat (as an extension ``mcp:NAME``).
 
         Raises:
             WorkbenchError: No such session or server.
         """
         session = self.session(session_id)
-        if server not in self.mcp_server_list().servers:
+        if server not in self.server_list().servers:
             raise WorkbenchError(f"no MCP server named {server!r}; `workbench mcp list` shows them")
         self.store.set_session_extension(session["id"], extension_name(server), enabled)
         self.store.audit("person", f"session.extension.{'enable' if enabled else 'disable'}",
                          extension_name(server), {"session_id": session["id"]})
 
-    def mcp_serve_backend(self: Host, *, builtin: bool = True) -> ServeBackend:
+    def serve_backend(self, *, builtin: bool = True) -> ServeBackend:
         """What ``workbench mcp serve`` offers: the built-in tools (unless ``builtin`` is
         False) and the extensions' tools, each call through the gateway as the caller
         ``agent``, never asked anything (see ``workbench.mcp.serve``). The host's own
@@ -381,34 +442,46 @@ class McpOps:
 
         return host_backend(tools=tools, call=call, subscribe=self.bus.subscribe)
 
-    async def aclose_mcp(self: Host) -> None:
+    async def aclose(self) -> None:
         """Stop every server and what it started (called by ``Host.aclose``)."""
-        manager = self.__dict__.get(_MANAGER)
+        manager = self._manager
         if manager is not None:
             await manager.aclose()
 
     # --- from the MCP loop ------------------------------------------------------------
 
-    async def _mcp_request(self: Host, server: str, request) -> Any:
+    def _remember_loop(self) -> None:
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+
+    async def request(self, server: str, request) -> Any:
+        """Run ``request(server)`` on the server ``server`` (on its loop), the extensions
+        loaded first.
+
+        Raises:
+            WorkbenchError: No such server, or it could not start or refused.
+        """
         from mcp import MCPError
 
-        _remember_loop(self)
+        self._remember_loop()
         await asyncio.to_thread(self.ensure_extensions)
         try:
-            return await self.mcp.on_server(server, request)
+            return await self.manager.on_server(server, request)
         except ToolError as exc:
             raise WorkbenchError(exc.message) from None
         except MCPError as exc:
             raise WorkbenchError(f"the MCP server refused: {exc.error.message}") from None
 
-    def _mcp_changed(self: Host, name: str, what: str) -> None:
+    def _changed(self, name: str, what: str) -> None:
         """On the server's loop: its state or listings changed."""
-        manager = self.__dict__.get(_MANAGER)
+        manager = self._manager
         server = manager.servers.get(name) if manager is not None else None
-        if server is None:
+        if manager is None or server is None:
             return
         if what == "tools":
-            self._mcp_on_host(lambda: self._mcp_tools_changed(name))
+            self._on_host(lambda: self._tools_changed(name))
         elif what == "sandbox":
             self.bus.publish(Notice(level="warning",
                                     message=f"MCP server {name}: {manager.notes.get(name, '')}"))
@@ -419,39 +492,39 @@ class McpOps:
             if notice is not None:
                 self.bus.publish(Notice(level=notice[0], message=notice[1]))  # type: ignore[arg-type]
 
-    def _mcp_tools_changed(self: Host, name: str) -> None:
-        if not self._extensions_loaded:
+    def _tools_changed(self, name: str) -> None:
+        if not self.extensions_loaded():
             return  # the first load registers them
         before = {t.name for t in self.registry.all_tools() if t.extension == extension_name(name)}
         self.sources.refresh("mcp")
         after = {t.name for t in self.registry.all_tools() if t.extension == extension_name(name)}
         if before != after:
-            self.bus.publish(ExtensionStatusChanged(report=self.status_report().to_json(),
+            self.bus.publish(ExtensionStatusChanged(report=self.status_report(),
                                                     reloaded=True))
 
-    def _mcp_on_host(self: Host, action) -> None:
+    def _on_host(self, action) -> None:
         """Run ``action`` now with the reload lock, on the server's loop (the host's);
         while a reload holds the lock, retry shortly rather than block the loop."""
-        if self._loading.acquire(blocking=False):
+        if self.loading.acquire(blocking=False):
             try:
                 action()
             finally:
-                self._loading.release()
+                self.loading.release()
             return
         try:
-            asyncio.get_running_loop().call_later(0.05, self._mcp_on_host, action)
+            asyncio.get_running_loop().call_later(0.05, self._on_host, action)
         except RuntimeError:  # no loop here: wait for the reload on a thread
-            threading.Thread(target=self._mcp_locked, args=(action,), daemon=True).start()
+            threading.Thread(target=self._locked, args=(action,), daemon=True).start()
 
-    def _mcp_locked(self: Host, action) -> None:
-        with self._loading:
+    def _locked(self, action) -> None:
+        with self.loading:
             action()
 
-    def _mcp_fallback(self: Host, server: str) -> CallBridge | None:
+    def _fallback(self, server: str) -> CallBridge | None:
         """An elicitation while no call runs: asked through the host's responder."""
         from workbench.mcp.connection import CallBridge
 
-        loop = self.__dict__.get("_mcp_loop")
+        loop = self._loop
         if loop is None or loop.is_closed():
             return None
 
@@ -459,7 +532,7 @@ class McpOps:
             from workbench.events import RequestDenied
 
             try:
-                return await self.responder.answer(
+                return await self.responder().answer(
                     AskUserRequest(tool=extension_name(server), call_id="", questions=questions))
             except RequestDenied as exc:
                 raise ToolError("cancelled", exc.reason) from exc
@@ -475,10 +548,3 @@ def _server_limits(config: Config) -> Limits:
 
 def _startup_timeout_s(config: Config) -> float:
     return config.settings.mcp.startup_timeout_ms / 1000
-
-
-def _remember_loop(host: Any) -> None:
-    try:
-        host.__dict__["_mcp_loop"] = asyncio.get_running_loop()
-    except RuntimeError:
-        pass
