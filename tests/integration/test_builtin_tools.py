@@ -84,16 +84,16 @@ async def test_the_project_outside_the_home_is_read_with_relative_paths(host, pr
 
 
 async def test_a_grant_named_on_the_command_line_is_this_project(host, project):
-    flags = host.resolve_grant_flags("read_file", [f"read:{project}"])
+    flags = host.grants.from_flags("read_file", [f"read:{project}"])
     assert flags == (("read", str(project)),)
     outcome = await host.call_tool("read_file", {"path": "README.md"}, CallOptions(grants=flags, prompt=False))
     assert outcome.ok, outcome.error
-    relative = host.resolve_grant_flags("read_file", ["read:."])
+    relative = host.grants.from_flags("read_file", ["read:."])
     assert relative == flags
 
 
 async def test_one_answer_covers_the_read_tools_of_the_project(host, person, project):
-    session = host.new_session()["id"]
+    session = host.chats.new()["id"]
 
     async def in_chat(name, args):
         return await host.call_tool(name, args, CallOptions(session_id=session))
@@ -122,7 +122,7 @@ async def test_one_answer_covers_the_read_tools_of_the_project(host, person, pro
 async def test_an_answer_for_once_covers_nothing_else(project):
     person = Person(scope="once")
     async with Host.open(cwd=project, responder=person) as host:
-        session = host.new_session()["id"]
+        session = host.chats.new()["id"]
         for name in ("read_file", "list_folder"):
             outcome = await host.call_tool(name, {"path": "README.md"} if name == "read_file" else {},
                                            CallOptions(session_id=session))

@@ -53,7 +53,7 @@ def place(tmp_path_factory):
 
 
 async def call(host, name, args, session=None):
-    grants = host.resolve_grant_flags(name, [], grant_all=True)
+    grants = host.grants.from_flags(name, [], grant_all=True)
     return await host.call_tool(name, args, CallOptions(grants=grants, prompt=False,
                                                         session_id=session))
 
@@ -220,9 +220,9 @@ async def test_a_chat_in_a_folder_that_is_not_a_project_gets_no_project(tmp_path
     folder = _folders(tmp_path, home)[which]
     person = Person()
     async with Host.open(cwd=folder, responder=person) as host:
-        session = host.new_session()["id"]
+        session = host.chats.new()["id"]
         assert host.session(session)["folder"] == str(folder)
-        flags = host.resolve_grant_flags("read_file", [f"read:{folder}"])
+        flags = host.grants.from_flags("read_file", [f"read:{folder}"])
         assert flags == ()
         for name, args in (("read_file", {"path": "workbench.db"}), ("list_folder", {}),
                            ("write_file", {"path": "config.toml", "content": "x", "overwrite": True}),
@@ -248,7 +248,7 @@ async def test_another_extension_gets_nothing_from_the_builtin_answer(host, plac
                    "parameters": {"type": "object"},
                    "permissions": {"read": [{"path": "$project", "reason": "Peek."}]}}]}))
     assert load_extension(host.registry, folder)
-    session = host.new_session()["id"]
+    session = host.chats.new()["id"]
     assert (await host.call_tool("read_file", {"path": "README.md"}, CallOptions(session_id=session))).ok
     [asked] = [r for r in host.responder.requests if isinstance(r, PermissionRequest)]
     assert "hostile.peek" not in asked.covers
