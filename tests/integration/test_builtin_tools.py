@@ -252,7 +252,7 @@ async def test_a_home_with_the_builtin_before_projects_upgrades_cleanly(home, pr
         assert "edit_file" not in old.tools and old.state == "ok"
         store.add_grant("builtin.read_file", "read", str(Path.home()), "always")
     async with Host.open(cwd=project, responder=Person()) as host:
-        [builtin] = [e for e in host.manager.list() if e.name == "builtin"]
+        [builtin] = [e for e in host.extensions.manager().list() if e.name == "builtin"]
         assert builtin.state == "ok" and "edit_file" in builtin.tools and builtin.digest != old.digest
         assert (home.extensions_dir / "builtin" / "main.py").read_text() == (
             Path(__file__).resolve().parents[2] / "extensions" / "builtin" / "main.py").read_text()

@@ -221,7 +221,7 @@ async def test_a_chat_in_a_folder_that_is_not_a_project_gets_no_project(tmp_path
     person = Person()
     async with Host.open(cwd=folder, responder=person) as host:
         session = host.chats.new()["id"]
-        assert host.session(session)["folder"] == str(folder)
+        assert host.chats.get(session)["folder"] == str(folder)
         flags = host.grants.from_flags("read_file", [f"read:{folder}"])
         assert flags == ()
         for name, args in (("read_file", {"path": "workbench.db"}), ("list_folder", {}),
