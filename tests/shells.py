@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,20 +64,6 @@ def python_programs() -> str:
     """``shell.programs`` with this interpreter's installation too (its venv and base)."""
     folders = ["/usr", "/bin", "/sbin", "/lib", "/lib64", sys.prefix, sys.base_prefix]
     return "[" + ", ".join(f'"{f}"' for f in dict.fromkeys(folders)) + "]"
-
-
-def processes_with(marker: str) -> list[int]:
-    """PIDs on the host whose command line holds ``marker``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                    if marker.encode() in handle.read():
-                        found.append(int(entry))
-            except OSError:
-                continue
-    return found
 
 
 async def until(condition, what: str, bound_s: float = 20.0) -> None:

@@ -12,7 +12,8 @@ import sys
 import uuid
 
 import pytest
-from shells import processes_with, python_programs, until
+from processes import processes_with
+from shells import python_programs, until
 
 
 async def test_a_command_sees_the_project_and_its_changes_land_as_one_change_set(shell_lab):

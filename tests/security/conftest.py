@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import textwrap
 from pathlib import Path
 
@@ -52,16 +51,3 @@ async def lab(tmp_path: Path):
         yield Lab(host, root)
 
 
-def processes_with(marker: str) -> list[int]:
-    """PIDs whose command line contains ``marker``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                if marker.encode() in handle.read():
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found

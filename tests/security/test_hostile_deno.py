@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import processes_with
+from processes import processes_with
 
 pytestmark = pytest.mark.security
 

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import processes_with
+from processes import processes_with
 from commands import workbench
 
 from workbench.sandbox.process import UNUSED_ID

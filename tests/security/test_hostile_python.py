@@ -16,7 +16,7 @@ import pytest
 
 from commands import workbench
 
-from conftest import processes_with
+from processes import processes_with
 
 pytestmark = pytest.mark.security
 
