@@ -201,6 +201,10 @@ class WorkerPool:
             found[lane.owner] = found.get(lane.owner, 0) + len(lane.workers)
         return found
 
+    def lanes(self) -> list[tuple[str, Policy, int]]:
+        """Each lane's owner, policy and how many workers it holds."""
+        return [(lane.owner, lane.policy, len(lane.workers)) for lane in self._lanes.values()]
+
     def held(self) -> tuple[int, float]:
         """How many workers the pool holds, and the memory charged for them (MiB)."""
         return len(self._charge), sum(self._charge.values())
