@@ -357,3 +357,56 @@ async def test_the_pool_keeps_its_bounds_under_twenty_parallel_calls(lab):
     while len(supervisors(zygote)) > pooled and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert len(supervisors(zygote)) <= bounds.total
+
+
+WAITER = '''
+import os, time
+
+def peek(args, ctx):
+    ctx.log("info", "waiting")
+    go = args["go"]
+    deadline = time.monotonic() + 60
+    while not os.path.exists(go) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    try:
+        with open(args["path"]) as handle:
+            return handle.read()
+    except OSError as exc:
+        return f"refused: {exc.strerror}"
+'''
+
+
+async def test_a_grant_revoked_while_its_call_runs_starts_no_worker_for_it(lab, tmp_path):
+    """The call that runs as the grant is revoked was given it when it began; the
+    workers started after it must not be."""
+    from workbench.events import ToolCallLog
+
+    granted, other = folders(tmp_path)
+    lab.extension("pooled", WAITER, {"peek": {"permissions": {"read": [
+        {"path": str(granted), "reason": "Read the granted folder."},
+        {"path": str(other), "reason": "Read the other folder.", "optional": True}]}}})
+    lab.host.set_responder(Person("always"))
+    go = granted / "go"
+    go.write_text("")
+    first = await lab.host.call_tool("peek", {"path": str(other / "note.txt"), "go": str(go)})
+    assert first.ok and first.result == "other note", first.error
+    await ready(lab.host)
+    go.unlink()
+    waiting = asyncio.Event()
+    unsubscribe = lab.host.bus.subscribe(
+        lambda event: waiting.set() if isinstance(event, ToolCallLog) else None)
+    try:
+        call = asyncio.ensure_future(lab.host.call_tool(
+            "peek", {"path": str(other / "note.txt"), "go": str(go)}))
+        await asyncio.wait_for(waiting.wait(), 60)
+        lab.host.grants.revoke("peek", "read", str(other))
+        go.write_text("")
+        outcome = await call
+    finally:
+        unsubscribe()
+    assert outcome.ok and outcome.result == "other note", outcome.error  # granted as it began
+    await ready(lab.host)
+    assert not in_pool(lab.host, other), "a worker was started with the revoked grant"
+    after = await lab.host.call_tool("peek", {"path": str(other / "note.txt"), "go": str(go)},
+                                     CallOptions(prompt=False))
+    assert after.ok and after.result.startswith("refused"), after.result

@@ -212,9 +212,11 @@ class SandboxRunner:
                             f"({missing}); see `workbench doctor`")
         if self.files is not None:
             await self.files.check(tool)
+        owner = tool.grant_key
+        epoch = self.pool.epoch(owner)  # before the grants are read into the policy
         policy = self.policy(tool, ctx.granted, timeout_ms)
         await self._check_memory_bound(policy)
-        owner, key = tool.grant_key, digest(policy)
+        key = digest(policy)
         standing = all(req.standing for req in ctx.granted)
         took = self.keep_warm
         try:
@@ -239,19 +241,21 @@ class SandboxRunner:
         try:
             result = await worker.call(arguments, ctx.chat.to_json(), handler)
         except ToolError:
-            self._after(owner, key, policy, standing, took)
+            self._after(owner, key, policy, standing, took, epoch)
             raise
         except asyncio.CancelledError:
             # Not refilled after a cancellation, which may be the host shutting down.
             self.pool.after(owner, key, policy, standing=False, took=took)
             raise
-        self._after(owner, key, policy, standing, took)
+        self._after(owner, key, policy, standing, took, epoch)
         return result
 
-    def _after(self, owner: str, key: str, policy: Policy, standing: bool, took: bool) -> None:
+    def _after(self, owner: str, key: str, policy: Policy, standing: bool, took: bool,
+               epoch: tuple[int, int]) -> None:
         # Started after the call, so the next workers' start never competes with it;
         # never with a grant given for this call alone.
-        self.pool.after(owner, key, policy, standing=standing and self.keep_warm, took=took)
+        self.pool.after(owner, key, policy, standing=standing and self.keep_warm, took=took,
+                        epoch=epoch)
 
     def forget(self, owner: str | None = None) -> None:
         """Drop the workers started ahead (of one tool, by its grant key, or all), e.g.

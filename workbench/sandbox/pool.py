@@ -126,6 +126,8 @@ class WorkerPool:
         self._charge: dict[asyncio.Task[Worker], float] = {}
         self._measured: dict[str, float] = {}
         """The resident size of the last worker of each runtime that became ready."""
+        self._epoch = 0
+        self._epochs: dict[str, int] = {}
 
     # --- what the runner asks ----------------------------------------------------
 
@@ -140,6 +142,9 @@ class WorkerPool:
                 self._drop(key)
         lane = self._lanes.get((owner, digest))
         if lane is None:
+            return None
+        if any(task.get_loop() is not asyncio.get_running_loop() for task in lane.workers):
+            self._drop((owner, digest))  # started on a loop that is not this call's
             return None
         self._lanes.move_to_end((owner, digest))
         self._touch(lane)
@@ -158,7 +163,6 @@ class WorkerPool:
                 worker = await asyncio.shield(task)
             except asyncio.CancelledError:
                 _discard(task)
-                lane.running -= 1
                 raise
             except Exception as exc:  # ToolError, SandboxUnavailable, OSError: start anew
                 log.debug("a worker started ahead for %s failed: %s", owner, exc)
@@ -167,7 +171,13 @@ class WorkerPool:
                 return worker
         return None
 
-    def after(self, owner: str, digest: str, policy: Policy, *, standing: bool, took: bool) -> None:
+    def epoch(self, owner: str) -> tuple[int, int]:
+        """What ``forget`` has dropped so far, for everyone and for ``owner``: taken by a
+        call before its policy is built, handed back to ``after``."""
+        return self._epoch, self._epochs.get(owner, 0)
+
+    def after(self, owner: str, digest: str, policy: Policy, *, standing: bool, took: bool,
+              epoch: tuple[int, int] | None = None) -> None:
         """A call of ``owner`` ended: start its next workers when ``standing``.
 
         Args:
@@ -177,11 +187,16 @@ class WorkerPool:
             standing: Whether every grant of the call was a standing one; when not,
                 nothing is started.
             took: Whether ``take`` was asked for this call and counted it running.
+            epoch: ``epoch(owner)`` before the call's policy was built: when its lanes
+                were dropped since (its grants were revoked, the extensions reloaded,
+                the settings changed while it ran), nothing is started for its policy.
         """
         lane = self._lanes.get((owner, digest))
         if lane is not None and took:
             lane.running = max(0, lane.running - 1)
         if not standing or self.limits.per_tool <= 0:
+            return
+        if epoch is not None and epoch != self.epoch(owner):
             return
         if lane is None:
             lane = self._lanes[(owner, digest)] = _Lane(owner, digest, policy)
@@ -191,6 +206,10 @@ class WorkerPool:
 
     def forget(self, owner: str | None = None) -> None:
         """Drop the lanes of one owner, or all (grants, extensions or settings changed)."""
+        if owner is None:
+            self._epoch += 1
+        else:
+            self._epochs[owner] = self._epochs.get(owner, 0) + 1
         for key in [k for k in self._lanes if owner is None or k[0] == owner]:
             self._drop(key)
 
