@@ -3,8 +3,8 @@
 A worker still serves one call and dies; the pool only starts it before its call
 arrives, so that calls of one tool in a row do not each wait for a worker to start.
 A lane holds the workers started for one owner (a tool's grant key) and one policy
-digest (the policy as JSON plus the identity of the extension's folder and entry
-file). The caller computes the digest of what a fresh worker would get at call time
+digest (the policy as JSON plus the identity of the extension's folder, entry file
+and runtime folders). The caller computes the digest of what a fresh worker would get at call time
 and is handed a pooled worker only when the digests are equal: a worker whose grants,
 limits or code changed since it was started is never used.
 
@@ -61,11 +61,12 @@ class PoolLimits:
 
 
 def digest(policy: Policy) -> str:
-    """What a worker for ``policy`` is: its policy, and the extension folder and entry
-    file it would find now (an extension installed again is another folder, or another
-    file, even under the same path)."""
+    """What a worker for ``policy`` is: its policy, and the extension folder, entry file
+    and runtime folders (its installed dependencies among them) it would find now: an
+    extension installed again, by this process or another, is another folder or file,
+    even under the same path."""
     seen: list[list[int] | None] = []
-    for path in (policy.extension_dir, policy.entry):
+    for path in (policy.extension_dir, policy.entry, *policy.python_path, *policy.runtime_read):
         try:
             info = os.stat(path)
             seen.append([info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns])
