@@ -6,17 +6,29 @@ TypeScript (Deno) it prints p50 and p95 of:
 - the same function called in-process (the floor: no isolation at all);
 - a bare interpreter start (``python -I -S -c pass``), what any fresh process costs;
 - the first call through the gateway and the sandbox (no worker waiting yet);
-- later calls, each finding a worker started ahead with the tool's grants.
+- spaced calls: later calls with a pause between them (``GAP_S``), each finding a
+  worker the pool started ahead with the tool's grants;
+- back-to-back calls: turns of ``BURST`` calls with no gap between them, the turns
+  apart by what a model's next step leaves (the pool is ready again), figures from
+  the turns after the first (the pool has learnt the tool's use);
+- a long run of calls with no gap at all (``RUNS`` of them): every call still needs a
+  fresh worker, so past the pool's few this is bounded by how fast workers start
+  (printed without a goal);
+- the peer designs, per call: a fresh ``deno run`` with permission flags importing the
+  tool and calling it, and ``bwrap`` (bubblewrap) running ``python -I -S`` doing the
+  same, when it is installed (else the line says it is missing); each with the ratio
+  of our back-to-back p50 to it.
 
-Overhead is a call's time minus the in-process time. Goals: later calls at most 4 ms
-(Python) and 5 ms (Deno) at p50; a first call at most 60 ms for either.
+Overhead is a call's time minus the in-process time. Goals: spaced and back-to-back
+calls at most 4 ms (Python) and 5 ms (Deno) at p50; a first call at most 60 ms for
+either. ``uptime``'s load is printed first: read the figures beside it.
 
 For the ``shell`` tool: a trivial command (``true``) through the gateway, first and later
 calls (each finding its worker started ahead), beside a bare ``bash -c true`` measured in
 the same run (goal: later calls at most 15 ms over it at p50); and applying a change set
 of 1,000 files (half new, half replacing files whose earlier contents are kept for undo)
 beside a plain copy of the same files (goal: at most 1 s). ``BENCH_ONLY=shell`` runs this
-part alone.
+part alone, ``BENCH_ONLY=calls`` the Python and Deno calls alone.
 
 Then the cost of each kernel layer of a worker's start, measured alone in forked
 children in the same run (``BENCH_LAYERS=0`` skips them; they need root or user
@@ -44,7 +56,10 @@ from pathlib import Path
 RUNS = int(os.environ.get("BENCH_RUNS", "40"))
 FIRSTS = int(os.environ.get("BENCH_FIRSTS", "8"))
 GAP_S = 0.05
-"""Pause between later calls, as a model's turn would leave: time for the next worker."""
+"""Pause between spaced calls, as a model's turn would leave: time for the next worker."""
+BURST = int(os.environ.get("BENCH_BURST", "4"))
+"""Calls of one turn made back to back."""
+TURNS = int(os.environ.get("BENCH_TURNS", "12"))
 
 PY = "def trivial(args, ctx):\n    return {'n': args.get('n', 0) + 1}\n"
 TS = "export function trivial(args: { n?: number }) { return { n: (args.n ?? 0) + 1 }; }\n"
@@ -118,30 +133,140 @@ def frame_checks() -> tuple[list[float], list[float]]:
     return bare, checked
 
 
-async def measure(root: Path, runtime: str) -> tuple[list[float], list[float]]:
+async def pool_ready(host) -> None:
+    """Wait until the workers the pool started ahead are ready (bounded)."""
+    tasks = host.sandbox.pool.starting()
+    if tasks:
+        await asyncio.wait(tasks, timeout=10)
+
+
+def cpu_ms(zygote_pid: int) -> float:
+    """CPU time so far of this process and of the zygote with the workers it reaped."""
+    own = os.times()
+    try:
+        with open(f"/proc/{zygote_pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        zygote = sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        zygote = 0.0
+    return (own.user + own.system + zygote) * 1000
+
+
+CPU_PER_CALL: dict[str, float] = {}
+"""CPU milliseconds per call of each case (host, zygote and the workers, started
+ahead or not): what a call costs the machine whatever its load."""
+
+
+async def measure(root: Path, runtime: str) -> dict[str, list[float]]:
     from workbench.core.host import Host
     from workbench.tools.loader import load_extension
 
     folder = make_extension(root, runtime)
     name = f"trivial_{runtime}"
-    firsts, laters = [], []
+    found: dict[str, list[float]] = {"first": [], "spaced": [], "burst": [], "sustained": []}
+
+    async def timed(label: str, index: int) -> None:
+        start = time.perf_counter()
+        outcome = await host.call_tool(name, {"n": index})
+        found[label].append(time.perf_counter() - start)
+        assert outcome.ok and outcome.result == {"n": index + 1}, outcome.error
+
     with Host.open(cwd=root) as host:
         load_extension(host.registry, folder)
         await host.sandbox.report()
+        zygote = host.sandbox.zygote.process.pid
+
+        def spent(label: str, since: float) -> None:
+            host.sandbox.zygote.ping()  # the zygote reaps the workers that ended
+            CPU_PER_CALL[f"{runtime}:{label}"] = (cpu_ms(zygote) - since) / max(1, len(found[label]))
+
         for index in range(FIRSTS):
             host.sandbox.forget()
             await asyncio.sleep(0.05)
-            start = time.perf_counter()
-            outcome = await host.call_tool(name, {"n": index})
-            firsts.append(time.perf_counter() - start)
-            assert outcome.ok, outcome.error
+            await timed("first", index)
+        since = cpu_ms(zygote)
         for index in range(RUNS):
             await asyncio.sleep(GAP_S)
-            start = time.perf_counter()
-            outcome = await host.call_tool(name, {"n": index})
-            laters.append(time.perf_counter() - start)
-            assert outcome.ok and outcome.result == {"n": index + 1}, outcome.error
-    return firsts, laters
+            await timed("spaced", index)
+        spent("spaced", since)
+        host.sandbox.forget()
+        for turn in range(TURNS + 1):
+            await pool_ready(host)
+            await asyncio.sleep(GAP_S)
+            if turn == 1:
+                since = cpu_ms(zygote)
+            for index in range(BURST):
+                await timed("burst", index)
+            if turn == 0:
+                found["burst"].clear()  # the pool learns the tool's use in the first turn
+        await pool_ready(host)
+        spent("burst", since)
+        since = cpu_ms(zygote)
+        for index in range(RUNS):
+            await timed("sustained", index)
+        await pool_ready(host)
+        spent("sustained", since)
+    return found
+
+
+PEER_TS = """import * as tool from "{entry}";
+console.log(JSON.stringify(await tool.trivial({{ n: 1 }})));
+"""
+PEER_PY = "import sys; sys.path.insert(0, {folder!r}); import main; print(main.trivial({{'n': 1}}, None))"
+
+
+def cpu_note(key: str) -> str:
+    return f"   cpu/call {CPU_PER_CALL[key]:5.1f} ms" if key in CPU_PER_CALL else ""
+
+
+def children_cpu_ms() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (usage.ru_utime + usage.ru_stime) * 1000
+
+
+def fresh_deno_run(root: Path) -> list[float]:
+    """The peer design: a fresh ``deno run`` per call, its permissions as flags."""
+    from workbench.sandbox.deno import deno_binary
+
+    folder = root / "bench-deno"
+    runner = root / "peer-deno.ts"
+    runner.write_text(PEER_TS.format(entry=(folder / "index.ts").as_uri()))
+    env = {"PATH": "/usr/bin:/bin", "DENO_DIR": str(root / "peer-deno-dir"), "DENO_NO_UPDATE_CHECK": "1",
+           "NO_COLOR": "1"}
+    argv = [deno_binary() or "deno", "run", "--no-prompt", "--no-config", "--no-lock", "--quiet",
+            f"--allow-read={folder},{runner}", str(runner)]
+    subprocess.run(argv, check=True, env=env, capture_output=True)  # cached once, as at install
+    samples = []
+    since = children_cpu_ms()
+    for _ in range(max(10, RUNS // 2)):
+        start = time.perf_counter()
+        subprocess.run(argv, check=True, env=env, capture_output=True)
+        samples.append(time.perf_counter() - start)
+    CPU_PER_CALL["peer:deno"] = (children_cpu_ms() - since) / len(samples)
+    return samples
+
+
+def bwrap_per_call(root: Path) -> list[float] | None:
+    """The peer design: bubblewrap per call, a fresh Python importing the tool."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None
+    folder = root / "bench-python"
+    argv = [bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
+            "--ro-bind-try", "/lib", "/lib", "--ro-bind-try", "/lib64", "/lib64",
+            "--ro-bind", sys.base_prefix, sys.base_prefix, "--ro-bind", str(folder), str(folder),
+            "--proc", "/proc", "--dev", "/dev",
+            sys.executable, "-I", "-S", "-c", PEER_PY.format(folder=str(folder))]
+    samples = []
+    since = children_cpu_ms()
+    for _ in range(max(10, RUNS // 2)):
+        start = time.perf_counter()
+        subprocess.run(argv, check=True, capture_output=True)
+        samples.append(time.perf_counter() - start)
+    CPU_PER_CALL["peer:bwrap"] = (children_cpu_ms() - since) / len(samples)
+    return samples
 
 
 def bare_bash() -> list[float]:
@@ -409,6 +534,7 @@ def _supervised_chmod(policy, target: Path, runs: int) -> list[float]:
 
 
 def main() -> None:
+    print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     root = Path(tempfile.mkdtemp(prefix="workbench-bench-"))
     os.environ["WORKBENCH_HOME"] = str(root / "home")
     if os.environ.get("BENCH_ONLY") == "shell":
@@ -422,11 +548,30 @@ def main() -> None:
     print(line("a call's messages, json.loads", bare))
     print(line("a call's messages, protocol.decode", checked, pct(bare, 0.5)))
     goals = {"python": (60, 4), "deno": (60, 5)}
+    bursts: dict[str, float] = {}
     for runtime in ("python", "deno"):
-        firsts, laters = asyncio.run(measure(root, runtime))
+        found = asyncio.run(measure(root, runtime))
         first_goal, later_goal = goals[runtime]
-        print(line(f"{runtime}: first call (cold worker)", firsts, floor_ms, first_goal))
-        print(line(f"{runtime}: later calls (warm worker)", laters, floor_ms, later_goal))
+        print(line(f"{runtime}: first call (cold worker)", found["first"], floor_ms, first_goal))
+        print(line(f"{runtime}: spaced calls ({GAP_S * 1000:g} ms apart)", found["spaced"], floor_ms,
+                   later_goal) + cpu_note(f"{runtime}:spaced"))
+        print(line(f"{runtime}: back-to-back, turns of {BURST}", found["burst"], floor_ms, later_goal)
+              + cpu_note(f"{runtime}:burst"))
+        print(line(f"{runtime}: {RUNS} calls with no gap at all", found["sustained"], floor_ms)
+              + cpu_note(f"{runtime}:sustained"))
+        bursts[runtime] = pct(found["burst"], 0.5)
+    peers = {"fresh `deno run` per call": ("peer:deno", fresh_deno_run(root))}
+    bwrapped = bwrap_per_call(root)
+    if bwrapped is None:
+        print("bwrap per call: not measured, bwrap is not installed here")
+    else:
+        peers["bwrap per call (python -I -S)"] = ("peer:bwrap", bwrapped)
+    for label, (key, samples) in peers.items():
+        peer = pct(samples, 0.5)
+        ratios = "  ".join(f"{runtime} back-to-back / it {ours / peer:5.2f}" for runtime, ours in bursts.items())
+        print(line(f"peer: {label}", samples) + cpu_note(key) + f"   {ratios}")
+    if os.environ.get("BENCH_ONLY") == "calls":
+        return
     shell_part(root)
     if os.environ.get("BENCH_LAYERS", "1") != "0":
         # In a small process of its own, as the zygote is (forking this one costs more).

@@ -353,7 +353,7 @@ export function mark() {
 
 
 async def warm_ones(lab: Lab) -> list:
-    tasks = list(lab.host.sandbox._warm.values())
+    tasks = lab.host.sandbox.pool.starting()
     return [await task for task in tasks]
 
 
@@ -384,13 +384,13 @@ async def test_a_once_grant_starts_no_worker_ahead(lab, tree):
     lab.host.set_responder(person)
     outcome = await lab.host.call_tool("peek", {"path": str(project / "sub" / "note.txt")})
     assert outcome.ok and outcome.result == "a plain note"
-    assert not lab.host.sandbox._warm
+    assert not lab.host.sandbox.pool.starting()
     # With a standing grant, the next worker is started ahead.
     person.scope = "session"
     session = lab.host.store.create_session()["id"]
     assert (await lab.host.call_tool("peek", {"path": str(project / "sub" / "note.txt")},
                                      CallOptions(session_id=session))).ok
-    assert lab.host.sandbox._warm
+    assert lab.host.sandbox.pool.starting()
 
 
 async def test_a_broken_module_fails_its_call_not_the_warm_start(lab):

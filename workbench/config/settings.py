@@ -207,7 +207,19 @@ class SandboxSettings(_Section):
     so N processes may hold N times sandbox.memory_mb. Off: such calls are refused."""
 
     keep_warm: bool = True
-    """Start each tool's next worker ahead of its call (never shared between calls)."""
+    """Start a tool's next workers ahead of its calls (each still serves one call)."""
+
+    pool_size: Annotated[int, Rule(_between(0, 32))] = 4
+    """Workers one tool keeps started ahead, at most, as its recent use asks (0: none)."""
+
+    pool_total: Annotated[int, Rule(_between(0, 256))] = 8
+    """Workers all tools keep started ahead together, at most."""
+
+    pool_memory_mb: Annotated[int, Rule(_between(0, 1 << 20, unit="MiB"))] = 512
+    """Resident memory all workers started ahead hold together, at most, in MiB."""
+
+    pool_idle_s: Annotated[float, _positive(DAY_S, "s")] = 60.0
+    """Drop a tool's workers started ahead after this many seconds without a call of it."""
 
     unsandboxed_tools: Annotated[tuple[str, ...], Rule(_no_empty_items)] = ()
     """Tools you allow to run WITHOUT the sandbox where this machine cannot provide

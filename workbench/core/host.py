@@ -52,6 +52,7 @@ from workbench.hooks.registry import HookRegistry
 from workbench.core.services import HostServices
 from workbench.core.switches import Switches
 from workbench.sandbox.policy import Limits
+from workbench.sandbox.pool import PoolLimits
 from workbench.tools.registry import ToolRegistry
 from workbench.tools.source import ToolSources
 
@@ -64,6 +65,13 @@ log = logging.getLogger(__name__)
 
 PUTS_AT_EXIT_S = 5.0
 """How long closing waits for memories still being handed to memory providers."""
+
+
+def pool_limits(config: Config) -> PoolLimits:
+    """How many workers, and how much memory, ``config`` lets the host keep started ahead."""
+    sandbox = config.settings.sandbox
+    return PoolLimits(per_tool=sandbox.pool_size, total=sandbox.pool_total,
+                      memory_mb=sandbox.pool_memory_mb, idle_s=sandbox.pool_idle_s)
 
 
 def worker_limits(config: Config) -> Limits:
@@ -114,7 +122,8 @@ class Host:
         """The shell's change sets: apply, list, show, undo (``shell/changes.py``)."""
         self.sandbox = SandboxRunner(
             services=self.services, cwd=cwd, deno_cache=home.cache_dir / "deno",
-            limits=worker_limits(config), keep_warm=config.settings.sandbox.keep_warm)
+            limits=worker_limits(config), keep_warm=config.settings.sandbox.keep_warm,
+            pool=pool_limits(config))
         self.hooks = HookRegistry()
         self.hook_runtime = HookRuntime(registry=self.hooks, runner=self.sandbox,
                                         budget_ms=config.settings.hooks.budget_ms, cwd=str(cwd))
@@ -213,8 +222,8 @@ class Host:
         output cap, MCP servers started from now on (``enter_folder`` calls this when
         another folder's config takes over)."""
         config = self.config
-        self.sandbox.limits = worker_limits(config)
-        self.sandbox.keep_warm = config.settings.sandbox.keep_warm
+        self.sandbox.follow(limits=worker_limits(config), keep_warm=config.settings.sandbox.keep_warm,
+                            pool=pool_limits(config))
         self.hook_runtime.budget_ms = config.settings.hooks.budget_ms
         self.memories.context_budget_chars = config.settings.memories.context_budget_chars
         self.gateway.default_timeout_ms = config.settings.tools.timeout_ms
@@ -530,5 +539,11 @@ class Host:
         return self.registry.resolve(name).qualified_name
 
     def forget_workers(self, tool_name: str | None = None) -> None:
-        """Drop the warm workers (of one tool, or all)."""
-        self.sandbox.forget(tool_name)
+        """Drop the workers started ahead (of one tool, by its name, or all)."""
+        if tool_name is None:
+            self.sandbox.forget()
+            return
+        try:
+            self.sandbox.forget(self.registry.resolve(tool_name).grant_key)
+        except ToolError:
+            return  # no such tool: none of its workers is kept

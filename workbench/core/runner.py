@@ -11,19 +11,22 @@ those the person approved (``ExtensionFiles``: sizes, times and inodes first, a 
 only for a file that looks changed); a change holds the extension, as a start of
 the host would, and refuses the call naming the changed files.
 
-A worker is started ahead for a tool's next call only when every grant of this
-call is a standing one (session or always): never with a grant given for one call
-alone. A worker started ahead is sandboxed and waits with its runtime loaded; the
-tool's own module is imported only when its call arrives.
+Workers are started ahead by a pool (``sandbox/pool.py``): a few per tool and
+policy, as many as recent use asks for, bounded in count and memory, dropped when
+the tool is idle, when its grants are revoked, when the extensions are reloaded
+(installed, updated, removed) and when the settings change. A worker is taken from
+it only when it was started for exactly the policy the call gets now (the grants,
+limits, extension folder and entry file it would find: ``pool.digest``); the pool
+starts workers only after a call whose every grant is a standing one (session or
+always), never with a grant given for one call alone. A worker started ahead is
+sandboxed and waits with its runtime loaded; the tool's own module is imported only
+when its call arrives.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
-from collections import OrderedDict
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
@@ -36,14 +39,13 @@ from workbench.ext.project import is_project_identity
 from workbench.permissions.policy import GrantChanged, PolicyError, build_policy
 from workbench.sandbox.client import SandboxUnavailable, ZygoteClient
 from workbench.sandbox.policy import Limits, Policy
+from workbench.sandbox.pool import PoolLimits, WorkerPool, digest
 from workbench.sandbox.worker_host import Worker
 from workbench.tools.context import ToolContext
 from workbench.tools.registry import Tool
 from workbench.tools.source import ToolSources
 
 log = logging.getLogger(__name__)
-
-MAX_WARM = 8
 
 
 class ExtensionFiles:
@@ -118,11 +120,13 @@ class SandboxRunner:
         python_cache: Where each extension's Python dependency folder lives
             (``python`` beside ``deno_cache`` when omitted).
         limits: Resource limits for every worker (time is set per call).
-        keep_warm: Whether to start each tool's next worker ahead of its call.
+        keep_warm: Whether to start a tool's next workers ahead of its calls.
+        pool: The bounds of the workers started ahead.
     """
 
     def __init__(self, *, services, cwd: Path, deno_cache: Path, limits: Limits,
-                 keep_warm: bool = True, python_cache: Path | None = None) -> None:
+                 keep_warm: bool = True, python_cache: Path | None = None,
+                 pool: PoolLimits | None = None) -> None:
         self.services = services
         self.cwd = cwd
         self.deno_cache = deno_cache
@@ -130,10 +134,16 @@ class SandboxRunner:
         self.limits = limits
         self.keep_warm = keep_warm
         self._zygote: ZygoteClient | None = None
-        self._warm: OrderedDict[str, asyncio.Task[Worker]] = OrderedDict()
+        self.pool = WorkerPool(lambda policy: Worker.start(self.zygote, policy), pool)
         self._report: dict | None = None
         self.files: ExtensionFiles | None = None
         """Checks an installed extension's files before each of its workers (the host sets it)."""
+
+    def follow(self, *, limits: Limits, keep_warm: bool, pool: PoolLimits) -> None:
+        """Take new settings; the workers started ahead under the old ones are dropped."""
+        if (limits, keep_warm, pool) != (self.limits, self.keep_warm, self.pool.limits):
+            self.pool.forget()
+        self.limits, self.keep_warm, self.pool.limits = limits, keep_warm, pool
 
     def start(self) -> None:
         """Exec the zygote now, so the first call does not wait for it."""
@@ -194,11 +204,6 @@ class SandboxRunner:
             raise ToolError("unavailable", f"this tool may start processes and this machine cannot "
                             f"bound them together (memory-cgroup: {detail}); see `workbench doctor`")
 
-    @staticmethod
-    def _key(tool: Tool, policy: Policy) -> str:
-        blob = json.dumps(policy.to_json(), sort_keys=True).encode()
-        return f"{tool.qualified_name}:{hashlib.sha256(blob).hexdigest()[:16]}"
-
     async def __call__(self, tool: Tool, arguments: Any, ctx: ToolContext, *,
                        timeout_ms: int = DEFAULTS.tools.timeout_ms) -> Any:
         ready, missing = await self.ready()
@@ -207,14 +212,21 @@ class SandboxRunner:
                             f"({missing}); see `workbench doctor`")
         if self.files is not None:
             await self.files.check(tool)
+        owner = tool.grant_key
+        epoch = self.pool.epoch(owner)  # before the grants are read into the policy
         policy = self.policy(tool, ctx.granted, timeout_ms)
         await self._check_memory_bound(policy)
-        key = self._key(tool, policy)
+        key = digest(policy)
+        standing = all(req.standing for req in ctx.granted)
+        took = self.keep_warm
         try:
-            worker = await self._take(key) or await Worker.start(self.zygote, policy)
+            worker = (await self.pool.take(owner, key, standing=standing) if took else None) \
+                or await Worker.start(self.zygote, policy)
         except SandboxUnavailable as exc:
+            self.pool.after(owner, key, policy, standing=False, took=took)
             raise ToolError("unavailable", f"the sandbox is not available: {exc}") from exc
         except ToolError as exc:
+            self.pool.after(owner, key, policy, standing=False, took=took)
             # The worker found a granted path swapped after the check above, as it made
             # its Landlock rule from it: refused as that check would have.
             _, found, why = exc.message.partition("PathChanged: ")
@@ -222,66 +234,37 @@ class SandboxRunner:
                 raise ToolError("permission", f"a granted path changed as the worker started: "
                                 f"{why.strip()}; nothing was run") from exc
             raise
+        except asyncio.CancelledError:
+            self.pool.after(owner, key, policy, standing=False, took=took)
+            raise
         handler = CallHandler(tool, ctx, self.services)
-        standing = all(req.standing for req in ctx.granted)
         try:
             result = await worker.call(arguments, ctx.chat.to_json(), handler)
         except ToolError:
-            self._after(key, policy, standing)
+            self._after(owner, key, policy, standing, took, epoch)
             raise
-        self._after(key, policy, standing)
+        except asyncio.CancelledError:
+            # Not refilled after a cancellation, which may be the host shutting down.
+            self.pool.after(owner, key, policy, standing=False, took=took)
+            raise
+        self._after(owner, key, policy, standing, took, epoch)
         return result
 
-    def _after(self, key: str, policy: Policy, standing: bool) -> None:
-        # Started after the call, so the next worker's start never competes with it;
-        # not after a cancellation, which may be the host shutting down; never with a
-        # grant given for this call alone.
-        if self.keep_warm and standing:
-            self._prepare(key, policy)
+    def _after(self, owner: str, key: str, policy: Policy, standing: bool, took: bool,
+               epoch: tuple[int, int]) -> None:
+        # Started after the call, so the next workers' start never competes with it;
+        # never with a grant given for this call alone.
+        self.pool.after(owner, key, policy, standing=standing and self.keep_warm, took=took,
+                        epoch=epoch)
 
-    async def _take(self, key: str) -> Worker | None:
-        task = self._warm.pop(key, None)
-        if task is None:
-            return None
-        try:
-            # Shielded: a cancellation landing as the warm worker is handed over would
-            # drop it running, its descriptors open; it is killed instead.
-            worker = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            _discard(task)
-            raise
-        except (ToolError, SandboxUnavailable, OSError) as exc:
-            log.debug("warm worker for %s failed to start: %s", key, exc)
-            return None
-        return None if worker.finished else worker
-
-    def _prepare(self, key: str, policy: Policy) -> None:
-        """Start the next worker for this tool and policy in the background."""
-        if key in self._warm:
-            return
-        self._warm[key] = asyncio.ensure_future(Worker.start(self.zygote, policy))
-        while len(self._warm) > MAX_WARM:
-            _, oldest = self._warm.popitem(last=False)
-            _discard(oldest)
-
-    def forget(self, tool_name: str | None = None) -> None:
-        """Drop warm workers (of one tool, or all), e.g. when its grants change."""
-        for key in list(self._warm):
-            if tool_name is None or key.startswith(f"{tool_name}:"):
-                _discard(self._warm.pop(key))
+    def forget(self, owner: str | None = None) -> None:
+        """Drop the workers started ahead (of one tool, by its grant key, or all), e.g.
+        when its grants change."""
+        self.pool.forget(owner)
 
     async def aclose(self) -> None:
-        """Stop warm workers (awaiting those still starting), then the zygote."""
-        tasks = list(self._warm.values())
-        self._warm.clear()
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            try:
-                worker = await task
-            except BaseException:
-                continue
-            worker.kill()
+        """Stop the workers started ahead (awaiting those still starting), then the zygote."""
+        await self.pool.aclose()
         self.close()
 
     def close(self) -> None:
@@ -289,15 +272,6 @@ class SandboxRunner:
         if self._zygote is not None:
             self._zygote.close()
             self._zygote = None
-
-
-def _discard(task: asyncio.Task[Worker]) -> None:
-    if task.done():
-        if not task.cancelled() and task.exception() is None:
-            task.result().kill()
-    else:
-        task.add_done_callback(lambda t: t.result().kill()
-                               if not t.cancelled() and t.exception() is None else None)
 
 
 class Dispatcher:

@@ -46,8 +46,25 @@ SCRATCH_DIR = "run"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
+_FOUND: list[str] = []
+"""The binary found last (looked up again once it is gone)."""
+
+
 def deno_binary() -> str | None:
-    """The Deno binary the ``deno`` package installed, or one on PATH."""
+    """The Deno binary the ``deno`` package installed, or one on PATH.
+
+    Found once per process (the lookup costs about half a millisecond, on every call's
+    path), and again when the file found is gone."""
+    if _FOUND and os.path.exists(_FOUND[0]):
+        return _FOUND[0]
+    _FOUND.clear()
+    found = _find_deno()
+    if found:
+        _FOUND.append(found)
+    return found
+
+
+def _find_deno() -> str | None:
     try:
         import deno  # the PyPI wheel that carries the binary
 
@@ -85,6 +102,8 @@ def prepare_scratch(deno_dir: Path, tool: str) -> Path:
                 continue
             link.unlink()
         elif link.is_dir():
+            if not wanted and _empty(link):
+                continue  # the empty folder Deno makes at each start: nothing to replace
             shutil.rmtree(link)
         elif link.exists():
             link.unlink()
@@ -92,6 +111,11 @@ def prepare_scratch(deno_dir: Path, tool: str) -> Path:
             with contextlib.suppress(FileExistsError):  # a call of the same tool raced us
                 os.symlink(target, link)
     return scratch
+
+
+def _empty(folder: Path) -> bool:
+    with os.scandir(folder) as entries:
+        return next(entries, None) is None
 
 
 def installed_registry(deno_dir: Path) -> str | None:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from workbench.config import DEFAULTS, Config, Home, Settings
 from workbench.config.settings import SETTINGS, validate
 from workbench.sandbox.policy import Limits
+from workbench.sandbox.pool import PoolLimits
 
 PACKAGE = Path(__file__).resolve().parents[3] / "workbench"
 
@@ -141,3 +142,7 @@ def test_no_default_of_a_setting_is_written_again_in_code() -> None:
 def test_the_sandbox_limits_agree_with_the_declaration() -> None:
     assert Limits().memory_mb == DEFAULTS.sandbox.memory_mb
     assert Limits().output_bytes == DEFAULTS.tools.max_output_bytes
+    pool = PoolLimits()
+    assert (pool.per_tool, pool.total, pool.memory_mb, pool.idle_s) == (
+        DEFAULTS.sandbox.pool_size, DEFAULTS.sandbox.pool_total, DEFAULTS.sandbox.pool_memory_mb,
+        DEFAULTS.sandbox.pool_idle_s)

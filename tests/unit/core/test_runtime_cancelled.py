@@ -22,11 +22,14 @@ import pytest
 from workbench.core.hook_runtime import HookRuntime
 from workbench.core.provider_registry import RegisteredProvider
 from workbench.core.provider_runtime import ProviderRuntime
-from workbench.core.runner import SandboxRunner
 from workbench.hooks.registry import Hook
 from workbench.permissions.broker import Broker
 from workbench.permissions.requirements import TemplateRoots
+from workbench.sandbox.policy import Policy
+from workbench.sandbox.pool import WorkerPool
 from workbench.store import Store
+
+POLICY = Policy(runtime="python", entry="", function="", extension_dir="")
 
 
 class SocketRunner:
@@ -112,6 +115,7 @@ class Handed:
         self.read, self.write = os.pipe()
         self.killed = False
         self.finished = False
+        self.pid = -1  # nothing to measure
 
     def kill(self) -> None:
         self.killed = True
@@ -122,7 +126,6 @@ class Handed:
 async def test_a_warm_worker_handed_over_as_its_call_is_cancelled_is_killed():
     turns = 0
     while True:
-        runner = SandboxRunner.__new__(SandboxRunner)
         worker = Handed()
         ours, theirs = socket.socketpair()
         theirs.sendall(b"ready\n")
@@ -138,8 +141,9 @@ async def test_a_warm_worker_handed_over_as_its_call_is_cancelled_is_killed():
                 writer.close()
             return worker
 
-        runner._warm = {"key": asyncio.ensure_future(start())}
-        take = asyncio.ensure_future(runner._take("key"))
+        pool = WorkerPool(lambda policy, start=start: start())
+        pool.after("tool", "digest", POLICY, standing=True, took=False)
+        take = asyncio.ensure_future(pool.take("tool", "digest", standing=True))
         for _ in range(turns):
             await asyncio.sleep(0)
         try:
@@ -150,8 +154,8 @@ async def test_a_warm_worker_handed_over_as_its_call_is_cancelled_is_killed():
             take.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await take
-            if "key" in runner._warm:  # cancelled before it took the worker: the pool keeps it
-                (await runner._warm.pop("key")).kill()
+            for kept in pool.starting():  # cancelled before it took the worker: the pool keeps it
+                (await kept).kill()
             for _ in range(100):  # the warm start ends on its own; then it is killed
                 if worker.killed:
                     break
