@@ -12,12 +12,13 @@ model repeated one or gave none — and is what the call's result answers on the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from workbench.agent.history import message_of
 from workbench.agent.messages import (ChatMessage, TextChunk, ToolCall, ToolCallChunk, ToolSpec,
@@ -31,6 +32,26 @@ CallTool = Callable[[ToolCall, str], Awaitable[Any]]
 our id (``call_id``) and its stored message (``message_id``) beside the model's id."""
 
 DEFAULT_MAX_STEPS = 24
+
+CANCELLED = {"ok": False, "error": {
+    "kind": "cancelled", "message": "the turn was cancelled before this call finished"}}
+"""The result of a call the turn's cancellation left without one."""
+
+T = TypeVar("T")
+
+
+async def off_loop(write: Callable[[], T]) -> T:
+    """``write`` (store work) in a worker thread, off the event loop. A cancellation
+    that comes while it runs waits for it to end, then goes on: a write is never left
+    half-known, and what it stored can be answered for (a call's result)."""
+    job = asyncio.ensure_future(asyncio.to_thread(write))
+    try:
+        return await asyncio.shield(job)
+    except asyncio.CancelledError:
+        while not job.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(job)
+        raise
 
 
 @dataclass
@@ -160,11 +181,7 @@ class TurnLoop:
             else:
                 groups.append([call])
         def save() -> None:
-            for call in calls:
-                result = results.get(call.call_id, {"ok": False, "error": {
-                    "kind": "cancelled", "message": "the turn was cancelled before this call finished"}})
-                self.store.add_message(session_id, "tool", content=json.dumps(result),
-                                       tool_call_id=call.id, name=call.name, call_id=call.call_id)
+            self._answer(session_id, calls, results)
 
         try:
             for group in groups:
@@ -175,7 +192,13 @@ class TurnLoop:
         except BaseException:
             save()  # on the loop: every call is answered before the cancellation goes on
             raise
-        await asyncio.to_thread(save)
+        await off_loop(save)
+
+    def _answer(self, session_id: str, calls: list[ToolCall], results: dict[str, Any]) -> None:
+        """Store each call's result, in the calls' order; one without is ``CANCELLED``."""
+        for call in calls:
+            self.store.add_message(session_id, "tool", content=json.dumps(results.get(call.call_id, CANCELLED)),
+                                   tool_call_id=call.id, name=call.name, call_id=call.call_id)
 
     async def _model_step(self, session_id: str) -> tuple[str, list[ToolCall]]:
         message_id = uuid.uuid4().hex[:12]
@@ -201,18 +224,28 @@ class TurnLoop:
                     call.message_id = stored
 
         try:
-            messages = await asyncio.to_thread(view)
+            messages = await off_loop(view)
             async for chunk in self.provider.stream(messages, self.tools()):
                 if isinstance(chunk, TextChunk):
                     parts.append(chunk.text)
                     self.publish(TextDelta(session_id=session_id, message_id=message_id, text=chunk.text))
                 elif isinstance(chunk, ToolCallChunk):
                     calls.append(chunk.call)
-        except BaseException:
-            save()  # on the loop: what was said is kept before the cancellation goes on
+        except asyncio.CancelledError:
+            save()  # on the loop: what was said is kept, its calls answered, before it goes on
+            self._answer(session_id, calls, {})
             self._ended(session_id, message_id, parts)
             raise
-        await asyncio.to_thread(save)
+        except BaseException:
+            save()
+            self._ended(session_id, message_id, parts)
+            raise
+        try:
+            await off_loop(save)
+        except asyncio.CancelledError:
+            self._answer(session_id, calls, {})  # stored: answered before it goes on
+            self._ended(session_id, message_id, parts)
+            raise
         self._ended(session_id, message_id, parts)
         return "".join(parts), calls
 
@@ -221,12 +254,12 @@ class TurnLoop:
                                   role="assistant", text="".join(parts)))
 
     async def _add(self, session_id: str, role: str, text: str) -> None:
-        await asyncio.to_thread(self.store.add_message, session_id, role, content=text)
+        await off_loop(lambda: self.store.add_message(session_id, role, content=text))
         self.publish(MessageEnded(session_id=session_id, message_id=uuid.uuid4().hex[:12],
                                   role=role, text=text))
 
     async def _end_off_loop(self, session_id: str, status: str, text: str) -> TurnResult:
-        await asyncio.to_thread(self.store.touch_session, session_id)
+        await off_loop(lambda: self.store.touch_session(session_id))
         self.publish(TurnEnded(session_id=session_id, status=status, text=text))
         return TurnResult(session_id, status, text)
 

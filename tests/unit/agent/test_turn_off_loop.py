@@ -100,3 +100,42 @@ async def test_a_turn_cancelled_during_a_call_answers_every_call_first(store: St
     assert [r["role"] for r in rows] == ["user", "assistant", "tool", "tool"]
     assert all('"cancelled"' in r["content"] for r in rows[2:])
     assert store.unanswered_calls(session) == []
+
+
+async def test_a_turn_cancelled_while_its_calls_are_being_stored_answers_them(store: Store) -> None:
+    """The cancellation lands while the model's message (with its two calls) is being
+    written in the worker thread: the write ends, then both calls are answered."""
+    session = store.create_session(title="t")["id"]
+    loop = asyncio.get_running_loop()
+    entered, gate = asyncio.Event(), threading.Event()
+
+    class Slow(Watched):
+        def __getattr__(self, name: str):
+            found = getattr(self._store, name)
+            if name != "add_message":
+                return found
+
+            def held(session_id, role, *args, **kwargs):
+                if role == "assistant":
+                    loop.call_soon_threadsafe(entered.set)
+                    assert gate.wait(60), "never let go"
+                return found(session_id, role, *args, **kwargs)
+
+            return held
+
+    async def call_tool(call, user_message):
+        raise AssertionError("no call runs: the turn was cancelled first")
+
+    turn_loop = TurnLoop(store=Slow(store), provider=Provider(), publish=lambda event: None,
+                         call_tool=call_tool, tools=lambda: [], read_history=Histories(store).of)
+    turn = asyncio.ensure_future(turn_loop.run(session, "count these"))
+    await entered.wait()
+    turn.cancel()
+    gate.set()
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+    rows = store.list_messages(session)
+    assert [r["role"] for r in rows] == ["user", "assistant", "tool", "tool"]
+    assert [r["call_id"] for r in rows[2:]] == [c["call_id"] for c in rows[1]["tool_calls"]]
+    assert all('"cancelled"' in r["content"] for r in rows[2:])
+    assert store.unanswered_calls(session) == []
