@@ -1,6 +1,6 @@
 """The agent's own costs: ranking tools, resuming a long session, the turn loop per call.
 
-Run with ``.venv/bin/python bench/agent.py``. Each figure is a median of many runs in a
+Run with ``.venv/bin/python bench/agent.py [rank] [resume] [loop] [long]`` (all by default). Each figure is a median of many runs in a
 fresh temporary home, printed with its goal:
 
 a. ranking 500 enabled tools for one message, with the index warm (the tools'
@@ -15,7 +15,13 @@ c. the turn loop's own overhead per tool call: a scripted model calls the built-
    step, messages stored, history rebuilt, memories and tools prepared, events).
    The sandboxed call dwarfs it and varies by a few ms, so the time from one call's
    end to the next call's start inside a turn is printed too: the loop's work
-   between calls, measured directly.
+   between calls, measured directly;
+d. a turn in a long chat: prompt to reply with the echo model in a chat of 10,000
+   messages, beside the same turn in a chat of 10 messages measured in the same run
+   (turns alternate between the two): goal at most 1.1x. Beside it, the longest the
+   event loop the turn runs on (the TUI's) was blocked during a turn: a ticker task
+   on that loop records the largest gap between its ticks, and the same ticker with
+   no turn running is the baseline.
 """
 
 from __future__ import annotations
@@ -196,12 +202,99 @@ def bench_loop(root: Path) -> None:
           f"({len(gaps)} gaps)")
 
 
+SHORT_MESSAGES = 10
+LONG_TURNS = int(os.environ.get("BENCH_LONG_TURNS", "40"))
+
+
+def make_short_session(home_root: Path) -> str:
+    from workbench.config.home import Home
+    from workbench.store import Store
+
+    home = Home.resolve({"WORKBENCH_HOME": str(home_root)}).ensure()
+    with Store.open(home.db_path) as store:
+        session = store.create_session(title="a short chat", model="echo")["id"]
+        for n in range(SHORT_MESSAGES // 2):
+            store.add_message(session, "user", content=f"Question {n}: " + "some words " * 20)
+            store.add_message(session, "assistant", content="Three words. " * 10)
+    return session
+
+
+TICK_S = 0.0005
+
+
+class Ticker:
+    """The largest gap between the ticks of a task on the running loop: how long the
+    loop was blocked at most while it ran."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self._task: asyncio.Task | None = None
+
+    async def _tick(self) -> None:
+        while True:  # a tick due in 0.5 ms that comes later waited for the blocked loop
+            before = time.perf_counter()
+            await asyncio.sleep(TICK_S)
+            self.longest = max(self.longest, time.perf_counter() - before - TICK_S)
+
+    def __enter__(self) -> Ticker:
+        self.longest = 0.0
+        self._task = asyncio.ensure_future(self._tick())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+
+
+async def _long_and_short(root: Path, long_id: str, short_id: str) -> dict[str, list[float]]:
+    from workbench.core.host import Host
+
+    figures: dict[str, list[float]] = {"long": [], "short": [], "long_block": [],
+                                       "short_block": [], "idle_block": []}
+    async with Host.open(cwd=root, model="echo") as host:
+        for session in (long_id, short_id):  # the first turn of each warms the host
+            await host.chats.send_prompt("warm up", session)
+        for turn in range(LONG_TURNS):
+            pair = [("long", long_id), ("short", short_id)]
+            for name, session in pair if turn % 2 else pair[::-1]:  # neither always first
+                with Ticker() as ticker:
+                    start = time.perf_counter()
+                    result = await host.chats.send_prompt(f"hello, turn {turn}", session)
+                    figures[name].append(time.perf_counter() - start)
+                figures[f"{name}_block"].append(ticker.longest)
+                assert result.status == "done", result.error
+            with Ticker() as ticker:
+                await asyncio.sleep(0.05)
+            figures["idle_block"].append(ticker.longest)
+    return figures
+
+
+def bench_long_turn(root: Path) -> None:
+    long_id = make_session(root / "home")
+    short_id = make_short_session(root / "home")
+    figures = asyncio.run(_long_and_short(root, long_id, short_id))
+    long, short = median_ms(figures["long"]), median_ms(figures["short"])
+    ratio = long / short
+    print(f"d. a turn in a 10,000-message chat  median {long:6.1f} ms   "
+          f"a 10-message chat {short:6.1f} ms   {ratio:4.2f}x   goal <= 1.1x  "
+          f"{'ok' if ratio <= 1.1 else 'OVER'}")
+    print(f"   the loop blocked at most, per turn: long chat median "
+          f"{median_ms(figures['long_block']):.1f} ms, short chat "
+          f"{median_ms(figures['short_block']):.1f} ms, no turn {median_ms(figures['idle_block']):.1f} ms "
+          f"({LONG_TURNS} turns each)")
+
+
 def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="workbench-bench-agent-"))
     os.environ["WORKBENCH_HOME"] = str(root / "home")
-    bench_ranking()
-    bench_resume(root)
-    bench_loop(root)
+    parts = {"rank": bench_ranking, "resume": lambda: bench_resume(root),
+             "loop": lambda: bench_loop(root), "long": lambda: bench_long_turn(root)}
+    chosen = sys.argv[1:] or list(parts)
+    unknown = [name for name in chosen if name not in parts]
+    if unknown:
+        sys.exit(f"unknown part {', '.join(unknown)}; the parts are {', '.join(parts)}")
+    for name in chosen:
+        parts[name]()
 
 
 if __name__ == "__main__":

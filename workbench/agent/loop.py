@@ -12,12 +12,15 @@ model repeated one or gave none — and is what the call's result answers on the
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import json
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from workbench.agent.history import message_of
 from workbench.agent.messages import (ChatMessage, TextChunk, ToolCall, ToolCallChunk, ToolSpec,
                                      new_call_id)
 from workbench.agent.providers import ModelProvider
@@ -29,6 +32,26 @@ CallTool = Callable[[ToolCall, str], Awaitable[Any]]
 our id (``call_id``) and its stored message (``message_id``) beside the model's id."""
 
 DEFAULT_MAX_STEPS = 24
+
+CANCELLED = {"ok": False, "error": {
+    "kind": "cancelled", "message": "the turn was cancelled before this call finished"}}
+"""The result of a call the turn's cancellation left without one."""
+
+T = TypeVar("T")
+
+
+async def off_loop(write: Callable[[], T]) -> T:
+    """``write`` (store work) in a worker thread, off the event loop. A cancellation
+    that comes while it runs waits for it to end, then goes on: a write is never left
+    half-known, and what it stored can be answered for (a call's result)."""
+    job = asyncio.ensure_future(asyncio.to_thread(write))
+    try:
+        return await asyncio.shield(job)
+    except asyncio.CancelledError:
+        while not job.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(job)
+        raise
 
 
 @dataclass
@@ -42,18 +65,9 @@ class TurnResult:
 
 
 def history(store, session_id: str) -> list[ChatMessage]:
-    """The persisted conversation of ``session_id`` in the providers' shape.
-
-    Built before every model step, so it reads tuples (``Store.history_rows``) rather
-    than the dicts of ``list_messages``.
-    """
-    messages: list[ChatMessage] = []
-    append = messages.append
-    for role, content, calls_json, model_call_id, name, call_id in store.history_rows(session_id):
-        calls = ([ToolCall(c["id"], c["name"], c.get("arguments") or {}, c.get("call_id"))
-                  for c in json.loads(calls_json)] if calls_json else [])
-        append(ChatMessage(role, content or "", calls, model_call_id, name, call_id))
-    return messages
+    """The persisted conversation of ``session_id`` in the providers' shape, read whole
+    (a turn reads it through ``Histories``, which reads only what was added)."""
+    return [message_of(*row) for row in store.history_rows(session_id)]
 
 
 def distinct_ids(calls: list[ToolCall]) -> None:
@@ -81,13 +95,20 @@ class TurnLoop:
         max_steps: Model round-trips allowed in one turn before it stops with an error.
         system_context: Messages put before the history at each step and never stored
             (the memories the core hands the model), fetched at each step.
+        read_history: The session's conversation as stored (``Histories.of``, which reads
+            only what was added since it last looked); read whole by default.
+
+    Store work runs in a worker thread, off the event loop the TUI draws on; only
+    what is written while the turn is being cancelled is written on the loop, so
+    every call of the turn is answered before the cancellation goes on.
     """
 
     def __init__(self, *, store, provider: ModelProvider, publish: Callable,
                  call_tool: CallTool, tools: Callable[[], list[ToolSpec]],
                  parallel_safe: Callable[[str], bool] = lambda name: False,
                  max_steps: int = DEFAULT_MAX_STEPS,
-                 system_context: Callable[[], list[ChatMessage]] | None = None) -> None:
+                 system_context: Callable[[], list[ChatMessage]] | None = None,
+                 read_history: Callable[[str], list[ChatMessage]] | None = None) -> None:
         self.store = store
         self.provider = provider
         self.publish = publish
@@ -96,6 +117,7 @@ class TurnLoop:
         self.parallel_safe = parallel_safe
         self.max_steps = max_steps
         self.system_context = system_context
+        self.read_history = read_history or functools.partial(history, store)
 
     async def run(self, session_id: str, text: str) -> TurnResult:
         """Run one turn; cancellation ends it with status ``cancelled``, kept in the store.
@@ -106,13 +128,13 @@ class TurnLoop:
         last_text = ""
         typed: str | None = text
         try:
-            self._add(session_id, "user", text)
+            await self._add(session_id, "user", text)
             typed = None
             for _ in range(self.max_steps):
                 reply, calls = await self._model_step(session_id)
                 last_text = reply or last_text
                 if not calls:
-                    return self._end(session_id, "done", last_text)
+                    return await self._end_off_loop(session_id, "done", last_text)
                 await self._run_batch(session_id, calls, text)
             message = f"the turn stopped after {self.max_steps} model steps without a final answer"
             self.publish(Notice(level="warning", message=message))
@@ -158,35 +180,39 @@ class TurnLoop:
                 groups[-1].append(call)
             else:
                 groups.append([call])
+        def save() -> None:
+            self._answer(session_id, calls, results)
+
         try:
             for group in groups:
                 if len(group) == 1:
                     await run_one(group[0])
                 else:
                     await asyncio.gather(*(run_one(call) for call in group))
-        finally:
-            for call in calls:
-                result = results.get(call.call_id, {"ok": False, "error": {
-                    "kind": "cancelled", "message": "the turn was cancelled before this call finished"}})
-                self.store.add_message(session_id, "tool", content=json.dumps(result),
-                                       tool_call_id=call.id, name=call.name, call_id=call.call_id)
+        except BaseException:
+            save()  # on the loop: every call is answered before the cancellation goes on
+            raise
+        await off_loop(save)
+
+    def _answer(self, session_id: str, calls: list[ToolCall], results: dict[str, Any]) -> None:
+        """Store each call's result, in the calls' order; one without is ``CANCELLED``."""
+        for call in calls:
+            self.store.add_message(session_id, "tool", content=json.dumps(results.get(call.call_id, CANCELLED)),
+                                   tool_call_id=call.id, name=call.name, call_id=call.call_id)
 
     async def _model_step(self, session_id: str) -> tuple[str, list[ToolCall]]:
         message_id = uuid.uuid4().hex[:12]
         self.publish(MessageStarted(session_id=session_id, message_id=message_id, role="assistant"))
         parts: list[str] = []
         calls: list[ToolCall] = []
-        try:
-            messages = history(self.store, session_id)
+
+        def view() -> list[ChatMessage]:
+            messages = self.read_history(session_id)
             if self.system_context is not None:
                 messages = list(self.system_context()) + messages
-            async for chunk in self.provider.stream(messages, self.tools()):
-                if isinstance(chunk, TextChunk):
-                    parts.append(chunk.text)
-                    self.publish(TextDelta(session_id=session_id, message_id=message_id, text=chunk.text))
-                elif isinstance(chunk, ToolCallChunk):
-                    calls.append(chunk.call)
-        finally:
+            return messages
+
+        def save() -> None:
             text = "".join(parts)
             distinct_ids(calls)
             for call in calls:
@@ -196,14 +222,46 @@ class TurnLoop:
                                                 tool_calls=[c.to_json() for c in calls] or None)
                 for call in calls:
                     call.message_id = stored
-            self.publish(MessageEnded(session_id=session_id, message_id=message_id,
-                                      role="assistant", text=text))
-        return text, calls
 
-    def _add(self, session_id: str, role: str, text: str) -> None:
-        self.store.add_message(session_id, role, content=text)
+        try:
+            messages = await off_loop(view)
+            async for chunk in self.provider.stream(messages, self.tools()):
+                if isinstance(chunk, TextChunk):
+                    parts.append(chunk.text)
+                    self.publish(TextDelta(session_id=session_id, message_id=message_id, text=chunk.text))
+                elif isinstance(chunk, ToolCallChunk):
+                    calls.append(chunk.call)
+        except asyncio.CancelledError:
+            save()  # on the loop: what was said is kept, its calls answered, before it goes on
+            self._answer(session_id, calls, {})
+            self._ended(session_id, message_id, parts)
+            raise
+        except BaseException:
+            save()
+            self._ended(session_id, message_id, parts)
+            raise
+        try:
+            await off_loop(save)
+        except asyncio.CancelledError:
+            self._answer(session_id, calls, {})  # stored: answered before it goes on
+            self._ended(session_id, message_id, parts)
+            raise
+        self._ended(session_id, message_id, parts)
+        return "".join(parts), calls
+
+    def _ended(self, session_id: str, message_id: str, parts: list[str]) -> None:
+        self.publish(MessageEnded(session_id=session_id, message_id=message_id,
+                                  role="assistant", text="".join(parts)))
+
+    async def _add(self, session_id: str, role: str, text: str) -> None:
+        await off_loop(lambda: self.store.add_message(session_id, role, content=text))
         self.publish(MessageEnded(session_id=session_id, message_id=uuid.uuid4().hex[:12],
                                   role=role, text=text))
+
+    async def _end_off_loop(self, session_id: str, status: str, text: str) -> TurnResult:
+        await off_loop(lambda: self.store.touch_session(session_id))
+        self.publish(TurnEnded(session_id=session_id, status=status, text=text))
+        return TurnResult(session_id, status, text)
 
     def _end(self, session_id: str, status: str, text: str, error: str | None = None) -> TurnResult:
         self.store.touch_session(session_id)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.agent.history import Histories
 from workbench.agent.loop import TurnLoop, TurnResult
 from workbench.agent.messages import ToolCall, ToolSpec
 from workbench.core.gateway import CallOptions, ToolOutcome
@@ -96,6 +97,8 @@ class Chats:
         self.enter_folder = enter_folder
         self.ensure_extensions = ensure_extensions
         self._turn: asyncio.Task | None = None
+        self.histories = Histories(store)
+        """The histories turns hand the model, read once and then only what was added."""
         self.turn_holder = _holder_name()
         """What holds a session's lease during this host's turns, as others are told."""
 
@@ -234,7 +237,8 @@ class Chats:
         loop = TurnLoop(store=self.store, provider=provider, publish=self.bus.publish,
                         call_tool=call_tool, tools=lambda: self.tool_specs(session_id, message=text),
                         parallel_safe=self._parallel_safe,
-                        system_context=lambda: self.memories.context_messages(session_id))
+                        system_context=lambda: self.memories.context_messages(session_id),
+                        read_history=self.histories.of)
         self._turn = asyncio.ensure_future(loop.run(session_id, text))
         try:
             return await self._turn
@@ -244,8 +248,8 @@ class Chats:
             raise
         finally:
             self._turn = None
-            self.hook_runtime.observe("on_agent_end", {
-                "session_id": session_id, "messages": self.store.list_messages(session_id)[-20:]})
+            self.hook_runtime.observe("on_agent_end", lambda: {
+                "session_id": session_id, "messages": self.store.recent_messages(session_id, 20)})
 
     async def call_for_model(self, session_id: str | None, name: str, arguments: Any, *,
                              user_message: str = "", call_id: str | None = None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from workbench.errors import ToolError
@@ -67,8 +68,14 @@ class HookRuntime:
             raise ToolError("timeout", f"the {hook.event} hook of {hook.extension} ran past "
                             f"its {self.budget_ms} ms budget") from None
 
-    def observe(self, event: str, payload: dict[str, Any]) -> None:
-        """Fire an observe-only event's handlers in the background."""
+    def observe(self, event: str,
+                payload: dict[str, Any] | Callable[[], dict[str, Any]]) -> None:
+        """Fire an observe-only event's handlers in the background.
+
+        Args:
+            payload: The event, or what builds it (a store read, say): called, at
+                once, only when a hook handles the event.
+        """
         if event not in OBSERVE_ONLY:
             raise ValueError(f"{event} is not an observe-only event")
         hooks = self.registry.for_event(event)
@@ -78,7 +85,8 @@ class HookRuntime:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        task = loop.create_task(dispatch.observe(hooks, payload, self.run))
+        event_payload = payload() if callable(payload) else payload
+        task = loop.create_task(dispatch.observe(hooks, event_payload, self.run))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

@@ -137,9 +137,12 @@ def python_runtime_paths() -> list[str]:
     # The interpreter's own folders only: an entry of the host's sys.path outside them
     # (its working folder with ``python -m``, a PYTHONPATH folder) is the person's, and
     # never readable by every tool.
+    # Nor a prefix's ``bin``: a console script (``.venv/bin/workbench``) puts its own
+    # folder first on sys.path, and a runtime folder is bound executable.
     prefixes = tuple(sorted(paths))
-    paths.update(p for p in sys.path if p and os.path.isdir(p) and any(
-        p == prefix or p.startswith(prefix.rstrip("/") + "/") for prefix in prefixes))
+    programs = {os.path.join(prefix, "bin") for prefix in prefixes}
+    paths.update(p for p in sys.path if p and os.path.isdir(p) and p.rstrip("/") not in programs
+                 and any(p == prefix or p.startswith(prefix.rstrip("/") + "/") for prefix in prefixes))
     return sorted(paths)
 
 

@@ -124,6 +124,9 @@ class LeasesMixin(StoreBase):
                 added.append({"call_id": record["id"] if record else call["call_id"],
                               "model_call_id": call["model_call_id"], "name": call["name"],
                               "result": result})
+            # Every call is answered now: the next settling reads only what comes after.
+            self._execute("UPDATE sessions SET settled_seq = (SELECT coalesce(max(seq), 0) "
+                          "FROM messages WHERE session_id = ?) WHERE id = ?", (session_id, session_id))
         return added
 
     def _call_of_message(self, message_id: int, model_call_id: str) -> dict[str, Any] | None:

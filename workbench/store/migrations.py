@@ -535,6 +535,12 @@ def m012_change_sets(db: Database) -> None:
         db.execute(statement)
 
 
+def m013_settled_through(db: Database) -> None:
+    """How far each session is known to have every call answered: settling it reads
+    only the messages after (``Store.unanswered_calls``)."""
+    db.execute("ALTER TABLE sessions ADD COLUMN settled_seq INTEGER NOT NULL DEFAULT 0")
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -567,6 +573,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "m010_project_extension_consents", m010_project_extension_consents),
     Migration(11, "m011_grant_pins", m011_grant_pins),
     Migration(12, "m012_change_sets", m012_change_sets),
+    Migration(13, "m013_settled_through", m013_settled_through),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 

@@ -24,8 +24,11 @@ ROLES = frozenset({"user", "assistant", "tool", "system"})
 
 _SESSION_COLUMNS = """
     s.id, s.title, s.model, s.folder, s.created_at, s.updated_at,
-    (SELECT count(*) FROM messages m WHERE m.session_id = s.id) AS message_count
+    (SELECT coalesce(max(seq), 0) FROM messages m WHERE m.session_id = s.id) AS message_count
 """
+"""A session's row; its ``message_count`` is its last ``seq`` (messages are only
+appended, numbered from 1, and deleted only with their session), read from the
+``(session_id, seq)`` index in the same time however long the chat."""
 
 
 def _like_prefix(prefix: str) -> str:
@@ -225,6 +228,35 @@ class SessionsMixin(StoreBase):
                 "SELECT role, content, tool_calls, tool_call_id, name, call_id FROM messages "
                 "WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
 
+    def history_rows_after(self, session_id: str, after_seq: int) -> list[tuple[Any, ...]]:
+        """The messages of a session after its message ``after_seq``, in order, as
+        ``(seq, id, role, content, tool_calls, tool_call_id, name, call_id)`` tuples:
+        what a kept history lacks (messages are only ever appended; ``seq`` grows)."""
+        with self._lock:
+            return self._db.conn.execute(
+                "SELECT seq, id, role, content, tool_calls, tool_call_id, name, call_id "
+                "FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq",
+                (session_id, after_seq)).fetchall()
+
+    def message_id_at(self, session_id: str, seq: int) -> int | None:
+        """The id of the session's message ``seq``; None when it has none (the session
+        was deleted, or the message never saved)."""
+        with self._lock:
+            row = self._db.conn.execute("SELECT id FROM messages WHERE session_id = ? AND seq = ?",
+                                        (session_id, seq)).fetchone()
+        return None if row is None else int(row[0])
+
+    def recent_messages(self, session_id: str, count: int) -> list[dict[str, Any]]:
+        """The session's last ``count`` messages, oldest first, as ``list_messages``
+        gives them (a read that does not grow with the session)."""
+        rows = self._all(
+            "SELECT id, session_id, seq, role, content, tool_calls, tool_call_id, name, call_id, "
+            "created_at FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
+            (session_id, count))
+        for row in rows:
+            row["tool_calls"] = load_json(row["tool_calls"])
+        return rows[::-1]
+
     def last_user_message(self, session_id: str) -> str:
         """The text of a session's latest user message; empty when it has none."""
         row = self._one("SELECT content FROM messages WHERE session_id = ? AND role = 'user' "
@@ -238,18 +270,29 @@ class SessionsMixin(StoreBase):
 
         A tool message answers the call it names by our id; one that names only the
         model's id answers the earliest unanswered call with that id.
+
+        Only the messages after the session's ``settled_seq`` are read: every call up to
+        there was answered when it was settled, so no later message can answer one of
+        them, and a session's messages are only ever appended.
         """
+        with self._lock:
+            row = self._db.conn.execute("SELECT settled_seq FROM sessions WHERE id = ?",
+                                        (session_id,)).fetchone()
+            after = int(row[0]) if row else 0
+            rows = self._db.conn.execute(
+                "SELECT id, role, tool_calls, tool_call_id, call_id FROM messages "
+                "WHERE session_id = ? AND seq > ? AND role IN ('assistant', 'tool') ORDER BY seq",
+                (session_id, after)).fetchall()
         pending: list[dict[str, Any]] = []
-        for row in self.list_messages(session_id):
-            if row["role"] == "assistant":
-                for call in row["tool_calls"] or ():
+        for message_id, role, calls_json, theirs, ours in rows:
+            if role == "assistant":
+                for call in load_json(calls_json) or ():
                     if isinstance(call, dict):
-                        pending.append({"message_id": row["id"],
+                        pending.append({"message_id": message_id,
                                         "model_call_id": str(call.get("id") or ""),
                                         "call_id": call.get("call_id"),
                                         "name": str(call.get("name") or "")})
-            elif row["role"] == "tool":
-                ours, theirs = row["call_id"], row["tool_call_id"]
+            else:
                 found = next((p for p in pending if ours and p["call_id"] == ours), None)
                 if found is None:
                     found = next((p for p in pending if p["model_call_id"] == (theirs or "")
@@ -257,3 +300,5 @@ class SessionsMixin(StoreBase):
                 if found is not None:
                     pending.remove(found)
         return pending
+
+

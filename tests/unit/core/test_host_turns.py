@@ -102,3 +102,54 @@ async def test_echo_model_offline(tmp_path):
         result = await host.chats.send_prompt("ping")
         assert result.text == "You said: ping"
         assert [e.role for e in seen if isinstance(e, MessageEnded)] == ["user", "assistant"]
+
+
+async def test_a_resumed_chat_shows_the_model_what_another_process_added(tmp_path):
+    """The history a turn keeps is read again from where it stopped: messages another
+    process added to the chat in between reach the model, in order."""
+    from workbench.store import Store
+
+    seen: list[list[str]] = []
+    async with Host.open(cwd=tmp_path, model="echo") as host:
+        first = await host.chats.send_prompt("one")
+        provider = host.chats.provider(first.session_id)
+        stream = provider.stream
+
+        async def watched(messages, tools):
+            seen.append([m.content for m in messages if m.role in ("user", "assistant")])
+            async for chunk in stream(messages, tools):
+                yield chunk
+
+        provider.stream = watched  # type: ignore[method-assign]
+        with Store.open(host.store.path) as other:
+            other.add_message(first.session_id, "user", content="from elsewhere")
+            other.add_message(first.session_id, "assistant", content="noted")
+        await host.chats.send_prompt("two", first.session_id)
+    assert seen[-1][-3:] == ["from elsewhere", "noted", "two"]
+    assert seen[-1][0] == "one"
+
+
+async def test_the_agent_end_hook_sees_the_last_twenty_messages_of_a_long_chat(tmp_path):
+    from workbench.hooks.registry import Hook
+
+    async with Host.open(cwd=tmp_path, model="echo") as host:
+        session = host.chats.new()["id"]
+        for n in range(30):
+            host.store.add_message(session, "user", content=f"m{n}")
+        events: list[dict] = []
+
+        async def runner(tool, event, ctx, timeout_ms):
+            if tool.name == "on_agent_end":
+                events.append(event)
+
+        host.hook_runtime.runner = runner
+        host.hook_runtime.registry.add(Hook(extension="watcher", event="on_agent_end", function="f",
+                                            folder=tmp_path, entry=tmp_path / "main.py", runtime="python"))
+        result = await host.chats.send_prompt("hello", session)
+        async with asyncio.timeout(30):  # the handler runs in the background; a bound for a failing test
+            while not events:
+                await asyncio.sleep(0.01)
+    messages = events[0]["messages"]
+    assert events[0]["session_id"] == session and len(messages) == 20
+    assert [m["content"] for m in messages[:2]] == ["m12", "m13"]
+    assert messages[-2]["content"] == "hello" and messages[-1]["content"] == result.text

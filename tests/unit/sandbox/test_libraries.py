@@ -127,3 +127,16 @@ def test_the_system_libraries_of_an_extensions_native_requirements_are_bound(tmp
     policy.python_path = [str(site)]
     bound = {os.path.basename(p) for p in process.executable_libraries(policy)}
     assert extra <= bound, extra - bound
+
+
+def test_a_console_scripts_own_folder_is_no_runtime_folder(monkeypatch):
+    """``.venv/bin/workbench`` puts ``.venv/bin`` first on sys.path: it is still not a
+    folder every Python worker reads, nor one it may map executable."""
+    prefix_bin = os.path.join(sys.prefix, "bin")
+    monkeypatch.setattr(sys, "path", [prefix_bin, prefix_bin + "/", *sys.path])
+    read = python_runtime_paths()
+    assert prefix_bin not in read and prefix_bin + "/" not in read
+    assert sys.prefix in read
+    policy = Policy(runtime="python", entry="", function="", extension_dir="/nonexistent",
+                    runtime_read=read)
+    assert all(not bind.executable for bind in process.binds(policy) if bind.path.rstrip("/") == prefix_bin)
