@@ -2,45 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from workbench.core.gateway import CallOptions
+from labs import Lab
 from workbench.core.host import Host
-from workbench.tools.loader import load_extension
-
-
-class Lab:
-    """A host plus helpers to install hostile tools and call them with chosen grants."""
-
-    def __init__(self, host: Host, root: Path) -> None:
-        self.host = host
-        self.root = root
-
-    def extension(self, name: str, code: str, tools: dict[str, dict], *, runtime: str = "python",
-                  database: bool = False) -> Path:
-        folder = self.root / "extensions" / name
-        folder.mkdir(parents=True)
-        entry = "main.py" if runtime == "python" else "index.ts"
-        (folder / entry).write_text(textwrap.dedent(code))
-        manifest = {"name": name, "displayName": name, "description": "A hostile test extension.",
-                    "entry": entry, "database": database,
-                    "tools": [{"name": tool, "description": f"{tool}.", "function": tool,
-                               "parameters": {"type": "object"}, **spec}
-                              for tool, spec in tools.items()]}
-        (folder / "loca.json").write_text(json.dumps(manifest))
-        added = load_extension(self.host.registry, folder)
-        assert added, self.host.registry.load_errors
-        return folder
-
-    async def call(self, tool: str, args: dict | None = None, *, grant_all: bool = True,
-                   grants: tuple = ()):
-        if grant_all:
-            grants = self.host.grants.from_flags(tool, [], grant_all=True)
-        return await self.host.call_tool(tool, args or {}, CallOptions(grants=grants, prompt=False))
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Lab
+from labs import Lab
 from workbench.capabilities.memories import read_shipped
 from workbench.events import PermissionAnswer
 

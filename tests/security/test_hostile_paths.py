@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Lab
+from labs import Lab
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
 from workbench.events import PermissionAnswer

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Lab
+from labs import Lab
 from processes import alive
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
