@@ -194,7 +194,7 @@ async def test_the_network_row_chooses_the_shells_network_within_the_ceiling(mak
         await highlight(pilot, menu, "shell", until)
         await until(pilot, lambda: menu.query("#shell-network"))
         network = menu.query_one("#shell-network", Select)
-        assert network.value == "off"
+        await until(pilot, lambda: network.value == "off")  # the setting's, as drawn
         note = text_of(menu.query_one("#shell-network-note"))
         assert "ceiling: Package registries (PyPI, npm, Debian) (shell.network_ceiling" in note
         network.focus()
@@ -219,5 +219,5 @@ async def test_the_network_row_chooses_the_shells_network_within_the_ceiling(mak
         menu = await open_menu(pilot, until)
         await highlight(pilot, menu, "shell", until)
         await until(pilot, lambda: menu.query("#shell-network"))
-        assert menu.query_one("#shell-network", Select).value == "all"
+        await until(pilot, lambda: menu.query_one("#shell-network", Select).value == "all")
         assert "in force: Package registries" in text_of(menu.query_one("#shell-network-note"))
