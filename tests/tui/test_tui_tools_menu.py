@@ -195,6 +195,8 @@ async def test_the_network_row_chooses_the_shells_network_within_the_ceiling(mak
         await until(pilot, lambda: menu.query("#shell-network"))
         network = menu.query_one("#shell-network", Select)
         await until(pilot, lambda: network.value == "off")  # the setting's, as drawn
+        # The shell's grant names the chat's folder as its prompt and the file tools do.
+        assert "write this project (~/work)" in text_of(menu.query_one("#tools-detail"))
         note = text_of(menu.query_one("#shell-network-note"))
         assert "ceiling: Package registries (PyPI, npm, Debian) (shell.network_ceiling" in note
         network.focus()

@@ -375,7 +375,7 @@ class Broker:
         entry whose binary is not on this system), ``granted``, ``denied``,
         ``not granted`` (required, never granted), ``undecided`` (optional, never
         asked or asked only once) or ``declined`` (optional, left out in the chat, or in any chat without one),
-        with the grant behind it."""
+        with the grant behind it; an entry naming the chat's folder also has ``project``."""
         grants = self.store.list_grants(tool)
         declines = self.store.list_declines(tool)
         rows = []
@@ -397,5 +397,6 @@ class Broker:
                 state = "declined" if declined else "undecided"
             else:
                 state = "not granted"
-            rows.append({**req.to_json(), "key": req.key, "state": state, "grant": grant})
+            rows.append({**req.to_json(), "key": req.key, "state": state, "grant": grant,
+                         **({"project": True} if req.project else {})})
         return rows
