@@ -66,9 +66,12 @@ async def test_an_edit_is_a_coloured_diff_bubble_with_outside_text_made_safe(mak
         await until(pilot, lambda: bool(app.chat.query(DiffBubble)))
         await until(pilot, lambda: ended(seen))
         assert ended(seen)[0].ok and not app.query(AskUserScreen)  # an interactive chat: no question
-        view = app.chat.query_one(DiffBubble).query_one(DiffView)
-        lines = widget_lines(view)
-        assert any("-hello" in line for line in lines) and any("+bye" in line for line in lines)
+        bubble = app.chat.query_one(DiffBubble)
+        # The bubble's view mounts after it, and draws once laid out: wait for what is seen.
+        view = await until(pilot, lambda: bubble.query(DiffView) and bubble.query_one(DiffView))
+        lines = await until(pilot, lambda: (drawn := widget_lines(view))
+                            and any("-hello" in line for line in drawn) and drawn)
+        assert any("+bye" in line for line in lines)
         assert not any("\x1b" in line or "\x07" in line for line in lines)
         assert any("$error" in str(span.style) or "error" in str(span.style)
                    for line in view.lines(80) for span in line.spans)
