@@ -286,7 +286,7 @@ async def measure_shell(root: Path) -> tuple[list[float], list[float]]:
 
     project = root / "shell-project"
     project.mkdir()
-    options = CallOptions(grants=(("run", "bash"),))
+    options = CallOptions(grants=(("run", "bash"), ("write", os.path.realpath(project))))
     firsts, laters = [], []
     with Host.open(cwd=project) as host:
         await host.sandbox.report()

@@ -179,12 +179,16 @@ class PermissionRequest(Request):
 
     ``permissions`` holds one dict per entry asked for: ``{"kind", "value", "reason",
     "optional", "key"}``, the missing required entries first, then the optional ones
-    never decided. The answer is a ``PermissionAnswer``.
+    never decided; an entry naming the chat's folder also has ``"project": true`` and
+    ``"shown"``, ``this project (/path)``. The answer is a ``PermissionAnswer``.
     """
 
     tool: str
     permissions: list[dict[str, Any]]
     session_id: str | None = None
+    covers: list[str] = field(default_factory=list)
+    """The other tools (grant keys) that an answer for this chat or always also grants
+    the project entries they declare alike (``$project``)."""
 
 
 @dataclass(frozen=True)

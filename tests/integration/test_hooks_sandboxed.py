@@ -52,11 +52,12 @@ def via_cli(name, args):
     return json.loads(done.stdout)
 
 
-async def via_schedule(tmp_path, calls, grants=()):
+async def via_schedule(tmp_path, calls, grants=(), cwd=None):
     """A schedule run now: its turn runs in a child process (``workbench runs exec``)
-    under the schedule's run card; returns the run and its tool results by call id."""
+    under the schedule's run card, in ``cwd`` (else ``tmp_path``); returns the run and
+    its tool results by call id."""
     replies = [{"tool_calls": calls}, {"text": "done"}]
-    async with Host.open(cwd=tmp_path, model=script(tmp_path, replies)) as host:
+    async with Host.open(cwd=cwd or tmp_path, model=script(tmp_path, replies)) as host:
         row = host.schedules.add_schedule(title="guarded", instruction="go", grants=list(grants),
                                 schedule={"kind": "interval", "everyMinutes": 60})
         run = await host.schedules.run_schedule_now(row["id"])
@@ -154,13 +155,14 @@ async def test_a_scheduled_run(installed, tmp_path, case):
 
 
 async def test_a_scheduled_runs_card_grants_what_it_names_and_the_hooks_still_hold(installed, tmp_path):
-    notes = tmp_path / "notes.txt"  # under $home, which is tmp_path in tests
+    project = tmp_path / "work"  # the schedule's folder: $project
+    project.mkdir(exist_ok=True)
+    notes = project / "notes.txt"
     notes.write_text("from the card")
-    grants = [CardGrant("builtin.read_file", "read", str(tmp_path)),
-              CardGrant("builtin.read_file", "env", "HOME")]
+    grants = [CardGrant("builtin.read_file", "read", str(project))]
     calls = [{"id": "r1", "name": "read_file", "arguments": {"path": str(notes)}},
              {"id": "b1", "name": "word_count", "arguments": {"text": "some forbidden words"}}]
-    run, results = await via_schedule(tmp_path, calls, grants)
+    run, results = await via_schedule(tmp_path, calls, grants, cwd=project)
     assert run["status"] == "ok", run
     assert results["r1"]["ok"] and "from the card" in json.dumps(results["r1"]["result"])
     assert results["b1"]["error"]["kind"] == "blocked"

@@ -15,6 +15,8 @@ import pytest
 from processes import processes_with
 from shells import python_programs, until
 
+from workbench.events import NetworkRequest, PermissionRequest
+
 
 async def test_a_command_sees_the_project_and_its_changes_land_as_one_change_set(shell_lab):
     project = shell_lab.project
@@ -181,7 +183,7 @@ def test_the_cli_lists_shows_and_undoes_change_sets(tmp_path, home):
     async def change() -> int:
         async with Host.open(cwd=project, model="echo") as host:
             outcome = await host.call_tool("shell", {"command": "echo after > f.txt"},
-                                           CallOptions(grants=(("run", "bash"),)))
+                                           CallOptions(grants=(("run", "bash"), ("write", str(project)))))
             assert outcome.ok, outcome.error
             return outcome.result["change_set"]
 
@@ -205,3 +207,84 @@ def test_the_cli_lists_shows_and_undoes_change_sets(tmp_path, home):
     missing = cli("show", "999")
     assert missing.returncode != 0 and "no change set 999" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+async def test_the_prompt_names_this_project_as_the_file_tools_do(shell_lab):
+    await shell_lab.run("true")
+    asked = [r for r in shell_lab.answers.asked if isinstance(r, PermissionRequest)]
+    assert [r.tool for r in asked] == ["shell.shell"]
+    # run bash is granted for the call by the lab; the project is what is asked for
+    (entry,) = asked[0].permissions
+    assert (entry["kind"], entry["value"], entry["project"]) == ("write", str(shell_lab.project), True)
+    assert entry["shown"] == f"this project ({shell_lab.project})"
+
+
+async def test_a_program_under_tmp_is_said_to_be_missing_because_the_shells_tmp_is_its_own(shell_lab):
+    """The shell's /tmp is its own: a program there on the host is not found, and the
+    answer says why instead of bash's bare "No such file"."""
+    answer = await shell_lab.run("/tmp/venv/bin/python -V")
+    assert answer["exit_code"] == 127 and "No such file or directory" in answer["output"]
+    assert answer["note"].startswith("/tmp/venv/bin/python was not found because the shell's "
+                                     "/tmp is its own")
+    answer = await shell_lab.run("source /tmp/venv/bin/activate && pytest")
+    assert answer["exit_code"] != 0
+    assert answer["note"].startswith("/tmp/venv/bin/activate was not found because")
+    plain = await shell_lab.run("ls /nowhere")
+    assert plain["exit_code"] != 0 and "note" not in plain
+
+
+def test_a_chats_allowed_hosts_are_kept_with_it_and_its_network_set_from_the_cli(tmp_path, home):
+    """"Allow for this chat" on a network card holds in the resumed chat (kept in the
+    store), and `workbench sessions network` reads and sets the chat's network, never
+    past the ceiling from the person's own config."""
+    import asyncio
+
+    from commands import workbench
+    from shells import GRANT, Answers, write_config
+
+    from workbench.core.gateway import CallOptions
+    from workbench.core.host import Host
+
+    project = tmp_path / "project"
+    project.mkdir()
+    write_config(home.root, '[shell]\nnetwork_ceiling = "all"\n')
+    command = "curl -sS --max-time 10 -o /dev/null https://example.com/; true"
+
+    async def call(answers: Answers, session_id: str | None = None) -> str:
+        async with Host.open(cwd=project, model="echo", responder=answers) as host:
+            session_id = session_id or host.chats.new("network")["id"]
+            outcome = await host.call_tool("shell", {"command": command},
+                                           CallOptions(grants=GRANT, session_id=session_id))
+            assert outcome.ok, outcome.error
+            return session_id
+
+    first = Answers(["chat"])
+    session_id = asyncio.run(call(first))
+    assert [(r.host, r.port) for r in first.asked if isinstance(r, NetworkRequest)] == [("example.com", 443)]
+    resumed = Answers([])  # a card now would be denied: "no answer left"
+    asyncio.run(call(resumed, session_id))
+    assert not [r for r in resumed.asked if isinstance(r, NetworkRequest)]
+
+    shown = workbench("sessions", "network", session_id[:12], "--json")
+    assert shown.returncode == 0, shown.stderr
+    found = json.loads(shown.stdout)
+    assert found["allowed_hosts"] == ["example.com"] and found["level"] == "off"
+    assert found["ceiling"] == "all" and found["chosen"] is None
+
+    chosen = workbench("sessions", "network", session_id, "registries")
+    assert chosen.returncode == 0, chosen.stderr
+    assert "the shell reaches Package registries (PyPI, npm, Debian) (its own choice)" in chosen.stdout
+    assert "Allowed for this session from a network card: example.com" in chosen.stdout
+
+    write_config(home.root, '[shell]\nnetwork_ceiling = "registries"\n')
+    capped = workbench("sessions", "network", session_id, "all")
+    assert capped.returncode == 0, capped.stderr
+    assert "the shell reaches Package registries (PyPI, npm, Debian)" in capped.stdout
+    assert "All public sites is beyond the ceiling shell.network_ceiling" in capped.stderr
+
+    back = workbench("sessions", "network", session_id, "default", "--json")
+    assert json.loads(back.stdout)["chosen"] is None and json.loads(back.stdout)["level"] == "off"
+    wrong = workbench("sessions", "network", session_id, "everything")
+    assert wrong.returncode != 0 and "the network must be one of off, registries, all" in wrong.stderr
+    unknown = workbench("sessions", "network", "nosuchsession", "off")
+    assert unknown.returncode != 0 and "nosuchsession" in unknown.stderr

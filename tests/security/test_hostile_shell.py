@@ -11,6 +11,7 @@ import os
 import stat
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from shells import GRANT, write_config
@@ -172,7 +173,8 @@ async def test_a_projects_config_cannot_raise_the_ceiling(tmp_path, home):
                                                  "ls /root /home /work 2>&1; true"},
                                        CallOptions(grants=GRANT))
     assert outcome.ok, outcome.error
-    assert "curl:" in outcome.result["output"] and not answers.asked
+    assert "curl:" in outcome.result["output"]
+    assert not [r for r in answers.asked if isinstance(r, NetworkRequest)]
     assert outcome.result["output"].count("No such file or directory") == 3
 
 
@@ -211,3 +213,39 @@ async def test_a_machine_that_cannot_isolate_a_command_refuses_it_saying_why(she
     assert "shell-overlay: overlayfs refused" in outcome.error["message"]
     assert "workbench doctor" in outcome.error["message"]
     assert (shell_lab.project / "f").read_text() == "f\n"
+
+
+@pytest.mark.parametrize("where", ["home", "above home", "workbench home", "inside workbench home", "root"])
+async def test_the_shell_never_runs_on_the_home_the_system_or_the_workbenchs_own_files(tmp_path, home, where):
+    """A chat started in the home folder (or above it, or in the workbench's own files, or
+    at /) gets no shell on it: its overlay would show ~/.ssh and let a command rewrite
+    the workbench's config and grants. The call is refused before a worker starts,
+    saying why, and nothing is changed there."""
+    from shells import Answers
+
+    from workbench.core.host import Host
+
+    folder = {"home": tmp_path, "above home": tmp_path.parent, "workbench home": home.root,
+              "inside workbench home": home.root / "logs", "root": Path(tmp_path.anchor)}[where]
+    os.makedirs(folder, exist_ok=True)
+    answers = Answers()
+    async with Host.open(cwd=folder, model="echo", responder=answers) as host:
+        outcome = await host.call_tool("shell", {"command": "echo pwned > planted.txt"},
+                                       CallOptions(grants=GRANT))
+    assert not outcome.ok and outcome.error["kind"] == "permission"
+    assert "is not given to tools as a project ($project)" in outcome.error["message"]
+    assert not answers.asked  # refused without a question
+    assert not os.path.exists(os.path.join(folder, "planted.txt"))
+
+
+async def test_a_grant_of_one_project_does_not_let_the_shell_run_on_another(shell_lab, tmp_path):
+    """The shell runs on the project its call was granted: a chat whose folder is
+    another one (its stored folder changed under it) is refused, nothing run there."""
+    other = tmp_path / "other"
+    other.mkdir()
+    shell_lab.session_id = shell_lab.host.chats.new("elsewhere")["id"]
+    shell_lab.host.store.set_session_folder(shell_lab.session_id, str(other))
+    outcome = await shell_lab.outcome("echo pwned > planted.txt")
+    assert not outcome.ok and outcome.error["kind"] == "permission"
+    assert "is not the project this call was granted" in outcome.error["message"]
+    assert not (other / "planted.txt").exists() and not (shell_lab.project / "planted.txt").exists()

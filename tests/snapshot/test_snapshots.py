@@ -50,6 +50,12 @@ class TestChat:
 class TestToolPermission:
     """Asking for a tool's permission, and the card after a refusal."""
 
+    @pytest.fixture(autouse=True)
+    def _project_under_home(self, workdir, monkeypatch) -> None:
+        # The project the prompt names is the chat's folder, shown from the home folder
+        # (~/work) so that it comes out the same every run.
+        monkeypatch.setenv("HOME", str(workdir.parent))
+
     def test_prompt_shown(self, snap_compare, snapshot_app) -> None:
         """The permission prompt over the chat when a tool needs a grant."""
 

@@ -110,7 +110,8 @@ class TestToolCalls:
             await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
             modal = app.screen
             assert modal.request.tool == "builtin.read_file"
-            assert [p["kind"] for p in modal.request.permissions] == ["read", "env"]
+            assert [(p["kind"], p["value"], p.get("project")) for p in modal.request.permissions] == [
+                ("read", str(workdir), True)]
             await pilot.press("d")
             await until(pilot, lambda: not app.chat.busy)
             await pilot.pause()

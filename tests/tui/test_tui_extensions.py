@@ -102,7 +102,7 @@ class TestOpening:
             await pilot.pause()
             tools = [view.tool_name for view in detail.query(ToolView)]
             assert "read_file" in tools
-            assert "Read the files you ask about in your home folder." in text_of(detail)
+            assert "Read the files of the project this chat works in." in text_of(detail)
             assert screen.focused is screen.extension_list
             await pilot.press("escape")
             assert app.screen is app.chat

@@ -74,13 +74,13 @@ class TestPrompt:
             await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
             screen = app.screen
             assert screen.query_one("#permission-dialog").border_title == "Permission needed"
+            await until(pilot, lambda: len(shown(screen)) == 4)  # the entries mount a frame later
             assert shown(screen) == [
-                "builtin.read_file asks for these 2:",
-                "• Read ~",
-                "⚠ your whole home folder",
-                "Read the files you ask about in your home folder.",
-                "• Read the environment variable HOME",
-                "Know where your home folder is, to expand ~ in paths."]
+                "builtin.read_file asks for this:",
+                f"• Read this project ({shown_path(notes.parent)})",
+                "Read the files of the project this chat works in.",
+                "This session or Always also lets edit_file, find_files, list_folder, search_text, "
+                "write_file do the same in this project."]
             labels = [button.label.plain for button in screen.query(Button)]
             assert labels == ["Allow once", "This session", "Always", "Deny"]
             assert screen.focused is screen.query_one("#deny", Button)
@@ -110,8 +110,8 @@ class TestPrompt:
             await until(pilot, lambda: not app.chat.busy)
             assert [event.ok for event in ended(seen)] == [True, True]
             grants = app.host.store.list_grants("builtin.read_file")
-            assert {(grant["kind"], grant["scope"]) for grant in grants} == {("read", "session"),
-                                                                             ("env", "session")}
+            assert {(grant["kind"], grant["value"], grant["scope"]) for grant in grants} == {
+                ("read", str(notes.parent), "session")}
 
     async def test_always_with_the_mouse(self, make_app, until, notes: Path) -> None:
         app = make_app(read_twice(notes))
@@ -232,9 +232,11 @@ class TestWhatIsAsked:
             await until_screen(pilot, PermissionScreen)
             # The call has started: the prompt comes from inside it, at the first use.
             assert app.chat.query_one(ToolCallCard).has_class("-running")
-            assert shown(app.screen) == [
-                "samples.sample_llm asks for this:", "• Ask your model for completions",
-                "Ask your model for a one-sentence summary of the text you give it."]
+            expected = ["samples.sample_llm asks for this:", "• Ask your model for completions",
+                        "Ask your model for a one-sentence summary of the text you give it."]
+            # The entries are mounted into the prompt's list a frame after the prompt itself.
+            await until(pilot, lambda: shown(app.screen) == expected)
+            assert shown(app.screen) == expected
             await pilot.press("o")
             await until(pilot, lambda: not app.chat.busy)
             [event] = ended(seen)

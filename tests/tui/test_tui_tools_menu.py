@@ -179,3 +179,47 @@ async def test_a_new_tool_source_is_listed_and_switched_like_an_extension(make_a
         session_id = app.host.chats.sessions()[0]["id"]
         assert app.host.status_report(session_id).session.switched_off == ("greetings",)
         assert "greet" not in {t.name for t in app.host.switches.tools(session_id)}
+
+
+async def test_the_network_row_chooses_the_shells_network_within_the_ceiling(make_app, until, home) -> None:
+    """The shell's Network row: a person picks Package registries from its list, the
+    chat keeps it (through the core, as `workbench sessions network` does), the menu
+    says what is in force, and a level past the ceiling is capped by it."""
+    from textual.widgets import Select
+
+    (home.root / "config.toml").write_text('[shell]\nnetwork_ceiling = "registries"\n')
+    app = make_app([])
+    async with app.run_test(size=(100, 30)) as pilot:
+        menu = await open_menu(pilot, until)
+        await highlight(pilot, menu, "shell", until)
+        await until(pilot, lambda: menu.query("#shell-network"))
+        network = menu.query_one("#shell-network", Select)
+        await until(pilot, lambda: network.value == "off")  # the setting's, as drawn
+        # The shell's grant names the chat's folder as its prompt and the file tools do.
+        assert "write this project (~/work)" in text_of(menu.query_one("#tools-detail"))
+        note = text_of(menu.query_one("#shell-network-note"))
+        assert "ceiling: Package registries (PyPI, npm, Debian) (shell.network_ceiling" in note
+        network.focus()
+        await pilot.press("enter")  # open the list
+        await until(pilot, lambda: network.expanded)
+        await pilot.press("down", "enter")  # Off -> Package registries
+        await until(pilot, lambda: "The shell's network in this chat" in text_of(menu.query_one("#tools-message")))
+        assert ("The shell's network in this chat: Package registries (PyPI, npm, Debian)."
+                in text_of(menu.query_one("#tools-message")))
+        session_id = app.host.chats.sessions()[0]["id"]
+        assert app.host.shell_network(session_id)["chosen"] == "registries"
+
+        await pilot.press("enter")
+        await until(pilot, lambda: network.expanded)
+        await pilot.press("down", "enter")  # All public sites: beyond the ceiling
+        await until(pilot, lambda: app.host.shell_network(session_id)["chosen"] == "all")
+        await until(pilot, lambda: "Package registries" in text_of(menu.query_one("#tools-message"))
+                    and app.host.shell_network(session_id)["level"] == "registries")
+
+        await pilot.press("escape")  # the list is closed: the menu
+        await until(pilot, lambda: app.screen is app.chat)
+        menu = await open_menu(pilot, until)
+        await highlight(pilot, menu, "shell", until)
+        await until(pilot, lambda: menu.query("#shell-network"))
+        await until(pilot, lambda: menu.query_one("#shell-network", Select).value == "all")
+        assert "in force: Package registries" in text_of(menu.query_one("#shell-network-note"))

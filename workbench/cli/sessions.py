@@ -1,6 +1,6 @@
 """``workbench sessions``: list the chat sessions, show one (with its model and folder),
-change a session's model, and the tools it offers (with the extensions and the single
-tools it switched off and on)."""
+change a session's model, the tools it offers (with the extensions and the single
+tools it switched off and on) and what its shell may reach on the network."""
 
 from __future__ import annotations
 
@@ -258,3 +258,35 @@ def enable_tool(
 ) -> None:
     """Switch one tool on in one session, even when its extension is switched off there."""
     _switch_tool(session_id, tool, True)
+
+
+@sessions_app.command("network")
+def session_network(
+    session_id: str = typer.Argument(..., metavar="ID", help="A session id or a unique prefix."),
+    level: str | None = typer.Argument(None, metavar="[LEVEL]",
+                                       help="off, registries (PyPI, npm, Debian) or all (every "
+                                            "public site); `default` follows shell.network again."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """What the shell may reach in one session, or choose it, as the Tools menu's
+    Network row does; never beyond shell.network_ceiling from your own config."""
+    from workbench.core.host import Host
+    from workbench.shell.network import described
+
+    with reported(), Host.open(defer_extensions=True) as host:
+        full = host.chats.get(session_id)["id"]
+        if level is None:
+            found = host.shell_network(full)
+        else:
+            found = host.set_shell_network(full, None if level == "default" else level)
+    if as_json:
+        say(json.dumps({"session": full, **found}, indent=2))
+        return
+    whose = "its own choice" if found["chosen"] else "the setting shell.network"
+    say(f"Session {full[:12]}: the shell reaches {described(found['level'])} ({whose})")
+    wanted = found["chosen"] or found["setting"]
+    if wanted != found["level"]:
+        say(f"{described(wanted)} is beyond the ceiling shell.network_ceiling "
+            f"({described(found['ceiling'])}, set in your own config)", err=True)
+    if found["allowed_hosts"]:
+        say(f"Allowed for this session from a network card: {', '.join(found['allowed_hosts'])}")

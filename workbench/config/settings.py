@@ -165,6 +165,11 @@ class ToolsSettings(_Section):
     """Estimated tokens the tools offered to the model may take; past it, the model
     gets the tools relevant to the message and finds the rest with tool_search."""
 
+    review_writes: Annotated[str, Rule(_one_of("auto", "always", "never"))] = "auto"
+    """Whether a file tool's change (edit_file, write_file) is shown as a diff to accept
+    before it is written: always, never, or auto (outside an interactive TUI chat only:
+    headless runs, schedules, agents, where the approvals policy or answers file decides)."""
+
 
 class ExtensionsSettings(_Section):
     """``[extensions]``: loading and installing extensions."""

@@ -196,6 +196,9 @@ class ToolGateway:
         record); the host sets it."""
         self.locale: str | None = None
         """The person's locale, which ``ctx.getChatContext()`` tells tools; the host sets it."""
+        self.review_writes: str = DEFAULTS.tools.review_writes
+        """``tools.review_writes``: when file tools show a change as a diff question
+        before writing it (``auto``: when the responder is not an interactive chat)."""
 
     def requirements(self, tool: Tool) -> list[Requirement]:
         """The tool's declared permissions, templates expanded."""
@@ -333,11 +336,34 @@ class ToolGateway:
             raise ToolError("permission", str(exc)) from exc
         key = tool.grant_key
         once: set[tuple[str, str]] = set()
-        await self._settle(key, reqs, options, once=once)
+        await self._settle(key, reqs, options, once=once, covers=self._project_siblings(tool, reqs))
         return self.broker.granted(key, reqs, options.session_id, tuple(options.grants) + tuple(once))
 
+    def _project_siblings(self, tool: Tool, reqs: list[Requirement]) -> dict[str, list[Requirement]]:
+        """The other tools of ``tool``'s extension that declare the same ``$project``
+        entries as ``reqs`` (by grant key, with those entries): a lasting answer to the
+        call's request grants them those entries too, so that one prompt covers the
+        project for the extension's file tools. The request names each of them."""
+        shared = {(r.kind, r.value) for r in reqs if r.project}
+        if not shared:
+            return {}
+        found: dict[str, list[Requirement]] = {}
+        for other in self.registry.all_tools():
+            if (other.grant_key == tool.grant_key or other.identity != tool.identity
+                    or other.origin != tool.origin or not other.permissions):
+                continue
+            try:
+                theirs = self.requirements(other)
+            except ValueError:
+                continue
+            same = [r for r in theirs if r.project and (r.kind, r.value) in shared]
+            if same:
+                found[other.grant_key] = same
+        return found
+
     async def _settle(self, key: str, reqs: list[Requirement], options: CallOptions,
-                      deadline: _PausableDeadline | None = None, once: set | None = None) -> None:
+                      deadline: _PausableDeadline | None = None, once: set | None = None,
+                      covers: dict[str, list[Requirement]] | None = None) -> None:
         """Settle ``reqs`` through the broker, asking when allowed: the missing required
         entries and the undecided optional ones in one request (``Broker.settle``).
 
@@ -356,9 +382,10 @@ class ToolGateway:
         extra = tuple(options.grants) + tuple(once or ())
         try:
             granted = await self.broker.settle(key, reqs, options.session_id, ask=ask,
-                                               extra=extra, prompt=options.prompt)
+                                               extra=extra, prompt=options.prompt,
+                                               covers=covers or {})
         except Refusal as exc:
-            raise ToolError("permission", _listing(exc.state, exc.requirements),
+            raise ToolError("permission", _listing(exc.state, exc.requirements, key),
                             missing=[r.to_json() for r in exc.requirements]) from exc
         if once is not None:
             once.update(granted)
@@ -511,8 +538,23 @@ class ToolGateway:
 
         return ToolContext(sink=sink, asker=ask,
                            chat=ChatContext(user_message=options.user_message,
-                                            session_id=options.session_id, locale=self.locale),
+                                            session_id=options.session_id, locale=self.locale,
+                                            project=self._project(), review_writes=self.reviews()),
                            granted=granted, authorize=authorize, requester=request)
+
+    def _project(self) -> str | None:
+        try:
+            return self.roots.project_folder()
+        except ValueError:
+            return None
+
+    def reviews(self) -> bool:
+        """Whether file changes are shown as a diff question before they are written:
+        ``tools.review_writes`` (``auto``: unless the responder is an interactive chat,
+        one whose ``interactive`` is true, as the TUI's is)."""
+        if self.review_writes == "auto":
+            return not getattr(self.responder, "interactive", False)
+        return self.review_writes == "always"
 
     def refused(self, call_id: str, name: str, arguments: Any, options: CallOptions,
                 exc: ToolError, context: str | None = None) -> ToolOutcome:
@@ -599,7 +641,13 @@ def _changed_keys(original: Any, replaced: Any) -> set[str]:
 _MISSING = object()
 
 
-def _listing(state: str, reqs: Iterable[Requirement]) -> str:
+def _listing(state: str, reqs: Iterable[Requirement], key: str = "") -> str:
+    reqs = list(reqs)
     lines = [f"permission {state}:"]
     lines += [f"  - {r.describe()} — {r.reason}" for r in reqs]
+    if state == "not granted" and reqs:
+        tool = key.rpartition(".")[2] or "TOOL"
+        flags = " ".join(f"--grant {r.key}" for r in reqs)
+        lines.append(f"grant it with `workbench call {tool} … {flags}` or `workbench run … "
+                     f"{flags}`; in a chat (the TUI), answer its permission prompt")
     return "\n".join(lines)

@@ -11,6 +11,7 @@ and the sandbox runner are handed in.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +70,12 @@ class Grants:
         """
         self.ensure_extensions()
         tool = self.registry.resolve(name)
-        declared = self.gateway.requirements(tool)
+        try:
+            declared = self.gateway.requirements(tool)
+        except ValueError:
+            # A template names nothing here ($project in a folder that is not a
+            # project's): nothing can be granted; the call is refused, saying why.
+            return ()
         if grant_all:
             return tuple((r.kind, r.value) for r in declared)
         pairs: list[tuple[str, str]] = []
@@ -85,6 +91,10 @@ class Grants:
                 continue
             if kind in ("read", "write"):
                 value = expand_path(value, roots=self.gateway.roots, extension_dir=tool.folder)
+                value = os.path.normpath(os.path.join(self.gateway.cwd, value))
+                # A folder named through a link is the declared one it resolves to.
+                value = next((r.value for r in matching
+                              if os.path.realpath(value) == os.path.realpath(r.value)), value)
             pairs.append((kind, value))
         return tuple(pairs)
 

@@ -133,7 +133,7 @@ class Host:
         self.gateway = ToolGateway(
             registry=registry, store=store, broker=self.broker, publish=self.bus.publish,
             responder=responder, runner=Dispatcher(self.sources),
-            roots=TemplateRoots.for_host(home.root),
+            roots=TemplateRoots.for_host(home.root, project=cwd),
             default_timeout_ms=config.settings.tools.timeout_ms,
             max_output_bytes=config.settings.tools.max_output_bytes,
             hooks=self.hooks, run_hook=self.hook_runtime.run, observe=self.hook_runtime.observe,
@@ -143,6 +143,7 @@ class Host:
             reason=lambda name: self.extensions.held_reason(name), on_held=lambda name: self.reload_extensions())
         self.gateway.call_log = CallLog(store, home.logs_dir)
         self.gateway.locale = user_locale(config.settings.locale, os.environ)
+        self.gateway.review_writes = config.settings.tools.review_writes
         self.providers = Providers(
             home=home, store=store, bus=self.bus, broker=self.broker, sandbox=self.sandbox,
             gateway=self.gateway, config=config, env=env, cwd=lambda: self.cwd,
@@ -229,6 +230,7 @@ class Host:
         self.gateway.default_timeout_ms = config.settings.tools.timeout_ms
         self.gateway.max_output_bytes = config.settings.tools.max_output_bytes
         self.gateway.locale = user_locale(config.settings.locale, os.environ)
+        self.gateway.review_writes = config.settings.tools.review_writes
         self.providers.follow_config(config)
         self.extensions.follow_config(config)
         self.chats.follow_config(config)
@@ -463,6 +465,8 @@ class Host:
             self.follow_config()
             self.sandbox.cwd = folder
             self.gateway.cwd = str(folder)
+            self.gateway.roots = self.gateway.roots.with_project(folder)
+            self.providers.follow_roots(self.gateway.roots)
             self.hook_runtime.cwd = str(folder)
             self.mcp.follow_folder(folder)  # stdio servers start in the chat's folder
             if reads_files(self.model):

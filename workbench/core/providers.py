@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from workbench.core.requests import Responder
     from workbench.core.runner import SandboxRunner
     from workbench.permissions.broker import Broker
+    from workbench.permissions.requirements import TemplateRoots
     from workbench.store import Store
 
 
@@ -126,6 +127,11 @@ class Providers:
                 max_output_bytes=self.config.settings.tools.max_output_bytes)
             self._runtime.locale = self.gateway.locale
         return self._runtime
+
+    def follow_roots(self, roots: TemplateRoots) -> None:
+        """Provider calls from now on expand templates (``$project``) against ``roots``."""
+        if self._runtime is not None:
+            self._runtime.roots = roots
 
     def follow_config(self, config: Config) -> None:
         """Provider calls from now on get ``config``'s time limit, output cap and the

@@ -22,8 +22,8 @@ from typing import Any, TextIO
 from workbench import jsontext
 from workbench.agent.loop import TurnResult
 from workbench.errors import ExitCode
-from workbench.events import (Event, MessageStarted, Notice, Request, TextDelta, ToolCallEnded,
-                              ToolCallStarted)
+from workbench.events import (DisplayBubble, Event, MessageStarted, Notice, Request, TextDelta,
+                              ToolCallEnded, ToolCallStarted)
 from workbench.headless.pipes import drop_closed, is_closed_pipe
 from workbench.text import safe_stream
 
@@ -75,6 +75,18 @@ class JsonlWriter(_Output):
         self.write({"type": "request", "request": request.to_json(), **outcome})
 
 
+def _plain_diff(payload: dict[str, Any]) -> str:
+    """A diff bubble as a plain unified diff, each line indented under the call's note."""
+    import difflib
+
+    before, after = str(payload.get("before") or ""), str(payload.get("after") or "")
+    title = str(payload.get("title") or "")
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(),
+                                 f"a/{title}" if title else "before",
+                                 f"b/{title}" if title else "after", lineterm="")
+    return "".join(f"  {line}\n" for line in lines)
+
+
 class PlainWriter(_Output):
     """Streams the reply to ``out``; tool calls, notices and errors go to ``err``; both
     through ``workbench.text.SafeStream``, so no escape sequence reaches the terminal."""
@@ -97,6 +109,9 @@ class PlainWriter(_Output):
             self._put(self.err, f"· {event.tool} failed: {event.error.get('message') if event.error else ''}\n")
         elif isinstance(event, Notice):
             self._put(self.err, f"{event.level}: {event.message}\n")
+        elif isinstance(event, DisplayBubble) and event.display == "diff":
+            self._put(self.err, _plain_diff(event.payload))
+
 
     def request(self, request: Request, outcome: dict[str, Any]) -> None:
         if "denied" in outcome:

@@ -38,7 +38,8 @@ from workbench.manifest.models import (
     Tool,
     permission_entry_model,
 )
-from workbench.manifest.paths import ENTRY_CANDIDATES, check_relative_path, entry_candidates, runtime_for
+from workbench.manifest.paths import (ENTRY_CANDIDATES, WORKBENCH_TEMPLATES, check_relative_path,
+                                      entry_candidates, runtime_for)
 from workbench.manifest.problems import Collector
 
 SNAKE_CASE = re.compile(r"[a-z][a-z0-9_]*")
@@ -176,6 +177,29 @@ def check_ignored_keys(tools: list[Any], memories: list[Any], found: Collector,
         _check_permission_keys(permissions, join_pointer(pointer, "permissions"), found)
     for index, memory in enumerate(memories):
         _unknown_keys(memory, _keys(Memory), join_pointer("/memories", index), found)
+
+
+def check_workbench_templates(tools: list[Any], providers: list[Any], found: Collector) -> None:
+    """Note each ``read``/``write`` path that starts with a template Workbench adds to
+    the Loca format (``$project``): other hosts may not know it."""
+    for owner, entries in (("/tools", tools), ("/providers", providers)):
+        for index, item in enumerate(entries):
+            permissions = item.get("permissions") if isinstance(item, dict) else None
+            if not isinstance(permissions, dict):
+                continue
+            for kind in ("read", "write"):
+                listed = permissions.get(kind)
+                listed = [listed] if isinstance(listed, dict) else listed
+                if not isinstance(listed, list):
+                    continue
+                for position, entry in enumerate(listed):
+                    path = entry.get("path") if isinstance(entry, dict) else None
+                    head = path.split("/", 1)[0] if isinstance(path, str) else ""
+                    if head in WORKBENCH_TEMPLATES:
+                        found.warning(
+                            join_pointer(owner, index, "permissions", kind, position, "path"),
+                            f"{head} (the folder the chat belongs to) is a Workbench addition "
+                            "to the Loca format; other hosts may not know it")
 
 
 PROVIDER_CONFIG_OWNERS = {"scopes": "memory", "priority": "search", "api_key_env": "model"}
@@ -388,6 +412,7 @@ def check_content(data: dict[str, Any], folder: Path, found: Collector) -> None:
     memories = data.get("memories") if isinstance(data.get("memories"), list) else []
     providers = data.get("providers") if isinstance(data.get("providers"), list) else []
     check_ignored_keys(tools, memories, found, providers)
+    check_workbench_templates(tools, providers, found)
     check_tool_names(tools, found)
     check_providers(providers, found)
     for index, tool in enumerate(tools):

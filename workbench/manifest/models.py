@@ -119,7 +119,8 @@ class PathPermission(PermissionEntry):
 
     path: PermissionPath
     """An absolute path, or one starting with $home, $downloads, $models, $sessions,
-    $extension or $env.VAR, optionally followed by /subpath."""
+    $extension, $project (the chat's folder, a Workbench addition) or $env.VAR,
+    optionally followed by /subpath."""
 
 
 class RunPermission(PermissionEntry):

@@ -17,8 +17,14 @@ from typing import Any, Literal, NamedTuple
 Runtime = Literal["deno", "python"]
 """How an entry module runs: under Deno (TypeScript/JavaScript) or in Python."""
 
-PATH_TEMPLATES: tuple[str, ...] = ("$home", "$downloads", "$models", "$sessions", "$extension")
-"""The fixed templates a permission path may start with; ``$env.VAR`` is the sixth."""
+PATH_TEMPLATES: tuple[str, ...] = ("$home", "$downloads", "$models", "$sessions", "$extension",
+                                   "$project")
+"""The fixed templates a permission path may start with; ``$env.VAR`` is one more.
+``$project`` (the folder the chat belongs to) is a Workbench addition to the Loca
+format: other hosts may not know it (``ext validate`` says so)."""
+
+WORKBENCH_TEMPLATES: tuple[str, ...] = ("$project",)
+"""The templates of :data:`PATH_TEMPLATES` that Workbench adds to the Loca format."""
 
 ENTRY_CANDIDATES: tuple[str, ...] = ("index.ts", "index.js", "mod.ts", "main.py")
 """Where the host looks for the entry module, in order, when the manifest names none and
@@ -43,7 +49,7 @@ ENTRY_PATH_PATTERN = RELATIVE_PATH_PATTERN[:-1] + r"\.(?:ts|js|mts|mjs|tsx|jsx|p
 PERMISSION_PATH_PATTERN = (
     r"^(?!(?:.*[/\\])?\.\.(?:[/\\]|$))"
     r"(?:/|[A-Za-z]:[/\\]|\\\\"
-    r"|\$(?:home|downloads|models|sessions|extension)(?:/|$)"
+    r"|\$(?:home|downloads|models|sessions|extension|project)(?:/|$)"
     r"|\$env\.[A-Za-z_][A-Za-z0-9_]*(?:/|$))"
 )
 """ECMA-262 form of :func:`check_permission_path`, published in the JSON Schema."""

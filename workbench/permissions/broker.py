@@ -20,6 +20,13 @@ resolved path when it differs from the declared one; the answer keeps the pin wi
 the grant (a ``once`` grant's in memory, for its call), and ``granted`` hands it on,
 so that a worker starts only on the very object the person granted. A lasting grant
 recorded before paths were pinned is pinned at its next use.
+
+One exception to "per tool": an entry naming the chat's folder (``$project``, a
+Workbench addition) is asked for once for the extension's tools that declare it alike.
+The request names them (``covers``), and an answer for the chat or always records the
+same grant, pinned alike, for each of them, each under its own key (so each shows in
+``grants explain`` and is revoked on its own). ``once`` and ``deny`` stay with the tool
+that asked.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from workbench.events import PermissionRequest, RequestDenied
-from workbench.permissions.requirements import PATH_KINDS, Requirement, on_this_system
+from workbench.permissions.requirements import PATH_KINDS, Requirement, on_this_system, project_words
 from workbench.sandbox.paths import PathChanged, Pin, pin_path
 from workbench.sandbox.policy import resolve_binary
 
@@ -86,10 +93,14 @@ class Pending:
 
     def shown(self) -> list[dict[str, Any]]:
         """The request's ``permissions``: each entry's JSON with its ``key`` (and, for a
-        path that leads elsewhere through links, the ``resolved`` path that is granted)."""
+        path that leads elsewhere through links, the ``resolved`` path that is granted;
+        for the chat's folder, ``project`` and the words ``shown``)."""
         shown = []
         for r in self.entries:
             entry = {**r.to_json(), "key": r.key}
+            if r.project:
+                entry["project"] = True
+                entry["shown"] = project_words(r.value)
             pin = self.pins.get(r.key)
             if pin is not None and pin.path != r.value:
                 entry["resolved"] = pin.path
@@ -269,7 +280,8 @@ class Broker:
 
     async def settle(self, tool: str, reqs: list[Requirement], session_id: str | None, *,
                      ask: Ask, extra: Iterable[tuple[str, str]] = (),
-                     prompt: bool = True) -> set[tuple[str, str]]:
+                     prompt: bool = True,
+                     covers: dict[str, list[Requirement]] | None = None) -> set[tuple[str, str]]:
         """Settle ``reqs`` before a call, asking the person when allowed.
 
         One ``PermissionRequest`` holds the missing required entries and the undecided
@@ -286,6 +298,9 @@ class Broker:
             extra: ``(kind, value)`` pairs granted for this call alone.
             prompt: Whether the person may be asked; when false, a missing required
                 entry refuses the call and undecided optional ones are left out.
+            covers: Other grant keys with the ``$project`` entries they declare alike
+                (see the module docstring); those still missing are named in the
+                request and granted with a ``session`` or ``always`` answer.
 
         Returns:
             The ``(kind, value)`` pairs granted for this call alone by the answer.
@@ -304,9 +319,13 @@ class Broker:
                 raise Refusal("not granted", pending.required)
             return set()
         pending = self._pin(pending)
+        asked = {(r.kind, r.value) for r in pending.entries if r.project}
+        covered = {other: missing for other, theirs in (covers or {}).items()
+                   if (missing := [r for r in self.missing(other, theirs, session_id)
+                                   if (r.kind, r.value) in asked])}
         try:
             answer = await ask(PermissionRequest(tool=tool, permissions=pending.shown(),
-                                                 session_id=session_id))
+                                                 session_id=session_id, covers=sorted(covered)))
         except RequestDenied as exc:
             if pending.required:
                 raise Refusal(f"denied ({exc.reason})", pending.required) from exc
@@ -336,6 +355,18 @@ class Broker:
         self.store.audit("person", f"grant.{decision}", tool,
                          {"permissions": [r.to_json() for r in accepted],
                           "declined": [r.to_json() for r in declined]})
+        if decision in ("session", "always"):
+            given = {(r.kind, r.value): r.key for r in accepted if r.project}
+            for other, missing in covered.items():
+                shared = [r for r in missing if (r.kind, r.value) in given]
+                if not shared:
+                    continue
+                self.record(other, shared, decision, session_id,
+                            {r.key: pending.pins[given[(r.kind, r.value)]] for r in shared
+                             if given[(r.kind, r.value)] in pending.pins})
+                self.store.audit("person", f"grant.{decision}", other,
+                                 {"permissions": [r.to_json() for r in shared],
+                                  "with": tool})
         return {(r.kind, r.value) for r in accepted}
 
     def explain(self, tool: str, reqs: Iterable[Requirement],
@@ -344,7 +375,7 @@ class Broker:
         entry whose binary is not on this system), ``granted``, ``denied``,
         ``not granted`` (required, never granted), ``undecided`` (optional, never
         asked or asked only once) or ``declined`` (optional, left out in the chat, or in any chat without one),
-        with the grant behind it."""
+        with the grant behind it; an entry naming the chat's folder also has ``project``."""
         grants = self.store.list_grants(tool)
         declines = self.store.list_declines(tool)
         rows = []
@@ -366,5 +397,6 @@ class Broker:
                 state = "declined" if declined else "undecided"
             else:
                 state = "not granted"
-            rows.append({**req.to_json(), "key": req.key, "state": state, "grant": grant})
+            rows.append({**req.to_json(), "key": req.key, "state": state, "grant": grant,
+                         **({"project": True} if req.project else {})})
         return rows

@@ -4,7 +4,12 @@ A requirement is one entry of the manifest's ``permissions``: its kind (``read``
 ``net``, ``memories``…), the value it names (a path, ``host:port,port``, a binary, an
 environment key, an access level), its reason and whether it is optional. Paths use
 the templates ``$home``, ``$downloads``, ``$models``, ``$sessions``, ``$extension``
-and ``$env.VAR``, expanded here on the host.
+and ``$env.VAR``, expanded here on the host, and ``$project``, a Workbench addition to
+the format: the folder the chat belongs to (the one the host works in). ``$project`` is
+never a folder that holds more than a project: the whole system (``/``), the person's
+home folder or a folder that holds it, the workbench's own home or a folder that holds
+it or lies inside it — there it is not expanded, and the tool is refused saying why
+(``ProjectUnavailable``).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +29,16 @@ OS_KINDS = ctx_spec.os_kinds()
 PATH_KINDS = ("read", "write")
 """The kinds whose value is a path, pinned when granted (see ``sandbox/paths.py``)."""
 
-_TEMPLATE = re.compile(r"^\$(home|downloads|models|sessions|extension|env\.([A-Za-z_][A-Za-z0-9_]*))(?=/|$)")
+_TEMPLATE = re.compile(
+    r"^\$(home|downloads|models|sessions|extension|project|env\.([A-Za-z_][A-Za-z0-9_]*))(?=/|$)")
+
+PROJECT = "$project"
+"""The template naming the chat's folder (a Workbench addition to the Loca format)."""
+
+
+class ProjectUnavailable(ValueError):
+    """``$project`` names no folder a tool may be given: the chat's folder is the whole
+    system, the home folder, or holds (or lies in) the workbench's own files."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +54,9 @@ class Requirement:
     standing: bool = field(default=False, compare=False)
     """For a granted entry: whether a session or lasting grant holds it (not one for
     this call alone), so that a worker may be started ahead with it."""
+    project: bool = field(default=False, compare=False)
+    """Whether the entry names the chat's folder (``$project``, or a path beneath it):
+    one answer grants it to every tool of the extension that declares it too."""
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "value": self.value, "reason": self.reason,
@@ -52,8 +69,16 @@ class Requirement:
         return f"{self.kind}:{self.value}" if self.value else self.kind
 
     def describe(self) -> str:
-        """``kind value``, or the kind alone when it names nothing."""
+        """``kind value``, or the kind alone when it names nothing; a ``$project`` entry
+        as ``read this project (/path)``."""
+        if self.project:
+            return f"{self.kind} {project_words(self.value)}"
         return f"{self.kind} {self.value}".strip()
+
+
+def project_words(folder: str) -> str:
+    """How a prompt, a review or an error names the chat's folder: ``this project (/path)``."""
+    return f"this project ({folder})"
 
 
 @dataclass(frozen=True)
@@ -64,12 +89,59 @@ class TemplateRoots:
     downloads: Path
     models: Path
     sessions: Path
+    project: Path | None = None
+    """The chat's folder (``$project``); None where there is none."""
+    workbench_home: Path | None = None
+    """The workbench's own home, which ``$project`` never holds."""
 
     @classmethod
-    def for_host(cls, workbench_home: Path) -> TemplateRoots:
+    def for_host(cls, workbench_home: Path, project: Path | None = None) -> TemplateRoots:
         user_home = Path.home()
         return cls(home=user_home, downloads=user_home / "Downloads",
-                   models=workbench_home / "models", sessions=workbench_home / "sessions")
+                   models=workbench_home / "models", sessions=workbench_home / "sessions",
+                   project=project, workbench_home=workbench_home)
+
+    def with_project(self, folder: Path) -> TemplateRoots:
+        """These roots with ``$project`` naming ``folder`` (the chat's folder)."""
+        return replace(self, project=Path(folder))
+
+    def project_folder(self) -> str:
+        """The folder ``$project`` names, absolute and resolved.
+
+        Raises:
+            ProjectUnavailable: There is none, or it holds more than a project (see the
+                module docstring); the message says what it is and what to do.
+        """
+        if self.project is None:
+            raise ProjectUnavailable("this call belongs to no project folder ($project); "
+                                     "start workbench in the project's folder")
+        folder = os.path.realpath(self.project)
+        why = _not_a_project(folder, os.path.realpath(self.home),
+                             os.path.realpath(self.workbench_home) if self.workbench_home else None)
+        if why is not None:
+            raise ProjectUnavailable(
+                f"the chat's folder, {folder}, is {why}, so it is not given to tools as "
+                "a project ($project): start workbench in the project's own folder "
+                "(cd PROJECT && workbench), or run `workbench call`/`run` from there")
+        return folder
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _not_a_project(folder: str, home: str, workbench_home: str | None) -> str | None:
+    """Why ``folder`` (resolved) cannot be a project's folder, or None when it can."""
+    if folder == "/":
+        return "the whole system (/)"
+    if _within(home, folder):
+        return "your home folder" if folder == home else f"a folder that holds your home folder ({home})"
+    if workbench_home is not None:
+        if _within(workbench_home, folder):
+            return f"a folder that holds the workbench's own files ({workbench_home})"
+        if _within(folder, workbench_home):
+            return f"inside the workbench's own files ({workbench_home})"
+    return None
 
 
 def expand_path(path: str, *, roots: TemplateRoots, extension_dir: Path,
@@ -78,6 +150,7 @@ def expand_path(path: str, *, roots: TemplateRoots, extension_dir: Path,
 
     Raises:
         ValueError: The template is unknown, or ``$env.VAR`` names an unset variable.
+        ProjectUnavailable: ``$project`` names no folder a tool may be given.
     """
     match = _TEMPLATE.match(path)
     if not match:
@@ -90,6 +163,8 @@ def expand_path(path: str, *, roots: TemplateRoots, extension_dir: Path,
         if var not in env:
             raise ValueError(f"{path!r} names ${'env.' + var}, which is not set")
         base = env[var]
+    elif name == "project":
+        base = roots.project_folder()
     else:
         base = str(extension_dir if name == "extension" else getattr(roots, name))
     rest = path[match.end():].lstrip("/")
@@ -119,8 +194,11 @@ def requirements_of(permissions: Mapping[str, Any], *, roots: TemplateRoots,
         for entry in _entries(permissions.get(kind)):
             reason = str(entry.get("reason", ""))
             optional = bool(entry.get("optional", False))
+            project = False
             if kind in ("read", "write"):
-                value = expand_path(str(entry["path"]), roots=roots, extension_dir=extension_dir, env=env)
+                raw = str(entry["path"])
+                value = expand_path(raw, roots=roots, extension_dir=extension_dir, env=env)
+                project = _TEMPLATE.match(raw) is not None and raw.startswith(PROJECT)
             elif kind == "net":
                 ports = entry.get("ports") or []
                 ports = "*" if ports == "*" else ",".join(str(p) for p in ports)
@@ -132,5 +210,5 @@ def requirements_of(permissions: Mapping[str, Any], *, roots: TemplateRoots,
             else:  # sys names its flag, a capability its access level or nothing
                 spec = ctx_spec.permission(kind)
                 value = spec.value_of(entry) if spec is not None else ""
-            found.append(Requirement(kind, value, reason, optional))
+            found.append(Requirement(kind, value, reason, optional, project=project))
     return found

@@ -1,7 +1,9 @@
 """The ``shell`` tool as a ``ToolSource``: a command line run with bash in the sandbox on
 a copy-on-write view of the chat's project folder, its changes applied as one change set.
 
-The tool asks once for ``run bash`` (the broker's prompt, like any tool's). Each call:
+The tool asks once for ``run bash`` and ``write $project`` (the broker's prompt, like any
+tool's, naming ``this project (/path)``; ``$project`` is never ``/``, the home folder or
+the workbench's own files, so the call is refused there, saying why). Each call:
 the chat's folder is pinned; a worker (``runner.py``) runs the command with the
 host's programs read-only, no network but the proxy, a time limit; what it changed
 is applied by ``Changes`` (``changes.py``); the answer carries the output (cut at
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -61,10 +64,31 @@ DESCRIPTION = (
     "at 64 KiB) and the files it changed.")
 
 PERMISSIONS = {"run": [{"binary": "bash", "reason": "run command lines in the sandbox on a "
-                        "copy of this project; what they change lands as one change you can undo"}]}
+                        "copy of this project; what they change lands as one change you can undo"}],
+               "write": [{"path": "$project", "reason": "run commands on this project's files; "
+                          "what they change lands in it as one change you can undo"}]}
+"""``run bash`` and the chat's folder (``$project``), named ``this project (/path)`` in the
+prompt as the built-in file tools name it. ``$project`` is never ``/``, the home folder or
+the workbench's own files, so the shell never runs on them."""
 
 LONGEST_S = 28 * 60
 """The longest any command may run (the bound of ``shell.max_timeout_s``)."""
+
+
+_TMP_PROGRAM = re.compile(r"(/tmp/[^\s:'\"]+)(?:: bad interpreter)?: No such file or directory")
+
+
+def _missing_tmp_program(output: str) -> str:
+    """Why a program or file named under ``/tmp`` was not found, when bash (or the
+    program) said only "No such file": the shell's ``/tmp`` is its own, empty at each
+    command, not the host's. The host's ``/tmp`` is never looked at, so the answer
+    tells nothing of what is there."""
+    found = _TMP_PROGRAM.search(output)
+    if found is None:
+        return ""
+    return (f"{found.group(1)} was not found because the shell's /tmp is its own, empty at "
+            "each command, not the host's /tmp: put the program or file in the project, or run "
+            "a program of the host's installation (the folders shell.programs names)")
 
 
 class ShellHost:
@@ -109,8 +133,6 @@ class ShellSource(ToolSource):
         self.host = host
         self.changes = changes
         self.runner = ShellRunner(host.zygote)
-        self.allowed: dict[str, set[str]] = {}
-        """By chat: the hosts the person allowed for the rest of it (``Allow for this chat``)."""
 
     # --- the contract ------------------------------------------------------------
 
@@ -155,7 +177,12 @@ class ShellSource(ToolSource):
         ceiling = self.ceiling()
         return {"level": network.narrower(wanted, ceiling), "chosen": chosen, "setting": wanted,
                 "ceiling": ceiling, "levels": list(NETWORK_LEVELS),
-                "allowed_hosts": sorted(self.allowed.get(session_id or "", set()))}
+                "allowed_hosts": sorted(self._allowed(session_id))}
+
+    def _allowed(self, session_id: str | None) -> set[str]:
+        """The hosts the person allowed for the rest of a chat (``Allow for this chat``),
+        kept with the chat in the store so a resumed chat still allows them."""
+        return self.host.store.session_hosts(session_id) if session_id else set()
 
     def set_network(self, session_id: str, level: str | None) -> dict[str, Any]:
         """Choose a chat's network (None: follow the setting). A level above the
@@ -183,6 +210,10 @@ class ShellSource(ToolSource):
         folder = self.host.folder(session_id)
         if not folder.is_dir():
             raise ToolError("unavailable", f"the chat's project folder {folder} is not a folder")
+        projects = [r.value for r in ctx.granted if r.kind == "write" and r.project]
+        if os.path.realpath(folder) not in projects:
+            raise ToolError("permission", f"the chat's folder {folder} is not the project this call "
+                            f"was granted ({', '.join(projects) or 'none'}); nothing ran")
         try:
             pin = pin_path(str(folder))
         except PathChanged as exc:
@@ -232,6 +263,9 @@ class ShellSource(ToolSource):
             answer["not_applied"] = apply_error
         if ran.net_events:
             answer["network"] = [event["message"] for event in ran.net_events[:20]]
+        missing = _missing_tmp_program(answer["output"])
+        if missing:
+            note = f"{note}; {missing}" if note else missing
         if note:
             answer["note"] = note
         if applied["change_set"] is not None:
@@ -273,7 +307,7 @@ class ShellSource(ToolSource):
                    "your own config)")
             calls.decided[target] = why
             return why
-        if host.lower() in self.allowed.get(calls.session_id or "", set()):
+        if host.lower() in self._allowed(calls.session_id):
             return None
         started = time.monotonic()
         try:
@@ -288,7 +322,7 @@ class ShellSource(ToolSource):
         if answer not in NETWORK_ANSWERS:
             answer, reason = "deny", f"the answer {answer!r} is not one of {', '.join(NETWORK_ANSWERS)}"
         if answer == "chat" and calls.session_id:
-            self.allowed.setdefault(calls.session_id, set()).add(host.lower())
+            self.host.store.allow_session_host(calls.session_id, host.lower())
         decided = None if answer in ("once", "chat") else f"{target} was not allowed: {reason}"
         calls.decided[target] = decided
         return decided

@@ -1,7 +1,9 @@
 """Change sets: what a shell command changed in a project folder, applied as one change,
 with the files' earlier contents kept (bounded) so the person can undo it.
 
-Tables ``change_sets``, ``change_files`` and ``change_blobs`` (``m012``). A blob is
+Tables ``change_sets``, ``change_files`` and ``change_blobs`` (``m012``); a chat's shell
+network, ``session_shell`` (``m012``) and the hosts allowed for it, ``session_shell_hosts``
+(``m013``). A blob is
 kept once per content (its SHA-256) and dropped once no change file names it. This
 module must not import anything above the store.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.store.db import StoreBase
+from workbench.store.db import StoreBase, now_ms
 
 FILE_COLUMNS = ("seq", "path", "action", "kind", "before_kind", "before_mode", "before_target",
                 "before_blob", "before_kept", "after_mode", "after_identity", "copy", "note")
@@ -114,3 +116,16 @@ class ChangesMixin(StoreBase):
                 self._execute("INSERT INTO session_shell (session_id, network) VALUES (?, ?) "
                               "ON CONFLICT (session_id) DO UPDATE SET network = excluded.network",
                               (session_id, network))
+
+    def session_hosts(self, session_id: str) -> set[str]:
+        """The hosts the person allowed the shell to reach for the rest of a chat
+        (``Allow for this chat`` on its network card)."""
+        return {str(row["host"]) for row in self._all(
+            "SELECT host FROM session_shell_hosts WHERE session_id = ?", (session_id,))}
+
+    def allow_session_host(self, session_id: str, host: str) -> None:
+        """Record that the shell may reach ``host`` for the rest of the chat (nothing
+        when there is no such chat: the answer then holds for the call alone)."""
+        with self.transaction():
+            self._execute("INSERT OR IGNORE INTO session_shell_hosts (session_id, host, allowed_at) "
+                          "SELECT id, ?, ? FROM sessions WHERE id = ?", (host, now_ms(), session_id))

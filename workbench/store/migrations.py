@@ -535,7 +535,18 @@ def m012_change_sets(db: Database) -> None:
         db.execute(statement)
 
 
-def m013_settled_through(db: Database) -> None:
+def m013_session_shell_hosts(db: Database) -> None:
+    """The hosts a chat allowed the shell to reach from a network card (``Allow for
+    this chat``), kept with the chat so a resumed one still allows them."""
+    db.execute("""CREATE TABLE session_shell_hosts (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        host TEXT NOT NULL,
+        allowed_at INTEGER NOT NULL,
+        PRIMARY KEY (session_id, host)
+    )""")
+
+
+def m014_settled_through(db: Database) -> None:
     """How far each session is known to have every call answered: settling it reads
     only the messages after (``Store.unanswered_calls``)."""
     db.execute("ALTER TABLE sessions ADD COLUMN settled_seq INTEGER NOT NULL DEFAULT 0")
@@ -573,7 +584,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "m010_project_extension_consents", m010_project_extension_consents),
     Migration(11, "m011_grant_pins", m011_grant_pins),
     Migration(12, "m012_change_sets", m012_change_sets),
-    Migration(13, "m013_settled_through", m013_settled_through),
+    Migration(13, "m013_session_shell_hosts", m013_session_shell_hosts),
+    Migration(14, "m014_settled_through", m014_settled_through),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 

@@ -125,9 +125,16 @@ class ChatContext:
     user_message: str = ""
     session_id: str | None = None
     locale: str | None = None
+    project: str | None = None
+    """The chat's folder (``$project``), when it may be given to tools (a Workbench
+    addition: ``projectFolder``)."""
+    review_writes: bool = False
+    """Whether a change to a file is to be shown as a diff question and written only
+    when accepted (the ``tools.review_writes`` setting; ``reviewWrites``)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"userMessage": self.user_message, "sessionId": self.session_id, "locale": self.locale}
+        return {"userMessage": self.user_message, "sessionId": self.session_id, "locale": self.locale,
+                "projectFolder": self.project, "reviewWrites": self.review_writes}
 
 
 @dataclass

@@ -39,6 +39,10 @@ class TuiResponder:
             made before the app (the host is opened first).
     """
 
+    interactive = True
+    """A person is at the keyboard and sees each change as it is made, so file changes
+    are not asked about first unless ``tools.review_writes`` is ``always``."""
+
     def __init__(self, app: App | None = None) -> None:
         self.app = app
 

@@ -49,8 +49,9 @@ def test_plain_output_is_the_reply_and_sessions_resume(script):
     assert "[assistant] second answer" in human.stdout
 
 
-def test_a_permission_needed_in_headless_mode_is_denied_never_waited_for(script, tmp_path):
-    model = script([{"tool_calls": [{"name": "read_file", "arguments": {"path": "/etc/hostname"}}]},
+def test_a_permission_needed_in_headless_mode_is_denied_never_waited_for(script, workdir):
+    (workdir / "notes.txt").write_text("hello")  # in the project: reading it asks
+    model = script([{"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
                     {"text": "I could not read it."}])
     done = workbench("run", "--model", model, "--jsonl", "read it", input="")
     lines = [json.loads(line) for line in done.stdout.splitlines()]
@@ -58,7 +59,9 @@ def test_a_permission_needed_in_headless_mode_is_denied_never_waited_for(script,
     assert requests[0]["request"]["type"] == "permission"
     assert "policy is deny" in requests[0]["denied"]
     ended = [e for e in lines if e["type"] == "tool_call_ended"][0]
-    assert ended["error"]["kind"] == "permission" and "Read the files you ask about" in ended["error"]["message"]
+    message = ended["error"]["message"]
+    assert ended["error"]["kind"] == "permission" and f"read this project ({workdir})" in message
+    assert "Read the files of the project this chat works in" in message
     assert done.returncode == 6 and lines[-1]["text"] == "I could not read it."  # a refusal
 
 
@@ -69,7 +72,7 @@ def test_a_delegate_can_grant(script, tmp_path):
         json.load(sys.stdin)
         print(json.dumps({"decision": "once"}))
     """))
-    target = tmp_path / "note.txt"
+    target = tmp_path / "work" / "note.txt"  # in the project, the folder it runs in
     target.write_text("hello from the note")
     model = script([{"tool_calls": [{"name": "read_file", "arguments": {"path": str(target)}}]}, {"text": "ok"}])
     done = workbench("run", "--model", model, "--jsonl", "--approvals", f"delegate:{sys.executable} {approve}", "go")

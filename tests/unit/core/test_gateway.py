@@ -136,7 +136,8 @@ async def test_timeout_and_output_bounds_refuse_never_cut(host):
 
 async def test_progress_logs_and_bubbles_become_events(host):
     outcome = await host.call_tool("chatty", {}, CallOptions(user_message="hello", session_id=None))
-    assert outcome.result == {"userMessage": "hello", "sessionId": None, "locale": None}
+    assert outcome.result == {"userMessage": "hello", "sessionId": None, "locale": None,
+                              "projectFolder": None, "reviewWrites": True}
     progress = [e for e in host.seen if isinstance(e, ToolCallProgress)]
     assert (progress[0].progress, progress[0].label) == (0.5, "half")
     assert [e.level for e in host.seen if isinstance(e, ToolCallLog)] == ["warn"]

@@ -68,18 +68,20 @@ async def test_a_failed_tool_call_goes_back_to_the_model_as_an_error(tmp_path):
         assert result.text == "Sorry."
 
 
-async def test_cancel_ends_the_turn_as_cancelled(tmp_path):
-    model = script(tmp_path, [{"tool_calls": [{"name": "read_file", "arguments": {"path": "/etc/hostname"}}]}])
+async def test_cancel_ends_the_turn_as_cancelled(tmp_path, workdir):
+    # A file of the project (the chat's folder): reading it asks, and the answer is slow.
+    (workdir / "notes.txt").write_text("hello\n")
+    model = script(tmp_path, [{"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]}])
 
     class Slow:
         async def answer(self, request):
             await asyncio.sleep(30)
 
-    async with Host.open(cwd=tmp_path, model=model, responder=Slow()) as host:
+    async with Host.open(cwd=workdir, model=model, responder=Slow()) as host:
         seen = []
         host.bus.subscribe(seen.append)
         turn = asyncio.ensure_future(host.chats.send_prompt("read it"))
-        while not host.chats.busy:
+        while not host.chats.busy and not turn.done():
             await asyncio.sleep(0.01)
         await asyncio.sleep(0.1)
         assert host.chats.cancel()

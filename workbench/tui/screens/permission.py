@@ -58,7 +58,8 @@ def describe(entry: dict[str, Any]) -> tuple[str, str, str]:
         # and judge its breadth by that.
         resolved = str(entry.get("resolved") or "")
         real = resolved or value
-        shown = shown_path(value) + (f" (leads to {shown_path(resolved)})" if resolved else "")
+        shown = (f"this project ({shown_path(value)})" if entry.get("project")
+                 else shown_path(value)) + (f" (leads to {shown_path(resolved)})" if resolved else "")
         if real == "/":
             return label(kind), shown, "the whole file system"
         if real and real == _home():
@@ -131,6 +132,11 @@ class PermissionScreen(ModalScreen[PermissionAnswer]):
             with VerticalScroll(id="permission-list", can_focus=False):
                 for entry in self.request.permissions:
                     yield from self._entry(entry)
+            if self.request.covers:
+                others = ", ".join(key.rpartition(".")[2] for key in self.request.covers)
+                yield Static(Content.styled(
+                    f"This session or Always also lets {others} do the same in this project.",
+                    "$text-muted"), id="permission-covers")
             if self._optional:
                 yield Static(Content.styled("Untick what it should do without (space).",
                                             "$text-muted"), id="permission-hint")

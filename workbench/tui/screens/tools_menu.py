@@ -65,8 +65,11 @@ def tool_grants(host: Host, extension: str, session_id: str | None) -> list[Tool
 
 
 def grant_text(row: dict[str, Any]) -> Content:
-    """A permission and where it stands: ``read ~/notes · granted always since …``."""
-    what = Content.assemble((f"{row['kind']} ", "bold"), shown_path(row["value"]))
+    """A permission and where it stands: ``read ~/notes · granted always since …``; the
+    chat's folder as ``read this project (~/work)``, as the prompt names it."""
+    place = shown_path(row["value"])
+    what = Content.assemble((f"{row['kind']} ", "bold"),
+                            f"this project ({place})" if row.get("project") else place)
     if row.get("optional"):
         what = Content.assemble(what, (" (optional)", "$text-muted"))
     grant = row.get("grant")

@@ -7,6 +7,7 @@ the card is not mounted (scrolled far away) and hands to the next card it builds
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,8 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import ProgressBar, Static
+
+from workbench.tui.paths import shown_path
 
 ARGUMENTS_WIDTH = 72
 RESULT_WIDTH = 200
@@ -55,6 +58,9 @@ def summarize_result(result: Any, width: int = RESULT_WIDTH) -> str:
     if isinstance(result, dict):
         return summarize_arguments(result, width)
     return shorten(json.dumps(result, ensure_ascii=False, default=str), width)
+
+
+_PROJECT = re.compile(r"this project \((/[^)\n]*)\)")
 
 
 @dataclass(eq=False)
@@ -116,6 +122,8 @@ class ToolCallState:
             self.outcome = f"✓ {summarize_result(result)}"
         else:
             message = (error or {}).get("message") or "the call failed"
+            # The project a refusal names is shown as the prompt showed it (~/work).
+            message = _PROJECT.sub(lambda m: f"this project ({shown_path(m.group(1))})", message)
             self.outcome = f"✗ {message}"
 
 
