@@ -44,7 +44,7 @@ def test_the_copy_as_it_is_keeps_every_contract(tmp_path: Path) -> None:
     # The probe cycle: the registry reaching into MCP, which imports the registry.
     ("workbench/tools/probe.py", "import workbench.mcp.naming\n",
      "never the agent or an MCP server"),
-    ("workbench/scheduler/probe.py", "import workbench.supervisor.events\n",
+    ("workbench/scheduler/probe.py", "import workbench.supervisor.launch\n",
      "Schedule arithmetic runs nothing"),
     # Capabilities import the schedule shapes: the other way round is a cycle.
     ("workbench/scheduler/probe.py", "import workbench.capabilities.schedules\n",

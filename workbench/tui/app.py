@@ -25,8 +25,15 @@ from textual.theme import Theme
 
 from workbench.core.host import Host
 from workbench.errors import WorkbenchError
-from workbench.events import Event, ExtensionStatusChanged, Notice, NotificationPosted
-from workbench.supervisor.events import ProcessStateChanged, ScheduleFired, ScheduleRunEnded
+from workbench.events import (
+    Event,
+    ExtensionStatusChanged,
+    Notice,
+    NotificationPosted,
+    ProcessStateChanged,
+    ScheduleFired,
+    ScheduleRunEnded,
+)
 from workbench.tui.core_event import CoreEvent
 from workbench.tui.keys import key_rows
 from workbench.tui.responder import TuiResponder
