@@ -132,13 +132,13 @@ async def measure(root: Path, runtime: str) -> tuple[list[float], list[float]]:
             host.sandbox.forget()
             await asyncio.sleep(0.05)
             start = time.perf_counter()
-            outcome = await host.call_tool(name, {"n": index})
+            outcome = await host.tools.call(name, {"n": index})
             firsts.append(time.perf_counter() - start)
             assert outcome.ok, outcome.error
         for index in range(RUNS):
             await asyncio.sleep(GAP_S)
             start = time.perf_counter()
-            outcome = await host.call_tool(name, {"n": index})
+            outcome = await host.tools.call(name, {"n": index})
             laters.append(time.perf_counter() - start)
             assert outcome.ok and outcome.result == {"n": index + 1}, outcome.error
     return firsts, laters
@@ -171,7 +171,7 @@ async def measure_shell(root: Path) -> tuple[list[float], list[float]]:
             runner.forget()
             await asyncio.sleep(0.05)
             start = time.perf_counter()
-            outcome = await host.call_tool("shell", {"command": "true"}, options)
+            outcome = await host.tools.call("shell", {"command": "true"}, options)
             firsts.append(time.perf_counter() - start)
             assert outcome.ok and outcome.result["exit_code"] == 0, outcome.error
         for _ in range(RUNS):
@@ -180,7 +180,7 @@ async def measure_shell(root: Path) -> tuple[list[float], list[float]]:
             while any(not task.done() for task in runner._warm.values()) and time.monotonic() < deadline:
                 await asyncio.sleep(0.005)
             start = time.perf_counter()
-            outcome = await host.call_tool("shell", {"command": "true"}, options)
+            outcome = await host.tools.call("shell", {"command": "true"}, options)
             laters.append(time.perf_counter() - start)
             assert outcome.ok and outcome.result["exit_code"] == 0, outcome.error
         await host.aclose()

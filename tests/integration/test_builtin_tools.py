@@ -13,7 +13,7 @@ from workbench.core.host import Host
 
 async def call(host, name, args, grant=True):
     grants = host.grants.from_flags(name, [], grant_all=True) if grant else ()
-    return await host.call_tool(name, args, CallOptions(grants=grants, prompt=False))
+    return await host.tools.call(name, args, CallOptions(grants=grants, prompt=False))
 
 
 @pytest.fixture

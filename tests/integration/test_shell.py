@@ -180,7 +180,7 @@ def test_the_cli_lists_shows_and_undoes_change_sets(tmp_path, home):
 
     async def change() -> int:
         async with Host.open(cwd=project, model="echo") as host:
-            outcome = await host.call_tool("shell", {"command": "echo after > f.txt"},
+            outcome = await host.tools.call("shell", {"command": "echo after > f.txt"},
                                            CallOptions(grants=(("run", "bash"),)))
             assert outcome.ok, outcome.error
             return outcome.result["change_set"]

@@ -166,9 +166,9 @@ async def test_a_projects_config_cannot_raise_the_ceiling(tmp_path, home):
     trust_project(home, project)
     answers = Answers(["once"])
     async with Host.open(cwd=project, model="echo", responder=answers) as host:
-        found = host.shell_network(None)
+        found = host.shell.network(None)
         assert (found["level"], found["ceiling"]) == ("off", "off")
-        outcome = await host.call_tool("shell", {"command": "curl -sS --max-time 5 https://pypi.org/; "
+        outcome = await host.tools.call("shell", {"command": "curl -sS --max-time 5 https://pypi.org/; "
                                                  "ls /root /home /work 2>&1; true"},
                                        CallOptions(grants=GRANT))
     assert outcome.ok, outcome.error

@@ -33,7 +33,7 @@ def earlier_chats(app) -> tuple[str, str]:
     store = app.host.store
     clock = iter(range(T0, T0 + 100 * 60_000, 60_000))
     store.clock = lambda: next(clock)
-    model = app.host.model  # the scripted model: its reply follows the replies stored
+    model = app.host.default_model.spec  # the scripted model: its reply follows the replies stored
     plants = store.create_session(title="Plants", model=model)["id"]
     store.add_message(plants, "user", content="How often do ferns need water?")
     store.add_message(plants, "assistant", content="Let me count the words first.", tool_calls=[
@@ -203,7 +203,7 @@ class TestNewChat:
 
     async def test_switching_is_refused_while_a_turn_runs(self, make_app, until) -> None:
         app = make_app([])
-        app.host.provider = StallingModel
+        app.host.default_model.built = StallingModel()
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press(*"think", "enter")
             await until(pilot, lambda: app.chat.busy)

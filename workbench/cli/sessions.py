@@ -97,7 +97,7 @@ def set_model(
 
     with reported(), Host.open(defer_extensions=True) as host:
         session = host.chat_models.choose_model(host.chats.get(session_id)["id"], spec)
-        default = host.model
+        default = host.default_model.spec
     if as_json:
         say(json.dumps(session, indent=2, default=str))
         return

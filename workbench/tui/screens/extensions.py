@@ -164,9 +164,9 @@ class ExtensionsScreen(ChangesInThread, Screen):
     def _read(self, read: int, select: str | None) -> None:
         host = self.host
         try:
-            host.ensure_extensions()
+            host.loading.ensure()
             installed = host.extensions.here()
-            report = host.status_report()
+            report = host.tools.status_report()
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
             return
