@@ -36,16 +36,15 @@ def list_sessions(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        rows = host.chats.sessions(limit=limit)
+        rows = host.chats.rows(limit=limit)
     if as_json:
-        say(json.dumps(rows, indent=2, default=str))
+        say(json.dumps([row.to_json() for row in rows], indent=2, default=str))
         return
     if not rows:
         say("No sessions yet. Start one with `workbench` or `workbench run \"…\"`.")
         return
     for row in rows:
-        say(f"{row['id'][:12]}  {_when(row.get('updated_at'))}  "
-                   f"{row.get('message_count', 0):>4} msgs  {row.get('title') or ''}")
+        say(f"{row.id[:12]}  {_when(row.updated_at)}  {row.message_count:>4} msgs  {row.title}")
 
 
 @sessions_app.command("show")
