@@ -39,6 +39,7 @@ from workbench.core.requests import DenyAll, Responder
 from workbench.core.runner import Dispatcher, ExtensionFiles, SandboxRunner
 from workbench.core.schedules import Schedules
 from workbench.core.services import HostServices
+from workbench.core.settings_service import SettingsService
 from workbench.core.shell_service import ShellService
 from workbench.core.sources import BUILTIN_SOURCES
 from workbench.core.switches import Switches
@@ -171,6 +172,8 @@ class Host:
                                    switches=self.switches, chats=self.chats)
         """Scheduled prompts, their cards and runs, the supervisor (``core/schedules.py``)."""
         self.services.on_scheduled = lambda prompt_id: self.schedules.freeze_card({"id": prompt_id})
+        self.settings = SettingsService(workspace=self.workspace, chat_models=self.chat_models)
+        """The settings as the Settings screen shows them (``core/settings_service.py``)."""
         self.shell = ShellService(sources=self.sources, store=store)
         """The shell's network in each chat (``core/shell_service.py``)."""
         for make in BUILTIN_SOURCES:

@@ -20,6 +20,7 @@ from workbench.core.mcp_servers import McpServers
 from workbench.core.memory_service import MemoryService
 from workbench.core.providers import Providers
 from workbench.core.schedules import Schedules
+from workbench.core.settings_service import SettingsService
 from workbench.core.shell_service import ShellService
 from workbench.core.switches import Switches
 from workbench.core.tool_service import ToolService
@@ -29,7 +30,8 @@ SERVICES = {"workspace": Workspace, "loading": Loading, "tools": ToolService,
             "folder": FolderService, "default_model": DefaultModel, "chats": Chats,
             "chat_models": ChatModels, "extensions": ExtensionService, "providers": Providers,
             "mcp": McpServers, "schedules": Schedules, "memories": MemoryService,
-            "grants": Grants, "switches": Switches, "shell": ShellService}
+            "grants": Grants, "switches": Switches, "settings": SettingsService,
+            "shell": ShellService}
 
 WIRING = {"open", "settle_after_crash", "close", "aclose", "ashutdown", "config", "cwd"}
 """What the host itself offers: opening and closing, and two views of the workspace."""
