@@ -183,7 +183,7 @@ def network_answers() -> list[str]:
 
 async def test_a_host_beyond_the_chat_but_within_the_ceiling_is_asked_about(shell_lab, home):
     write_config(home.root, '[shell]\nnetwork_ceiling = "all"\n')
-    shell_lab.host.config = type(shell_lab.host.config).load(home, shell_lab.project)
+    shell_lab.host.workspace.config = type(shell_lab.host.config).load(home, shell_lab.project)
     shell_lab.session_id = shell_lab.host.chats.new("network")["id"]
     command = "curl -sS --max-time 10 -o /dev/null https://example.com/; echo exit $?"
     denied = await shell_lab.run(command)
