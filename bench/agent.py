@@ -172,11 +172,11 @@ async def _loop_and_bare(root: Path) -> tuple[list[float], list[float], list[flo
 
     async with Host.open(cwd=root, model=f"scripted:{script}") as host:
         host.bus.subscribe(mark)
-        await host.call_tool("word_count", {"text": "warm up"})
+        await host.tools.call("word_count", {"text": "warm up"})
         for turn in range(TURNS):
             start = time.perf_counter()
             for n in range(CALLS_PER_TURN):
-                outcome = await host.call_tool("word_count", {"text": f"call {n}"})
+                outcome = await host.tools.call("word_count", {"text": f"call {n}"})
                 assert outcome.ok, outcome.error
             bare.append((time.perf_counter() - start) / CALLS_PER_TURN)
             marks.clear()

@@ -144,7 +144,7 @@ async def measure_starts(name: str, command: str, args: list[str], tool: str,
         for run in range(STARTS + 1):
             for way, config in ways.items():
                 start = time.perf_counter()
-                outcome = await host.call_tool(f"mcp__{config.name}__{tool}", arguments)
+                outcome = await host.tools.call(f"mcp__{config.name}__{tool}", arguments)
                 took = time.perf_counter() - start
                 assert outcome.ok, outcome.error
                 if run:  # the first start of each warms the disk cache

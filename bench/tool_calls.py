@@ -167,7 +167,7 @@ async def measure(root: Path, runtime: str) -> dict[str, list[float]]:
 
     async def timed(label: str, index: int) -> None:
         start = time.perf_counter()
-        outcome = await host.call_tool(name, {"n": index})
+        outcome = await host.tools.call(name, {"n": index})
         found[label].append(time.perf_counter() - start)
         assert outcome.ok and outcome.result == {"n": index + 1}, outcome.error
 
@@ -296,7 +296,7 @@ async def measure_shell(root: Path) -> tuple[list[float], list[float]]:
             runner.forget()
             await asyncio.sleep(0.05)
             start = time.perf_counter()
-            outcome = await host.call_tool("shell", {"command": "true"}, options)
+            outcome = await host.tools.call("shell", {"command": "true"}, options)
             firsts.append(time.perf_counter() - start)
             assert outcome.ok and outcome.result["exit_code"] == 0, outcome.error
         for _ in range(RUNS):
@@ -305,7 +305,7 @@ async def measure_shell(root: Path) -> tuple[list[float], list[float]]:
             while any(not task.done() for task in runner._warm.values()) and time.monotonic() < deadline:
                 await asyncio.sleep(0.005)
             start = time.perf_counter()
-            outcome = await host.call_tool("shell", {"command": "true"}, options)
+            outcome = await host.tools.call("shell", {"command": "true"}, options)
             laters.append(time.perf_counter() - start)
             assert outcome.ok and outcome.result["exit_code"] == 0, outcome.error
         await host.aclose()

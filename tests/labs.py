@@ -39,4 +39,4 @@ class Lab:
                    grants: tuple = ()):
         if grant_all:
             grants = self.host.grants.from_flags(tool, [], grant_all=True)
-        return await self.host.call_tool(tool, args or {}, CallOptions(grants=grants, prompt=False))
+        return await self.host.tools.call(tool, args or {}, CallOptions(grants=grants, prompt=False))

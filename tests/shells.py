@@ -49,7 +49,7 @@ class ShellLab:
         return outcome.result
 
     async def outcome(self, command: str, **arguments: Any) -> ToolOutcome:
-        return await self.host.call_tool("shell", {"command": command, **arguments},
+        return await self.host.tools.call("shell", {"command": command, **arguments},
                                          CallOptions(grants=GRANT, session_id=self.session_id))
 
     def start(self, command: str, **arguments: Any) -> asyncio.Task[ToolOutcome]:

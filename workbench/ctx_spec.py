@@ -300,3 +300,17 @@ def wire() -> tuple[dict[str, Any], ...]:
                        "defaults": dict(m.defaults)}
                       for c in _capabilities.values() for m in c.members)
     return _wire
+
+
+def net_text(value: str) -> str:
+    """A `net` permission's value (`host:443,80`, `host:*`, `*:443`) as a person reads it:
+    `"*"` is spelled out, as `any host` and `any port`."""
+    host, colon, ports = value.rpartition(":")
+    if not colon:
+        host, ports = value, ""
+    where = "any host" if host == "*" else host
+    if ports == "*":
+        return f"{where}, any port"
+    if not ports:
+        return where
+    return f"any host, port {ports}" if host == "*" else value

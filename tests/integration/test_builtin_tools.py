@@ -40,7 +40,7 @@ class Person:
 
 async def call(host, name, args, grant=True):
     grants = host.grants.from_flags(name, [], grant_all=True) if grant else ()
-    return await host.call_tool(name, args, CallOptions(grants=grants, prompt=False))
+    return await host.tools.call(name, args, CallOptions(grants=grants, prompt=False))
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ async def test_the_project_outside_the_home_is_read_with_relative_paths(host, pr
 async def test_a_grant_named_on_the_command_line_is_this_project(host, project):
     flags = host.grants.from_flags("read_file", [f"read:{project}"])
     assert flags == (("read", str(project)),)
-    outcome = await host.call_tool("read_file", {"path": "README.md"}, CallOptions(grants=flags, prompt=False))
+    outcome = await host.tools.call("read_file", {"path": "README.md"}, CallOptions(grants=flags, prompt=False))
     assert outcome.ok, outcome.error
     relative = host.grants.from_flags("read_file", ["read:."])
     assert relative == flags
@@ -96,7 +96,7 @@ async def test_one_answer_covers_the_read_tools_of_the_project(host, person, pro
     session = host.chats.new()["id"]
 
     async def in_chat(name, args):
-        return await host.call_tool(name, args, CallOptions(session_id=session))
+        return await host.tools.call(name, args, CallOptions(session_id=session))
 
     assert (await in_chat("read_file", {"path": "README.md"})).ok
     [asked] = person.permissions()
@@ -124,7 +124,7 @@ async def test_an_answer_for_once_covers_nothing_else(project):
     async with Host.open(cwd=project, responder=person) as host:
         session = host.chats.new()["id"]
         for name in ("read_file", "list_folder"):
-            outcome = await host.call_tool(name, {"path": "README.md"} if name == "read_file" else {},
+            outcome = await host.tools.call(name, {"path": "README.md"} if name == "read_file" else {},
                                            CallOptions(session_id=session))
             assert outcome.ok, outcome.error
         assert len(person.permissions()) == 2

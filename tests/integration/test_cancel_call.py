@@ -54,9 +54,9 @@ async def test_one_call_is_cancelled_and_the_other_goes_on(workdir: Path) -> Non
     host = open_host(workdir)
     try:
         watch = Watcher(host)
-        slow = asyncio.ensure_future(host.call_tool("slow_count", {"steps": 200, "delay": 0.05}))
+        slow = asyncio.ensure_future(host.tools.call("slow_count", {"steps": 200, "delay": 0.05}))
         first = await watch.first_log(0)
-        other = asyncio.ensure_future(host.call_tool("slow_count", {"steps": 3, "delay": 0.05}))
+        other = asyncio.ensure_future(host.tools.call("slow_count", {"steps": 3, "delay": 0.05}))
         await watch.first_log(1)
 
         assert host.chats.cancel_call(first) is True

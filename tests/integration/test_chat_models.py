@@ -30,7 +30,7 @@ async def test_a_chat_follows_the_default_until_it_has_its_own(home, workdir):
     home.config_file.write_text('model = "echo"\n')
     (workdir / "replay.json").write_text(json.dumps([{"text": "replayed"}] * 3))
     async with Host.open(cwd=workdir) as host:
-        assert not host.model_chosen
+        assert not host.default_model.chosen
         result = await host.chats.send_prompt("hi")
         session = host.chats.get(result.session_id)
         assert session["model"] is None  # follows the default

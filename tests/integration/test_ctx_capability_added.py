@@ -126,9 +126,9 @@ async def test_a_capability_added_by_spec_and_handler_reaches_sandboxed_tools(
     async with Host.open(cwd=tmp_path) as host:
         install(host, tmp_path, runtime)
         person = Person("once")
-        host.set_responder(person)
+        host.gateway.responder = person
 
-        outcome = await host.call_tool("forecast", {"city": "Lisbon"})
+        outcome = await host.tools.call("forecast", {"city": "Lisbon"})
         assert outcome.ok, outcome.error
         assert outcome.result == {"city": "Lisbon", "days": 1, "sky": "clear",
                                   "asked_by": f"sky-{runtime}.forecast"}
@@ -138,14 +138,14 @@ async def test_a_capability_added_by_spec_and_handler_reaches_sandboxed_tools(
         assert (entry["kind"], entry["reason"]) == ("weather", DECLARED["weather"]["reason"])
         assert describe(entry) == (LABEL, "", "")
 
-        week = await host.call_tool("week", {"city": "Porto"})
+        week = await host.tools.call("week", {"city": "Porto"})
         assert week.ok and week.result["days"] == 7, week.error
 
         person.decision = "deny"
-        denied = await host.call_tool("forecast", {"city": "Lisbon"})
+        denied = await host.tools.call("forecast", {"city": "Lisbon"})
         assert not denied.ok and denied.error["kind"] == "permission", denied.to_json()
 
-        undeclared = await host.call_tool("undeclared", {})
+        undeclared = await host.tools.call("undeclared", {})
         assert undeclared.ok, undeclared.error
         refusal = undeclared.result["refused"]
         assert refusal.startswith("PermissionDenied: ") and "did not declare the weather" in refusal
@@ -154,9 +154,9 @@ async def test_a_capability_added_by_spec_and_handler_reaches_sandboxed_tools(
 async def test_without_its_handler_the_member_is_refused_not_served(weather, tmp_path):
     async with Host.open(cwd=tmp_path) as host:
         install(host, tmp_path, "python")
-        host.set_responder(Person("once"))
+        host.gateway.responder = Person("once")
         ctx_handler.HANDLERS.pop("weather")
-        outcome = await host.call_tool("forecast", {"city": "Lisbon"},
+        outcome = await host.tools.call("forecast", {"city": "Lisbon"},
                                        CallOptions(prompt=False))
     assert not outcome.ok
     assert outcome.error["kind"] == "invalid_arguments"

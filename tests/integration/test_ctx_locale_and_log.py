@@ -68,7 +68,7 @@ async def test_locale_and_log_lines_reach_the_tool_the_file_and_the_record(
     with Host.open(cwd=tmp_path / "work") as host:
         seen = []
         host.bus.subscribe(seen.append)
-        outcome = await host.call_tool("tend", {}, CallOptions(user_message="tend the fern"))
+        outcome = await host.tools.call("tend", {}, CallOptions(user_message="tend the fern"))
         assert outcome.ok, outcome.error
         assert outcome.result == {"userMessage": "tend the fern", "sessionId": None,
                                   "locale": "pt-BR"}
@@ -86,7 +86,7 @@ async def test_the_config_locale_wins_over_the_environment(tmp_path, posix_local
     home = Path(os.environ["WORKBENCH_HOME"])
     (home / "config.toml").write_text('locale = "de_DE.UTF-8"\n')
     with Host.open(cwd=tmp_path / "work") as host:
-        outcome = await host.call_tool("tend", {}, CallOptions())
+        outcome = await host.tools.call("tend", {}, CallOptions())
     assert outcome.ok, outcome.error
     assert outcome.result["locale"] == "de-DE"
 
@@ -119,7 +119,7 @@ async def test_a_provider_is_told_the_locale_too(tmp_path, posix_locale):
     done = workbench("ext", "install", str(folder), "--yes")
     assert done.returncode == 0, done.stderr
     with Host.open(cwd=tmp_path / "work") as host:
-        host.ensure_extensions()
+        host.loading.ensure()
         provider = host.providers.registry.get("model", "speaks", "polyglot")
         answer = await host.providers.runtime.call(
             provider, {"messages": [{"role": "user", "content": "hi"}]})

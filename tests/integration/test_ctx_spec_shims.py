@@ -77,7 +77,7 @@ async def test_a_real_worker_has_exactly_the_spec_members(runtime, tmp_path):
                                    "parameters": {"type": "object"}}]}))
     async with Host.open(cwd=tmp_path) as host:
         assert load_extension(host.registry, folder), host.registry.load_errors
-        outcome = await host.call_tool("members", {})
+        outcome = await host.tools.call("members", {})
     assert outcome.ok, outcome.error
     local = LOCAL_PY if runtime == "python" else LOCAL_TS
     asking = {name: value for name, value in outcome.result.items() if name not in local}

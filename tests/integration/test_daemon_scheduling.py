@@ -110,7 +110,7 @@ async def test_a_proposal_and_a_cli_schedule_fire_on_time_under_the_daemon(tmp_p
     daemon.state("running")
     soon = time.time_ns() // 1_000_000 + 4_000
     with Host.open(cwd=workdir, responder=Reviewer(soon)) as host:
-        outcome = await host.call_tool("sample_schedule", {"title": "From a tool",
+        outcome = await host.tools.call("sample_schedule", {"title": "From a tool",
                                                            "instruction": "Proposed prompt"},
                                        CallOptions(prompt=True))
     assert outcome.ok and outcome.result["accepted"], outcome.error

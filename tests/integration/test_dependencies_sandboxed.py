@@ -206,7 +206,7 @@ def remove(home: Home, name: str) -> None:
 
 async def call(tmp_path: Path, name: str, text: str) -> Any:
     with Host.open(cwd=tmp_path / "work") as host:
-        outcome = await host.call_tool(name, {"text": text})
+        outcome = await host.tools.call(name, {"text": text})
     assert outcome.ok, outcome.error
     return outcome.result
 

@@ -44,7 +44,7 @@ async def via_model(tmp_path, calls):
 
 async def via_direct(tmp_path, name, args):
     async with Host.open(cwd=tmp_path) as host:
-        return (await host.call_tool(name, args, CallOptions(prompt=False))).to_json()
+        return (await host.tools.call(name, args, CallOptions(prompt=False))).to_json()
 
 
 def via_cli(name, args):

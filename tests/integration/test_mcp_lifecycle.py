@@ -67,7 +67,7 @@ async def test_a_server_killed_mid_call_gives_a_clear_error_and_comes_back(home:
     events: list = []
     host.bus.subscribe(events.append)
     try:
-        call = asyncio.ensure_future(host.call_tool("mcp__everything__trigger-long-running-operation",
+        call = asyncio.ensure_future(host.tools.call("mcp__everything__trigger-long-running-operation",
                                                     {"duration": 30, "steps": 30}))
         await until(lambda: any(isinstance(e, ToolCallProgress) for e in events))
         server = host.mcp.manager.servers["everything"]
@@ -83,7 +83,7 @@ async def test_a_server_killed_mid_call_gives_a_clear_error_and_comes_back(home:
         assert row["state"] in ("backoff", "starting", "running")
         await until(lambda: server.current_state() is connection.State.RUNNING)
         assert server.pid != first and not alive(first)
-        echo = await host.call_tool("mcp__everything__echo", {"message": "back"})
+        echo = await host.tools.call("mcp__everything__echo", {"message": "back"})
         assert echo.ok and echo.result["content"][0]["text"] == "Echo: back"
         assert any("running again" in e.message for e in events if isinstance(e, Notice))
     finally:
@@ -122,7 +122,7 @@ async def test_a_server_is_stopped_with_its_process_tree(home: Home, workdir: Pa
     wrapper = f"sleep 600 & exec node {EVERYTHING} stdio"
     host = open_host(home, workdir, ServerConfig(name="tree", command="sh", args=("-c", wrapper)))
     try:
-        assert (await host.call_tool("mcp__tree__echo", {"message": "x"})).ok
+        assert (await host.tools.call("mcp__tree__echo", {"message": "x"})).ok
         pid = host.mcp.manager.servers["tree"].pid
         members = group_members(pid)
         assert pid in members and len(members) >= 2
@@ -142,11 +142,11 @@ async def test_a_sandboxed_server_has_only_its_grants(home: Home, workdir: Path)
     finally:
         del os.environ["WORKBENCH_TEST_SECRET"]
     try:
-        env = await host.call_tool("mcp__boxed__get-env", {})
+        env = await host.tools.call("mcp__boxed__get-env", {})
         assert env.ok, env.error
         seen = env.result["content"][0]["text"]
         assert '"OWN_SETTING": "1"' in seen and "WORKBENCH_TEST_SECRET" not in seen
-        fetch = await host.call_tool("mcp__boxed__gzip-file-as-resource", {"data": "https://example.com/"})
+        fetch = await host.tools.call("mcp__boxed__gzip-file-as-resource", {"data": "https://example.com/"})
         assert not fetch.ok and "fetch failed" in fetch.error["message"]
         launcher = host.mcp.manager.servers["boxed"].pid
         middle = children(launcher)[0]  # its user namespace's first process
@@ -155,7 +155,7 @@ async def test_a_sandboxed_server_has_only_its_grants(home: Home, workdir: Path)
         assert os.readlink(f"/proc/{child}/ns/mnt") != os.readlink("/proc/self/ns/mnt")
         assert os.readlink(f"/proc/{child}/ns/pid") != os.readlink("/proc/self/ns/pid")
         assert os.readlink(f"/proc/{child}/ns/net") != os.readlink("/proc/self/ns/net")
-        zone = await host.call_tool("mcp__btime__get_current_time", {"timezone": "Asia/Tokyo"})
+        zone = await host.tools.call("mcp__btime__get_current_time", {"timezone": "Asia/Tokyo"})
         assert zone.ok and zone.result["structuredContent"]["timezone"] == "Asia/Tokyo"
     finally:
         await host.aclose()
@@ -224,9 +224,9 @@ async def test_a_sandboxed_server_reaches_only_the_hosts_it_was_granted(home: Ho
         name="fetcher", command=str(SERVERS / "venv/bin/python"), args=(str(code / "server.py"),),
         sandbox=True, grants=(f"read:{code}", f"net:127.0.0.1:{port}")))
     try:
-        page = await host.call_tool("mcp__fetcher__fetch", {"url": f"http://127.0.0.1:{port}/page.txt"})
+        page = await host.tools.call("mcp__fetcher__fetch", {"url": f"http://127.0.0.1:{port}/page.txt"})
         assert page.ok and page.result["content"][0]["text"] == "granted page"
-        elsewhere = await host.call_tool("mcp__fetcher__fetch", {"url": f"http://127.0.0.1:{other}/"})
+        elsewhere = await host.tools.call("mcp__fetcher__fetch", {"url": f"http://127.0.0.1:{other}/"})
         assert elsewhere.result["content"][0]["text"].startswith(
             f"refused: 403 127.0.0.1:{other} is not granted")
     finally:
@@ -258,16 +258,16 @@ async def test_a_streamable_http_server_is_reached_again_after_it_restarts(home:
         host = open_host(home, workdir, ServerConfig(name="web", url=f"http://127.0.0.1:{port}/mcp",
                                                      headers={"Authorization": "Bearer t0ken"}))
         try:
-            summed = await host.call_tool("mcp__web__get-sum", {"a": 2, "b": 40})
+            summed = await host.tools.call("mcp__web__get-sum", {"a": 2, "b": 40})
             assert summed.ok and summed.result["content"][0]["text"] == "The sum of 2 and 40 is 42."
             process.kill()
             process.wait()
-            lost = await host.call_tool("mcp__web__echo", {"message": "x"})
+            lost = await host.tools.call("mcp__web__echo", {"message": "x"})
             assert lost.error["kind"] == "unavailable"
             process = http_server(port)
 
             async def answered() -> bool:
-                return (await host.call_tool("mcp__web__echo", {"message": "again"})).ok
+                return (await host.tools.call("mcp__web__echo", {"message": "again"})).ok
 
             for _ in range(100):
                 if await answered():

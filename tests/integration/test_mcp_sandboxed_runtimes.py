@@ -80,12 +80,12 @@ async def test_a_sandboxed_server_loads_its_interpreters_native_modules(kind: st
         handle.write("[sandbox]\nper_process_memory = true\n")
     host = Host.open(cwd=workdir)
     try:
-        outcome = await host.call_tool("mcp__natives__modules", {})
+        outcome = await host.tools.call("mcp__natives__modules", {})
         assert outcome.ok, outcome.error
         found = json.loads(outcome.result["content"][0]["text"])
         assert found["ssl"].startswith("OpenSSL") and found["sqlite"] and found["zlib"]
         assert found["sha"] == "2d711642"
-        tried = await host.call_tool("mcp__natives__loader", {"program": library_program()})
+        tried = await host.tools.call("mcp__natives__loader", {"program": library_program()})
         assert tried.ok, tried.error
         ran = json.loads(tried.result["content"][0]["text"])
         assert ran.get("refused") or ran["status"] != 0, ran

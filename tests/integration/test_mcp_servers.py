@@ -86,7 +86,7 @@ async def test_tools_are_listed_with_mcp_names_and_mcp_precedence(home: Home, wo
                                entry=None, runtime="python"))
         assert host.registry.resolve("mcp__time__convert_time").source == "extension"
         assert host.registry.resolve("mcp:time.mcp__time__convert_time").source == "mcp"
-        assert host.status_report().counts["mcp_count"] >= 15
+        assert host.tools.status_report().counts["mcp_count"] >= 15
     finally:
         await host.aclose()
 
@@ -96,7 +96,7 @@ async def test_a_call_goes_through_the_gateway_and_keeps_structured_content(home
     events: list = []
     host.bus.subscribe(events.append)
     try:
-        outcome = await host.call_tool("mcp__time__get_current_time", {"timezone": "Europe/Paris"})
+        outcome = await host.tools.call("mcp__time__get_current_time", {"timezone": "Europe/Paris"})
         assert outcome.ok, outcome.error
         assert outcome.result["isError"] is False
         assert outcome.result["structuredContent"]["timezone"] == "Europe/Paris"
@@ -106,7 +106,7 @@ async def test_a_call_goes_through_the_gateway_and_keeps_structured_content(home
         audit = [row["action"] for row in host.store.list_audit()]
         assert "tool.call" in audit and "tool.ok" in audit
         # Validation happens before the server is reached.
-        refused = await host.call_tool("mcp__everything__get-sum", {"a": 1, "b": "two"})
+        refused = await host.tools.call("mcp__everything__get-sum", {"a": 1, "b": "two"})
         assert refused.error["kind"] == "invalid_arguments"
     finally:
         await host.aclose()
@@ -116,7 +116,7 @@ async def test_an_is_error_result_is_a_failed_call_that_keeps_what_the_server_sa
         home: Home, workdir: Path) -> None:
     host = open_host(home, workdir, everything())
     try:
-        outcome = await host.call_tool("mcp__everything__gzip-file-as-resource", {"data": "not a url"})
+        outcome = await host.tools.call("mcp__everything__gzip-file-as-resource", {"data": "not a url"})
         assert not outcome.ok
         assert outcome.error["kind"] == "tool" and outcome.error["isError"] is True
         assert "Invalid URL" in outcome.error["content"][0]["text"]
@@ -129,7 +129,7 @@ async def test_progress_notifications_become_tool_progress_events(home: Home, wo
     events: list = []
     host.bus.subscribe(events.append)
     try:
-        outcome = await host.call_tool("mcp__everything__trigger-long-running-operation",
+        outcome = await host.tools.call("mcp__everything__trigger-long-running-operation",
                                        {"duration": 0.6, "steps": 3})
         assert outcome.ok, outcome.error
         progress = [e for e in events if isinstance(e, ToolCallProgress)]
@@ -145,7 +145,7 @@ async def test_a_cancelled_call_ends_at_once_and_the_server_stays_usable(home: H
     events: list = []
     host.bus.subscribe(events.append)
     try:
-        call = asyncio.ensure_future(host.call_tool("mcp__everything__trigger-long-running-operation",
+        call = asyncio.ensure_future(host.tools.call("mcp__everything__trigger-long-running-operation",
                                                     {"duration": 30, "steps": 30}))
         for _ in range(100):
             if any(isinstance(e, ToolCallProgress) for e in events):
@@ -159,7 +159,7 @@ async def test_a_cancelled_call_ends_at_once_and_the_server_stays_usable(home: H
         assert asyncio.get_running_loop().time() - started < 2
         ended = [e for e in events if isinstance(e, ToolCallEnded)]
         assert ended[-1].error["kind"] == "cancelled"
-        echo = await host.call_tool("mcp__everything__echo", {"message": "still here"})
+        echo = await host.tools.call("mcp__everything__echo", {"message": "still here"})
         assert echo.ok and echo.result["content"][0]["text"] == "Echo: still here"
         assert host.mcp.manager.servers["everything"].pid == pid
     finally:
@@ -171,11 +171,11 @@ async def test_a_call_past_the_servers_time_limit_times_out(home: Home, workdir:
     try:
         assert host.registry.resolve("mcp__everything__echo").timeout_ms == 700
         started = asyncio.get_running_loop().time()
-        outcome = await host.call_tool("mcp__everything__trigger-long-running-operation",
+        outcome = await host.tools.call("mcp__everything__trigger-long-running-operation",
                                        {"duration": 20, "steps": 20})
         assert outcome.error["kind"] == "timeout"
         assert asyncio.get_running_loop().time() - started < 5
-        assert (await host.call_tool("mcp__everything__echo", {"message": "x"})).ok
+        assert (await host.tools.call("mcp__everything__echo", {"message": "x"})).ok
     finally:
         await host.aclose()
 
@@ -191,7 +191,7 @@ async def test_an_elicitation_is_an_ask_user_form_answered_by_the_front_end(home
 
     person.answer = answer  # type: ignore[method-assign]
     try:
-        outcome = await host.call_tool("mcp__everything__trigger-elicitation-request", {})
+        outcome = await host.tools.call("mcp__everything__trigger-elicitation-request", {})
         assert outcome.ok, outcome.error
         form = person.asked[0]
         assert form.tool == "mcp:everything.mcp__everything__trigger-elicitation-request"
@@ -210,7 +210,7 @@ async def test_an_elicitation_follows_the_headless_answer_policy(home: Home, wor
     host = open_host(home, workdir, everything(),
                      responder=HeadlessResponder("deny", record=lambda r, o: seen.append((r, o))))
     try:
-        outcome = await host.call_tool("mcp__everything__trigger-elicitation-request", {})
+        outcome = await host.tools.call("mcp__everything__trigger-elicitation-request", {})
         assert outcome.ok, outcome.error
         assert '"action": "decline"' in outcome.result["content"][-1]["text"]
         assert isinstance(seen[0][0], AskUserRequest) and "denied" in seen[0][1]
@@ -220,7 +220,7 @@ async def test_an_elicitation_follows_the_headless_answer_policy(home: Home, wor
     answers = [["Grace", False] + [None] * (len(seen[0][0].questions) - 2)]
     host = open_host(home, workdir, responder=HeadlessResponder("deny", answers=answers))
     try:
-        outcome = await host.call_tool("mcp__everything__trigger-elicitation-request", {})
+        outcome = await host.tools.call("mcp__everything__trigger-elicitation-request", {})
         text = outcome.result["content"][-1]["text"]
         assert '"action": "accept"' in text and '"name": "Grace"' in text
     finally:
@@ -241,7 +241,7 @@ async def test_a_live_listing_refreshes_the_registry(home: Home, workdir: Path) 
     try:
         names = {t.name for t in host.registry.available() if t.source == "mcp"}
         assert names == {"mcp__everything__echo"}
-        assert (await host.call_tool("mcp__everything__echo", {"message": "hi"})).ok
+        assert (await host.tools.call("mcp__everything__echo", {"message": "hi"})).ok
         for _ in range(100):
             names = {t.name for t in host.registry.available() if t.source == "mcp"}
             if "mcp__everything__trigger-elicitation-request" in names:
@@ -310,13 +310,13 @@ async def test_a_project_server_starts_only_once_trusted_in_that_version(home: H
     try:
         assert not any(t.source == "mcp" for t in host.registry.all_tools())
         assert next(r for r in host.mcp.servers() if r["name"] == "time")["state"] == "untrusted"
-        assert any("not trusted" in n for n in host.notices())
+        assert any("not trusted" in n for n in host.loading.notices())
     finally:
         await host.aclose()
     trust_project(home, workdir)
     host = Host.open(cwd=workdir)
     try:
-        outcome = await host.call_tool("mcp__time__get_current_time", {"timezone": "UTC"})
+        outcome = await host.tools.call("mcp__time__get_current_time", {"timezone": "UTC"})
         assert outcome.ok, outcome.error
         assert host.mcp.servers()[0]["scope"] == "project"
     finally:
@@ -328,7 +328,7 @@ async def test_a_project_server_starts_only_once_trusted_in_that_version(home: H
         row = host.mcp.servers()[0]
         assert row["state"] == "stopped" and row["pending_change"] is True
         assert row["config"]["args"] == ["--local-timezone", "UTC"]
-        assert any("not trusted in this version" in n for n in host.notices())
+        assert any("not trusted in this version" in n for n in host.loading.notices())
         assert host.registry.resolve("mcp__time__get_current_time").source == "mcp"
     finally:
         await host.aclose()
@@ -349,13 +349,13 @@ async def test_hooks_apply_to_an_mcp_tool_as_to_any_other(home: Home, workdir: P
     host = open_host(home, workdir, time_server())
     try:
         # The guard's result hook hides the result of any tool named ...current_time.
-        outcome = await host.call_tool("mcp__time__get_current_time", {"timezone": "UTC"},
+        outcome = await host.tools.call("mcp__time__get_current_time", {"timezone": "UTC"},
                                        CallOptions(prompt=False))
         assert outcome.ok and outcome.result == {"iso": "hidden"}
         assert outcome.to_json()["hook_context"] == "[hook context]\nthe time was hidden"
         session = host.chats.new()["id"]
         host.switches.set_extension(session, "guard", False)  # its hooks are off in that chat
-        plain = await host.call_tool("mcp__time__get_current_time", {"timezone": "UTC"},
+        plain = await host.tools.call("mcp__time__get_current_time", {"timezone": "UTC"},
                                      CallOptions(prompt=False, session_id=session,
                                                  without_hooks_of=frozenset({"guard"})))
         assert plain.ok and plain.result["structuredContent"]["timezone"] == "UTC"

@@ -59,16 +59,16 @@ async def test_an_mcp_tool_switched_off_in_one_chat_still_runs_in_another(workdi
         # tool_invoke and a person's direct call in each chat see the same switches.
         bridged = await host.chats.call_for_model(off, "tool_invoke", {"name": ECHO, "arguments": {"message": "x"}})
         assert bridged.error["kind"] == "not_found" and "switched off in this chat" in bridged.error["message"]
-        direct = await host.call_tool(ECHO, {"message": "x"}, CallOptions(session_id=off))
+        direct = await host.tools.call(ECHO, {"message": "x"}, CallOptions(session_id=off))
         assert direct.error["kind"] == "not_found"
-        direct = await host.call_tool(ECHO, {"message": "y"}, CallOptions(session_id=on))
+        direct = await host.tools.call(ECHO, {"message": "y"}, CallOptions(session_id=on))
         assert direct.ok and direct.result["content"][0]["text"] == "Echo: y"
         calls = [(row["tool"], row["session_id"], row["status"]) for row in host.store.list_tool_calls()]
         assert sorted(calls) == sorted([(f"mcp:everything.{ECHO}", on, "ok")] * 2
                                        + [("workbench.tool_invoke", off, "error")])
 
         host.switches.set_tool(off, ECHO, True)
-        again = await host.call_tool(ECHO, {"message": "z"}, CallOptions(session_id=off))
+        again = await host.tools.call(ECHO, {"message": "z"}, CallOptions(session_id=off))
         assert again.ok and again.result["content"][0]["text"] == "Echo: z"
     finally:
         await host.aclose()

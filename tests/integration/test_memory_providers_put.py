@@ -122,7 +122,7 @@ async def test_a_saved_memory_reaches_the_providers_whose_scopes_serve_it(keeper
 async def test_a_tools_memory_write_reaches_them_too(keepers, workdir, caplog):
     async with Host.open(cwd=workdir) as host:
         with caplog.at_level(logging.WARNING, logger="workbench.core.provider_runtime"):
-            outcome = await host.call_tool("note", {"title": "Standup", "content": "At nine."},
+            outcome = await host.tools.call("note", {"title": "Standup", "content": "At nine."},
                                            CallOptions(grants=(("memories", "write"),)))
             assert outcome.ok, outcome.error
             await host.providers.puts_settled()
@@ -143,9 +143,9 @@ async def test_searches_ask_the_providers_of_their_scopes_and_answer_a_document_
     async with Host.open(cwd=workdir) as host:
         host.memories.add("Release checklist", "Tag, build, then release.")
         await host.providers.puts_settled()
-        outside = await host.call_tool("memory_search", {"query": "release"})
+        outside = await host.tools.call("memory_search", {"query": "release"})
         chat = host.chats.new()["id"]
-        inside = await host.call_tool("memory_search", {"query": "release"},
+        inside = await host.tools.call("memory_search", {"query": "release"},
                                       CallOptions(session_id=chat))
         searched = asked(host, "search")
     # Outside a chat, the provider of chats alone is not asked.
@@ -176,7 +176,7 @@ def test_workbench_memories_add_hands_it_over_before_it_returns(keepers, workdir
 
 async def test_the_status_report_shows_each_memory_providers_label_and_scopes(keepers, workdir):
     async with Host.open(cwd=workdir) as host:
-        report = host.status_report()
+        report = host.tools.status_report()
         registered = report.to_json()["provider_registration"]["registered"]
         text = report.to_text()
     assert "  memory  chat — This chat  from keepers  scopes: session\n" in text

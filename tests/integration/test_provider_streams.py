@@ -268,9 +268,9 @@ async def test_cancelling_the_turn_mid_stream_stops_the_worker(streams, workdir)
 
 async def test_a_tool_or_another_provider_that_streams_is_refused(streams, workdir):
     async with Host.open(cwd=workdir) as host:
-        tool = await host.call_tool("yielder", {})
-        memory = await host.call_tool("memory_search", {"query": "anything"})
-        web = await host.call_tool("web_search", {"query": "anything"})
+        tool = await host.tools.call("yielder", {})
+        memory = await host.tools.call("memory_search", {"query": "anything"})
+        web = await host.tools.call("web_search", {"query": "anything"})
     assert not tool.ok and tool.error["kind"] == "tool"
     assert tool.error["message"] == (
         "the tool pystream.yielder is a generator (its function tool yields), but only a "

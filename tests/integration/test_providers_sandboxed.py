@@ -191,7 +191,7 @@ async def test_built_in_first_then_the_first_extension_by_name(rivals, workdir):
 
 async def test_the_losers_are_conflicts_in_the_status_report(rivals, workdir):
     async with Host.open(cwd=workdir) as host:
-        report = host.status_report()
+        report = host.tools.status_report()
         registration = report.to_json()["provider_registration"]
         assert registration["conflicts"] == [
             {"type": "model", "name": "echo", "winner": {"source": "builtin", "extension": "workbench"},
@@ -213,7 +213,7 @@ async def test_the_losers_are_conflicts_in_the_status_report(rivals, workdir):
         zed = next(e for e in report.extensions if e.name == "zed")
         assert [(p["name"], p["registered"]) for p in zed.providers] == [
             ("shared", False), ("news", True), ("web", False)]
-        outcome = await host.call_tool("extensions_status", {"include_details": True})
+        outcome = await host.tools.call("extensions_status", {"include_details": True})
         markdown = outcome.result["markdown"]
         assert "## Providers\n- **Registered:** 6\n- **Conflicts:** 4\n" in markdown
         assert "- model `echo`: **workbench** (builtin) wins; shadowed: acme (extension)" in markdown
@@ -228,7 +228,7 @@ async def test_the_losers_are_conflicts_in_the_status_report(rivals, workdir):
 async def test_memory_search_asks_the_memory_providers_after_the_built_in_memories(house, rivals, workdir):
     async with Host.open(cwd=workdir) as host:
         host.memories.add("Release checklist", "Tag, build, then release.")
-        outcome = await host.call_tool("memory_search", {"query": "release", "limit": 5})
+        outcome = await host.tools.call("memory_search", {"query": "release", "limit": 5})
     assert outcome.ok, outcome.error
     answer = outcome.result
     assert [(m["title"], m["source"]) for m in answer["matches"]] == [
@@ -257,14 +257,14 @@ async def test_memory_search_is_offered_when_a_memory_provider_answers_in_the_ch
 
 async def test_web_search_asks_by_priority_and_follows_the_chats_switches(house, rivals, workdir):
     async with Host.open(cwd=workdir) as host:
-        outcome = await host.call_tool("web_search", {"query": "rain"})
+        outcome = await host.tools.call("web_search", {"query": "rain"})
         assert outcome.result["provider"] == "zed/news"  # priority 9 beats house's 5 and acme's 1
         assert outcome.result["results"] == [
             {"title": "zed news on rain", "url": "https://zed.test/news", "snippet": ""}]
         chat = host.chats.new()["id"]
 
         async def asked_in_chat() -> str:
-            found = await host.call_tool("web_search", {"query": "rain"}, CallOptions(session_id=chat))
+            found = await host.tools.call("web_search", {"query": "rain"}, CallOptions(session_id=chat))
             return found.result["provider"]
 
         host.switches.set_extension(chat, "zed", False)
@@ -283,7 +283,7 @@ async def test_web_search_asks_by_priority_and_follows_the_chats_switches(house,
 async def test_without_a_search_provider_there_is_no_web_search(home, workdir):
     async with Host.open(cwd=workdir) as host:
         assert "web_search" not in [t.name for t in host.switches.tools()]
-        assert host.status_report().to_json()["provider_registration"]["total_registered"] == 0
+        assert host.tools.status_report().to_json()["provider_registration"]["total_registered"] == 0
 
 
 # --- permissions and the sandbox -----------------------------------------------------------
@@ -352,7 +352,7 @@ async def test_a_providers_permission_is_asked_for_and_a_denial_ends_the_turn(ri
         assert "permission denied" in refused.error and "model provider acme/guarded" in refused.error
         assert f"read {notes}" in refused.error
         front = Answering("session")
-        host.set_responder(front)
+        host.gateway.responder = front
         allowed = await host.chats.send_prompt(str(notes), refused.session_id)
         assert (allowed.status, allowed.text) == ("done", "notes: buy milk")
         [asked] = front.requests
@@ -362,7 +362,7 @@ async def test_a_providers_permission_is_asked_for_and_a_denial_ends_the_turn(ri
         await host.chats.send_prompt(str(notes), refused.session_id)
         assert len(front.requests) == 1
         denied = Answering("deny")
-        host.set_responder(denied)
+        host.gateway.responder = denied
         other = await host.chats.send_prompt(str(notes))
         assert other.status == "error" and "permission denied" in other.error
         again = await host.chats.send_prompt(str(notes), other.session_id)

@@ -151,7 +151,7 @@ async def test_alternatives_for_three_systems_run_the_one_here(runtime, system, 
 
     person = Person()
     with Host.open(cwd=tmp_path / "work", responder=person) as host:
-        outcome = await host.call_tool("open_link", {"url": "https://example.com/fern"},
+        outcome = await host.tools.call("open_link", {"url": "https://example.com/fern"},
                                        CallOptions(prompt=True))
         assert outcome.ok, outcome.error
         assert outcome.result["out"] == "opened https://example.com/fern\n"
@@ -169,7 +169,7 @@ async def test_alternatives_for_three_systems_run_the_one_here(runtime, system, 
 async def test_a_tool_runs_real_git_by_its_name(runtime, system, tmp_path):
     install(extension(tmp_path / "ext", runtime, system["repo"]))
     with Host.open(cwd=tmp_path / "work", responder=Person()) as host:
-        outcome = await host.call_tool("git_log", {"repo": str(system["repo"])},
+        outcome = await host.tools.call("git_log", {"repo": str(system["repo"])},
                                        CallOptions(prompt=True))
     assert outcome.ok, outcome.error
     assert outcome.result["code"] == 0, outcome.result
@@ -187,7 +187,7 @@ async def test_the_scripts_interpreter_and_other_programs_stay_out_of_reach(runt
     with Host.open(cwd=tmp_path / "work", responder=Person()) as host:
         async def shell(argv):
             # Its own tool named shell: the first-party shell takes the plain name.
-            outcome = await host.call_tool(f"runner-{runtime}.shell", {"argv": argv},
+            outcome = await host.tools.call(f"runner-{runtime}.shell", {"argv": argv},
                                            CallOptions(prompt=True))
             assert outcome.ok, outcome.error
             return outcome.result
@@ -241,7 +241,7 @@ async def test_a_binary_made_after_the_call_was_settled_is_not_granted(system, t
     install(folder)
     person = Person()
     with Host.open(cwd=tmp_path / "work", responder=person) as host:
-        outcome = await host.call_tool("plant", {"path": str(planted)}, CallOptions(prompt=True))
+        outcome = await host.tools.call("plant", {"path": str(planted)}, CallOptions(prompt=True))
         assert outcome.ok, outcome.error
         assert "escaped" not in json.dumps(outcome.result)
         assert outcome.result.get("refused") == "PermissionError" or outcome.result["code"] != 0

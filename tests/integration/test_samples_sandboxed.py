@@ -94,7 +94,7 @@ def host(tmp_path: Path, person: Person):
 
 
 async def call(host: Host, name: str, args: dict | None = None, **options):
-    return await host.call_tool(name, args or {}, CallOptions(prompt=True, **options))
+    return await host.tools.call(name, args or {}, CallOptions(prompt=True, **options))
 
 
 def events(host: Host, outcome, kind) -> list:
@@ -114,7 +114,7 @@ def assert_finished(host: Host, outcome) -> None:
 
 
 async def test_the_samples_load_with_their_knowledge_and_skill(host):
-    [samples] = [e for e in host.loaded_extensions if e["name"] == "samples"]
+    [samples] = [e for e in host.loading.extensions if e["name"] == "samples"]
     assert samples["tools"] == SAMPLE_TOOLS and samples["scope"] == "development"
     assert Path(samples["path"]) == SAMPLES_DIR
     shipped = {m["title"]: m for m in host.memories.library.list() if m.get("extension") == "samples"}
@@ -166,7 +166,7 @@ class Nobody:
 
 
 async def test_a_form_nobody_answers_ends_the_call_as_cancelled(host):
-    host.set_responder(Nobody())
+    host.gateway.responder = Nobody()
     outcome = await call(host, "sample_choice")
     assert outcome.error["kind"] == "cancelled" and "walked away" in outcome.error["message"]
 

@@ -182,8 +182,8 @@ def test_the_cli_lists_shows_and_undoes_change_sets(tmp_path, home):
 
     async def change() -> int:
         async with Host.open(cwd=project, model="echo") as host:
-            outcome = await host.call_tool("shell", {"command": "echo after > f.txt"},
-                                           CallOptions(grants=(("run", "bash"), ("write", str(project)))))
+            outcome = await host.tools.call("shell", {"command": "echo after > f.txt"},
+                                            CallOptions(grants=(("run", "bash"), ("write", str(project)))))
             assert outcome.ok, outcome.error
             return outcome.result["change_set"]
 
@@ -253,7 +253,7 @@ def test_a_chats_allowed_hosts_are_kept_with_it_and_its_network_set_from_the_cli
     async def call(answers: Answers, session_id: str | None = None) -> str:
         async with Host.open(cwd=project, model="echo", responder=answers) as host:
             session_id = session_id or host.chats.new("network")["id"]
-            outcome = await host.call_tool("shell", {"command": command},
+            outcome = await host.tools.call("shell", {"command": command},
                                            CallOptions(grants=GRANT, session_id=session_id))
             assert outcome.ok, outcome.error
             return session_id

@@ -67,7 +67,7 @@ async def test_the_model_is_shown_and_loads_each_exact_description(tmp_path: Pat
         shown = {item.title: item.description for item in plan.skills}
         assert shown == {e["name"]: e["description"] for e in EXPECTED.values()}
         for name in EXPECTED:
-            loaded = await host.call_tool("skill_load", {"name": name})
+            loaded = await host.tools.call("skill_load", {"name": name})
             assert loaded.ok, loaded.error
             raw = (CORPUS / name / "SKILL.md").read_bytes().decode("utf-8")
             assert loaded.result["content"] == raw
@@ -80,16 +80,16 @@ async def test_a_bundled_pdf_comes_as_base64_and_a_case_slip_is_resolved_with_a_
     assert workbench("ext", "install", str(source), "--yes").returncode == 0
     pdf = (CORPUS / "plain" / "forms" / "Template.pdf").read_bytes()
     async with Host.open(cwd=workdir, model="echo") as host:
-        got = await host.call_tool("skill_file", {"name": "plain", "file": "forms/Template.pdf"})
+        got = await host.tools.call("skill_file", {"name": "plain", "file": "forms/Template.pdf"})
         assert got.ok, got.error
         assert (got.result["encoding"], got.result["mimeType"]) == ("base64", "application/pdf")
         assert base64.b64decode(got.result["content"]) == pdf and "\ufffd" not in got.result["content"]
-        slipped = await host.call_tool("skill_file", {"name": "plain", "file": "FORMS/template.PDF"})
+        slipped = await host.tools.call("skill_file", {"name": "plain", "file": "FORMS/template.PDF"})
         assert slipped.ok, slipped.error
         assert slipped.result["file"] == "forms/Template.pdf"
         assert "differs only in case" in slipped.result["note"]
         assert base64.b64decode(slipped.result["content"]) == pdf
-        text = await host.call_tool("skill_file", {"name": "plain", "file": "reference.md"})
+        text = await host.tools.call("skill_file", {"name": "plain", "file": "reference.md"})
         assert (text.result["encoding"], text.result["content"]) == ("text", "Reference for plain.\n")
 
 

@@ -38,17 +38,17 @@ async def test_the_pool_follows_use_and_lets_go(tmp_path):
         load_extension(host.registry, trivial(tmp_path))
         host.sandbox.pool.limits = PoolLimits(per_tool=3, total=8, memory_mb=1024, idle_s=3600)
         assert await settled(host) == 0, "nothing is started before a tool is called"
-        assert (await host.call_tool("count", {"n": 1})).result == 2
+        assert (await host.tools.call("count", {"n": 1})).result == 2
         assert await settled(host) == 1, "one worker after a call"
         for n in range(6):  # back to back: a call finds its worker ready, the next does not
-            assert (await host.call_tool("count", {"n": n})).result == n + 1
+            assert (await host.tools.call("count", {"n": n})).result == n + 1
         assert await settled(host) == 3, "more after calls in a row, up to the bound"
         for n in range(3):  # spaced calls find one ready each time: the lane stays at its size
-            assert (await host.call_tool("count", {"n": n})).result == n + 1
+            assert (await host.tools.call("count", {"n": n})).result == n + 1
             assert await settled(host) == 3
 
         host.sandbox.pool.limits = PoolLimits(per_tool=3, total=8, memory_mb=1024, idle_s=0.05)
-        assert (await host.call_tool("count", {"n": 1})).result == 2
+        assert (await host.tools.call("count", {"n": 1})).result == 2
         assert await settled(host) >= 1
         deadline = time.monotonic() + 30
         while host.sandbox.pool.starting() and time.monotonic() < deadline:
@@ -60,15 +60,15 @@ async def test_the_pool_follows_use_and_lets_go(tmp_path):
 async def test_a_settings_change_drops_the_workers_started_ahead(tmp_path):
     async with Host.open(cwd=tmp_path) as host:
         load_extension(host.registry, trivial(tmp_path))
-        assert (await host.call_tool("count", {"n": 1})).result == 2
+        assert (await host.tools.call("count", {"n": 1})).result == 2
         assert await settled(host) == 1
-        host.follow_config()  # nothing changed: they stay
+        host.folder.follow_config()  # nothing changed: they stay
         assert len(host.sandbox.pool.starting()) == 1
         host.config.set("sandbox.memory_mb", 512)
-        host.follow_config()
+        host.folder.follow_config()
         assert host.sandbox.pool.starting() == []
-        assert (await host.call_tool("count", {"n": 1})).result == 2
+        assert (await host.tools.call("count", {"n": 1})).result == 2
         host.config.set("sandbox.pool_size", 0)
-        host.follow_config()
-        assert (await host.call_tool("count", {"n": 1})).result == 2
+        host.folder.follow_config()
+        assert (await host.tools.call("count", {"n": 1})).result == 2
         assert await settled(host) == 0, "sandbox.pool_size 0 starts none"

@@ -48,9 +48,9 @@ def source(tmp_path: Path, runtime: str) -> Path:
 @pytest.mark.parametrize("runtime", ["python", "deno"])
 async def test_code_replaced_mid_session_is_held_at_the_next_call(tmp_path, runtime):
     async with Host.open(cwd=tmp_path) as host:
-        host.set_responder(Person())
+        host.gateway.responder = Person()
         host.extensions.install(str(source(tmp_path, runtime)), lambda plan: True)
-        first = await host.call_tool("hello", {})
+        first = await host.tools.call("hello", {})
         assert first.ok and first.result == "approved code", first.error
         entry = host.home.extensions_dir / "changer" / ("main.py" if runtime == "python"
                                                          else "index.ts")
@@ -59,19 +59,19 @@ async def test_code_replaced_mid_session_is_held_at_the_next_call(tmp_path, runt
         stat = entry.stat()
         entry.write_text(PY_EVIL if runtime == "python" else TS_EVIL)
         os.utime(entry, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-        outcome = await host.call_tool("hello", {})
+        outcome = await host.tools.call("hello", {})
         assert not outcome.ok, outcome.result
         assert entry.name in outcome.error["message"], outcome.error
         assert "held" in outcome.error["message"] and "ext trust changer" in outcome.error["message"]
         # Held as a start would hold it: the same state and message.
-        report = host.status_report().to_json()
+        report = host.tools.status_report().to_json()
         problems = [p for p in report["load_errors"] if p["extension"] == "changer"]
         assert problems and problems[0]["state"] == "held", report["load_errors"]
         at_start = host.extensions.manager().get("changer")
         assert problems[0]["error_message"] == at_start.reason
-        again = await host.call_tool("hello", {})
+        again = await host.tools.call("hello", {})
         assert not again.ok and "replaced code" not in json.dumps(again.to_json())
-        healthy = await host.call_tool("word_count", {"text": "still here"})
+        healthy = await host.tools.call("word_count", {"text": "still here"})
         assert healthy.ok and healthy.result["words"] == 2
 
 
@@ -79,9 +79,9 @@ async def test_an_added_file_holds_it_and_an_unchanged_one_runs(tmp_path):
     async with Host.open(cwd=tmp_path) as host:
         host.extensions.install(str(source(tmp_path, "python")), lambda plan: True)
         for _ in range(3):
-            outcome = await host.call_tool("hello", {})
+            outcome = await host.tools.call("hello", {})
             assert outcome.ok and outcome.result == "approved code", outcome.error
         planted = host.home.extensions_dir / "changer" / "sitecustomize.py"
         planted.write_text("import os\n")
-        outcome = await host.call_tool("hello", {})
+        outcome = await host.tools.call("hello", {})
         assert not outcome.ok and "sitecustomize.py" in outcome.error["message"], outcome.error

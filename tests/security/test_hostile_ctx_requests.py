@@ -60,7 +60,7 @@ def tools(lab):
     read = {"permissions": {"memories": {"access": "read", "reason": "Read notes."}}}
     lab.extension("forger", PY, {"forge": read, "disguise": read})
     person = ReadOnly()
-    lab.host.set_responder(person)
+    lab.host.gateway.responder = person
     return person
 
 

@@ -107,7 +107,7 @@ def ship(lab: Lab, runtime: str, tmp_path: Path) -> Path:
     assert load_extension(lab.host.registry, folder), lab.host.registry.load_errors
     for kind, path in (("knowledge", "memories/guide.md"), ("skill", "memories/skill")):
         lab.host.memories.library.add_shipped(read_shipped("shipper", kind, folder / path, folder))
-    lab.host.set_responder(Person())
+    lab.host.gateway.responder = Person()
     (tmp_path / "secret.md").write_text(SECRET)
     (tmp_path / "secret").mkdir()
     (tmp_path / "secret" / "SKILL.md").write_text(f"---\nname: tidy\ndescription: x\n---\n{SECRET}")
@@ -116,7 +116,7 @@ def ship(lab: Lab, runtime: str, tmp_path: Path) -> Path:
 
 
 async def plant(lab: Lab, path: Path, to: Path) -> None:
-    outcome = await lab.host.call_tool("plant", {"path": str(path), "to": str(to)})
+    outcome = await lab.host.tools.call("plant", {"path": str(path), "to": str(to)})
     assert outcome.ok and outcome.result == "planted", outcome.error
     if lab.host.registry.resolve("plant").runtime == "deno":
         os.symlink(to, path)  # Deno's symlink needs read access everywhere: as a sibling would
@@ -132,17 +132,17 @@ def refused(outcome, *names: str) -> None:
 
 
 async def healthy(lab: Lab) -> None:
-    outcome = await lab.host.call_tool("word_count", {"text": "still here"})
+    outcome = await lab.host.tools.call("word_count", {"text": "still here"})
     assert outcome.ok and outcome.result["words"] == 2
 
 
 @pytest.mark.parametrize("runtime", ["python", "deno"])
 async def test_a_shipped_knowledge_file_replaced_by_a_link_is_not_read(lab, tmp_path, runtime):
     folder = ship(lab, runtime, tmp_path)
-    first = await lab.host.call_tool("recall", {"title": "Guide"})
+    first = await lab.host.tools.call("recall", {"title": "Guide"})
     assert first.ok and "The shipped guide." in first.result["content"], first.error
     await plant(lab, folder / "memories" / "guide.md", tmp_path / "secret.md")
-    outcome = await lab.host.call_tool("recall", {"title": "Guide"})
+    outcome = await lab.host.tools.call("recall", {"title": "Guide"})
     refused(outcome, "memories/guide.md")
     assert "symbolic link" in json.dumps(outcome.result)
     # Nor is it handed to the model, nor found by memory_search.
@@ -155,14 +155,14 @@ async def test_a_shipped_knowledge_file_replaced_by_a_link_is_not_read(lab, tmp_
 @pytest.mark.parametrize("runtime", ["python", "deno"])
 async def test_a_skill_file_replaced_by_a_link_is_not_read(lab, tmp_path, runtime):
     folder = ship(lab, runtime, tmp_path)
-    first = await lab.host.call_tool("recall", {"title": "tidy", "file": "ref.md"})
+    first = await lab.host.tools.call("recall", {"title": "tidy", "file": "ref.md"})
     assert first.ok and first.result["content"] == "a reference", first.error
     await plant(lab, folder / "memories" / "skill" / "ref.md", tmp_path / "secret" / "ref.md")
-    refused(await lab.host.call_tool("recall", {"title": "tidy", "file": "ref.md"}), "ref.md")
-    model = await lab.host.call_tool("skill_file", {"name": "tidy", "file": "ref.md"})
+    refused(await lab.host.tools.call("recall", {"title": "tidy", "file": "ref.md"}), "ref.md")
+    model = await lab.host.tools.call("skill_file", {"name": "tidy", "file": "ref.md"})
     assert not model.ok and model.error["kind"] == "permission", model.error
     assert SECRET not in json.dumps(model.error)
-    loaded = await lab.host.call_tool("skill_load", {"name": "tidy"})
+    loaded = await lab.host.tools.call("skill_load", {"name": "tidy"})
     assert loaded.ok and "ref.md" not in loaded.result["files"], loaded.result
     await healthy(lab)
 
@@ -170,11 +170,11 @@ async def test_a_skill_file_replaced_by_a_link_is_not_read(lab, tmp_path, runtim
 async def test_a_skill_folder_replaced_by_a_link_is_not_read(lab, tmp_path):
     folder = ship(lab, "python", tmp_path)
     await plant(lab, folder / "memories" / "skill", tmp_path / "secret")
-    refused(await lab.host.call_tool("recall", {"title": "tidy"}), "memories/skill/SKILL.md")
-    refused(await lab.host.call_tool("recall", {"title": "tidy", "file": "ref.md"}), "ref.md")
-    loaded = await lab.host.call_tool("skill_load", {"name": "tidy"})
+    refused(await lab.host.tools.call("recall", {"title": "tidy"}), "memories/skill/SKILL.md")
+    refused(await lab.host.tools.call("recall", {"title": "tidy", "file": "ref.md"}), "ref.md")
+    loaded = await lab.host.tools.call("skill_load", {"name": "tidy"})
     assert SECRET not in json.dumps(loaded.to_json())
-    model = await lab.host.call_tool("skill_file", {"name": "tidy", "file": "ref.md"})
+    model = await lab.host.tools.call("skill_file", {"name": "tidy", "file": "ref.md"})
     assert not model.ok and SECRET not in json.dumps(model.error)
     await healthy(lab)
 
@@ -187,11 +187,11 @@ async def test_a_private_database_that_became_a_link_is_not_opened(lab, tmp_path
     databases = lab.host.databases
     databases.folder.mkdir(parents=True, exist_ok=True)
     databases.path("shipper").symlink_to(victim)
-    outcome = await lab.host.call_tool("remember", {})
+    outcome = await lab.host.tools.call("remember", {})
     refused(outcome, "shipper.db")
     assert victim.read_bytes() == b"not a database of the extension"
     assert not Path(f"{victim}-wal").exists()
     databases.path("shipper").unlink()
-    again = await lab.host.call_tool("remember", {})
+    again = await lab.host.tools.call("remember", {})
     assert again.ok and again.result == [{"one": 1}], again.result
     await healthy(lab)

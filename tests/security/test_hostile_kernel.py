@@ -369,7 +369,7 @@ def victim(tmp_path):
 
 
 async def healthy(lab):
-    outcome = await lab.host.call_tool("word_count", {"text": "still here"})
+    outcome = await lab.host.tools.call("word_count", {"text": "still here"})
     assert outcome.ok and outcome.result["words"] == 2
 
 

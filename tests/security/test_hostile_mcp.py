@@ -187,7 +187,7 @@ def open_host(home: Home, workdir: Path, *servers: ServerConfig, memory_mb: int 
 
 
 async def ask(host: Host, server: str, tool: str, arguments: dict) -> Any:
-    outcome = await host.call_tool(f"mcp__{server}__{tool}", arguments)
+    outcome = await host.tools.call(f"mcp__{server}__{tool}", arguments)
     assert outcome.ok, outcome.error
     text = outcome.result["content"][0]["text"]
     return json.loads(text)
@@ -195,7 +195,7 @@ async def ask(host: Host, server: str, tool: str, arguments: dict) -> Any:
 
 async def healthy(host: Host, server: str) -> None:
     """The host still answers and the server still runs in its sandbox."""
-    assert (await host.call_tool(f"mcp__{server}__look", {"paths": ["/"]})).ok
+    assert (await host.tools.call(f"mcp__{server}__look", {"paths": ["/"]})).ok
     row = next(r for r in host.mcp.servers() if r["name"] == server)
     assert row["state"] == "running" and row["sandbox"]
 
@@ -312,7 +312,7 @@ async def test_a_granted_folder_swapped_for_a_link_between_starts_is_refused(
     granted.symlink_to(home.root)  # where the store and the secrets live
     host = Host.open(cwd=workdir)
     try:
-        outcome = await host.call_tool("mcp__swapped__look", {"paths": [str(granted)]})
+        outcome = await host.tools.call("mcp__swapped__look", {"paths": [str(granted)]})
         assert not outcome.ok and outcome.error["kind"] == "unavailable"
         assert str(granted) in outcome.error["message"] and "has changed" in outcome.error["message"]
         row = next(r for r in host.mcp.servers() if r["name"] == "swapped")

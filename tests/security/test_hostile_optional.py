@@ -76,8 +76,8 @@ async def test_a_declined_optional_path_is_unreadable_while_the_required_one_wor
     person = Person(PermissionAnswer("once", declined=(f"read:{private}",)),
                     PermissionAnswer("once"),
                     PermissionAnswer("once", declined=(f"read:{private}",)))
-    lab.host.set_responder(person)
-    declined = await lab.host.call_tool("peek", paths(public, private))
+    lab.host.gateway.responder = person
+    declined = await lab.host.tools.call("peek", paths(public, private))
     assert declined.ok, declined.error
     assert declined.result["public"] == "the shared page"
     assert declined.result["private"].startswith("refused:") and "diary" not in str(declined.result)
@@ -85,9 +85,9 @@ async def test_a_declined_optional_path_is_unreadable_while_the_required_one_wor
         (f"read:{public}", False), (f"read:{private}", True)]
     # Declined once: asked again; accepted, the worker reads it; declined again, it
     # cannot (no worker started for the wider policy is reused).
-    accepted = await lab.host.call_tool("peek", paths(public, private))
+    accepted = await lab.host.tools.call("peek", paths(public, private))
     assert accepted.result == {"public": "the shared page", "private": "the diary"}
-    again = await lab.host.call_tool("peek", paths(public, private))
+    again = await lab.host.tools.call("peek", paths(public, private))
     assert again.result["private"].startswith("refused:")
     assert len(person.asked) == 3
 
@@ -96,9 +96,9 @@ async def test_declined_always_stays_out_of_reach_without_asking(lab, folders):
     public, private = folders
     declare(lab, public, private)
     person = Person(PermissionAnswer("always", declined=(f"read:{private}",)))
-    lab.host.set_responder(person)
+    lab.host.gateway.responder = person
     for _ in range(2):
-        outcome = await lab.host.call_tool("peek", paths(public, private))
+        outcome = await lab.host.tools.call("peek", paths(public, private))
         assert outcome.result["public"] == "the shared page"
         assert outcome.result["private"].startswith("refused:")
     assert len(person.asked) == 1
@@ -111,12 +111,12 @@ async def test_an_optional_env_key_is_seen_only_when_accepted(lab, folders, monk
     declare(lab, *folders)
     person = Person(PermissionAnswer("once", declined=("env:WORKBENCH_TEST_TOKEN",)),
                     PermissionAnswer("once"))
-    lab.host.set_responder(person)
-    declined = await lab.host.call_tool("token", {})
+    lab.host.gateway.responder = person
+    declined = await lab.host.tools.call("token", {})
     assert declined.ok, declined.error
     assert declined.result["token"] is None and "WORKBENCH_TEST_TOKEN" not in declined.result["keys"]
     assert "s3cret" not in str(declined.result)
-    accepted = await lab.host.call_tool("token", {})
+    accepted = await lab.host.tools.call("token", {})
     assert accepted.result["token"] == "s3cret"
 
 
@@ -125,9 +125,9 @@ async def test_denying_a_prompt_of_optional_entries_runs_the_tool_without_them(l
     declare(lab, *folders)
     session = lab.host.store.create_session("chat")["id"]
     person = Person(RequestDenied("you chose Deny"))
-    lab.host.set_responder(person)
+    lab.host.gateway.responder = person
     for _ in range(2):
-        outcome = await lab.host.call_tool("token", {}, CallOptions(session_id=session))
+        outcome = await lab.host.tools.call("token", {}, CallOptions(session_id=session))
         assert outcome.ok, outcome.error
         assert outcome.result["token"] is None
     assert len(person.asked) == 1  # remembered for the session
@@ -136,8 +136,8 @@ async def test_denying_a_prompt_of_optional_entries_runs_the_tool_without_them(l
 async def test_denying_with_a_required_entry_refuses_the_call(lab, folders):
     public, private = folders
     declare(lab, public, private)
-    lab.host.set_responder(Person(RequestDenied("you chose Deny")))
-    outcome = await lab.host.call_tool("peek", paths(public, private))
+    lab.host.gateway.responder = Person(RequestDenied("you chose Deny"))
+    outcome = await lab.host.tools.call("peek", paths(public, private))
     assert not outcome.ok and outcome.error["kind"] == "permission"
     assert [m["value"] for m in outcome.error["missing"]] == [str(public)]
 
@@ -146,14 +146,14 @@ async def test_a_grant_flag_grants_an_optional_entry_and_none_leaves_it_out(lab,
     monkeypatch.setenv("WORKBENCH_TEST_TOKEN", "s3cret")
     public, private = folders
     declare(lab, public, private)
-    without = await lab.host.call_tool("token", {}, CallOptions(prompt=False))
+    without = await lab.host.tools.call("token", {}, CallOptions(prompt=False))
     assert without.ok and without.result["token"] is None
     flags = lab.host.grants.from_flags("token", ["env:WORKBENCH_TEST_TOKEN"])
-    granted = await lab.host.call_tool("token", {}, CallOptions(grants=flags, prompt=False))
+    granted = await lab.host.tools.call("token", {}, CallOptions(grants=flags, prompt=False))
     assert granted.result["token"] == "s3cret"
     every = lab.host.grants.from_flags("peek", [], grant_all=True)
-    both = await lab.host.call_tool("peek", paths(public, private), CallOptions(grants=every, prompt=False))
+    both = await lab.host.tools.call("peek", paths(public, private), CallOptions(grants=every, prompt=False))
     assert both.result == {"public": "the shared page", "private": "the diary"}
     required = lab.host.grants.from_flags("peek", [f"read:{public}"])
-    one = await lab.host.call_tool("peek", paths(public, private), CallOptions(grants=required, prompt=False))
+    one = await lab.host.tools.call("peek", paths(public, private), CallOptions(grants=required, prompt=False))
     assert one.result["public"] == "the shared page" and one.result["private"].startswith("refused:")

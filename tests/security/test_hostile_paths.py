@@ -124,7 +124,7 @@ def refused(outcome, path: Path | str) -> None:
 
 
 async def healthy(lab: Lab) -> None:
-    outcome = await lab.host.call_tool("word_count", {"text": "still here"})
+    outcome = await lab.host.tools.call("word_count", {"text": "still here"})
     assert outcome.ok and outcome.result["words"] == 2
 
 
@@ -136,7 +136,7 @@ async def swap(lab: Lab, target: Path, how: str, to: Path | None = None,
     deno = lab.host.registry.resolve("swap").runtime == "deno"
     args = {"target": str(target), "how": "move" if deno and how == "link" else how,
             **({"to": str(to)} if to else {})}
-    outcome = await lab.host.call_tool("swap", args, options)
+    outcome = await lab.host.tools.call("swap", args, options)
     assert outcome.ok and outcome.result == "swapped", outcome.error
     if deno and how == "link":
         os.symlink(to, target)
@@ -146,12 +146,12 @@ async def swap(lab: Lab, target: Path, how: str, to: Path | None = None,
 async def test_a_granted_folder_swapped_for_a_link_is_refused(lab, tree, runtime):
     project = tree["project"]
     declare(lab, runtime, "$home/project/sub")
-    lab.host.set_responder(Person("always"))
-    first = await lab.host.call_tool("peek", {"path": str(project / "sub" / "note.txt")})
+    lab.host.gateway.responder = Person("always")
+    first = await lab.host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})
     assert first.ok and first.result == "a plain note", first.error
     await swap(lab, project / "sub", "link", tree["secret"])
     assert (project / "sub" / "note.txt").read_text() == SECRET  # the trap is set
-    outcome = await lab.host.call_tool("peek", {"path": str(project / "sub" / "note.txt")})
+    outcome = await lab.host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})
     refused(outcome, project / "sub")
     assert "leads to" in outcome.error["message"]
     explained = lab.host.store.list_grants("swapper.peek")
@@ -163,14 +163,14 @@ async def test_a_granted_folder_swapped_for_a_link_is_refused(lab, tree, runtime
 async def test_a_link_in_an_intermediate_component_is_refused(lab, tree, runtime):
     project = tree["project"]
     declare(lab, runtime, "$home/project/sub/deep")
-    lab.host.set_responder(Person("session"))
+    lab.host.gateway.responder = Person("session")
     session = lab.host.store.create_session()["id"]
     options = dict(session_id=session)
-    first = await lab.host.call_tool("peek", {"path": str(project / "sub" / "deep" / "note.txt")},
+    first = await lab.host.tools.call("peek", {"path": str(project / "sub" / "deep" / "note.txt")},
                                      CallOptions(**options))
     assert first.ok and first.result == "a deep note", first.error
     await swap(lab, project / "sub", "link", tree["secret"], CallOptions(**options))
-    outcome = await lab.host.call_tool("peek", {"path": str(project / "sub" / "deep" / "note.txt")},
+    outcome = await lab.host.tools.call("peek", {"path": str(project / "sub" / "deep" / "note.txt")},
                                        CallOptions(**options))
     refused(outcome, project / "sub" / "deep")
     await healthy(lab)
@@ -183,10 +183,10 @@ async def test_another_folder_renamed_into_place_is_refused(lab, tree, runtime):
     decoy.mkdir()
     (decoy / "note.txt").write_text("planted")
     declare(lab, runtime, "$home/project/sub")
-    lab.host.set_responder(Person("always"))
-    assert (await lab.host.call_tool("peek", {"path": str(project / "sub" / "note.txt")})).ok
+    lab.host.gateway.responder = Person("always")
+    assert (await lab.host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})).ok
     await swap(lab, project / "sub", "rename", decoy)
-    outcome = await lab.host.call_tool("peek", {"path": str(project / "sub" / "note.txt")})
+    outcome = await lab.host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})
     refused(outcome, project / "sub")
     assert "another folder" in outcome.error["message"]
     await healthy(lab)
@@ -196,21 +196,21 @@ async def test_a_granted_file_replaced_by_a_hard_link_or_a_new_file_is_refused(l
     project = tree["project"]
     granted = project / "file.txt"
     declare(lab, "python", "$home/project/file.txt")
-    lab.host.set_responder(Person("always"))
-    assert (await lab.host.call_tool("peek", {"path": str(granted)})).result == "a granted file"
+    lab.host.gateway.responder = Person("always")
+    assert (await lab.host.tools.call("peek", {"path": str(granted)})).result == "a granted file"
     # Another process on the host (not a sandboxed tool, which Landlock keeps from
     # linking what it cannot reach) puts a hard link to the secret in its place.
     # (Each replaced file is kept aside, so that no new file can reuse its inode
     # number: a pin is a device and an inode, see the module docstring.)
     granted.rename(project / "file.kept")
     os.link(tree["secret"] / "key.txt", granted)
-    refused(await lab.host.call_tool("peek", {"path": str(granted)}), granted)
+    refused(await lab.host.tools.call("peek", {"path": str(granted)}), granted)
     # A sibling tool replaces it with a new file of its own.
     granted.unlink()
     (project / "file.kept").rename(granted)
-    assert (await lab.host.call_tool("peek", {"path": str(granted)})).result == "a granted file"
+    assert (await lab.host.tools.call("peek", {"path": str(granted)})).result == "a granted file"
     await swap(lab, granted, "file")
-    outcome = await lab.host.call_tool("peek", {"path": str(granted)})
+    outcome = await lab.host.tools.call("peek", {"path": str(granted)})
     refused(outcome, granted)
     assert "another file" in outcome.error["message"]
     await healthy(lab)
@@ -223,8 +223,8 @@ async def test_an_always_grant_swapped_before_a_later_session_is_refused(tmp_pat
     async with Host.open(cwd=tmp_path) as host:
         lab = Lab(host, root)
         declare(lab, "python", "$home/project/sub")
-        host.set_responder(Person("always"))
-        assert (await host.call_tool("peek", {"path": str(project / "sub" / "note.txt")})).ok
+        host.gateway.responder = Person("always")
+        assert (await host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})).ok
     # Between sessions, the folder becomes a link to the secret.
     os.rename(project / "sub", project / "sub.old")
     os.symlink(tree["secret"], project / "sub")
@@ -234,8 +234,8 @@ async def test_an_always_grant_swapped_before_a_later_session_is_refused(tmp_pat
         lab = Lab(host, root)
         declare(lab, "python", "$home/project/sub")
         person = Person("always")
-        host.set_responder(person)
-        outcome = await host.call_tool("peek", {"path": str(project / "sub" / "note.txt")})
+        host.gateway.responder = person
+        outcome = await host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})
         refused(outcome, project / "sub")
         assert person.asked == []  # refused, not asked again as if nothing had happened
         await healthy(lab)
@@ -244,15 +244,15 @@ async def test_an_always_grant_swapped_before_a_later_session_is_refused(tmp_pat
 async def test_a_grant_kept_before_pins_is_pinned_at_its_next_use(lab, tree):
     project = tree["project"]
     declare(lab, "python", "$home/project/sub")
-    lab.host.set_responder(Person("always"))
+    lab.host.gateway.responder = Person("always")
     lab.host.store.add_grant("swapper.peek", "read", str(project / "sub"), "always")
     assert lab.host.store.list_grants("swapper.peek")[0]["resolved"] is None
-    assert (await lab.host.call_tool("peek", {"path": str(project / "sub" / "note.txt")})).ok
+    assert (await lab.host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})).ok
     grant = lab.host.store.list_grants("swapper.peek")[0]
     assert (grant["resolved"], grant["inode"]) == (str(project / "sub"),
                                                    (project / "sub").stat().st_ino)
     await swap(lab, project / "sub", "link", tree["secret"])
-    refused(await lab.host.call_tool("peek", {"path": str(project / "sub" / "note.txt")}),
+    refused(await lab.host.tools.call("peek", {"path": str(project / "sub" / "note.txt")}),
             project / "sub")
 
 
@@ -284,8 +284,8 @@ async def test_a_swap_racing_a_call_is_refused_as_a_permission(lab, tree, monkey
     project = tree["project"]
     sub = project / "sub"
     declare(lab, "python", "$home/project/sub")
-    lab.host.set_responder(Person("always"))
-    assert (await lab.host.call_tool("peek", {"path": str(sub / "note.txt")})).ok
+    lab.host.gateway.responder = Person("always")
+    assert (await lab.host.tools.call("peek", {"path": str(sub / "note.txt")})).ok
     lab.host.sandbox.forget()  # the next worker is started for the call, not ahead
     built = lab.host.sandbox.policy
 
@@ -296,7 +296,7 @@ async def test_a_swap_racing_a_call_is_refused_as_a_permission(lab, tree, monkey
         return policy
 
     monkeypatch.setattr(lab.host.sandbox, "policy", racing)
-    outcome = await lab.host.call_tool("peek", {"path": str(sub / "note.txt")})
+    outcome = await lab.host.tools.call("peek", {"path": str(sub / "note.txt")})
     refused(outcome, sub)
     assert "as the worker started" in outcome.error["message"]
     monkeypatch.undo()
@@ -325,8 +325,8 @@ async def test_the_prompt_shows_where_a_linked_path_leads(lab, tree, tmp_path):
     alias.symlink_to(project)
     declare(lab, "python", str(alias / "sub"))
     person = Person("once")
-    lab.host.set_responder(person)
-    outcome = await lab.host.call_tool("peek", {"path": str(alias / "sub" / "note.txt")})
+    lab.host.gateway.responder = person
+    outcome = await lab.host.tools.call("peek", {"path": str(alias / "sub" / "note.txt")})
     assert outcome.ok and outcome.result == "a plain note", outcome.error
     shown = person.asked[0].permissions[0]
     assert shown["value"] == str(alias / "sub") and shown["resolved"] == str(project / "sub")
@@ -366,14 +366,14 @@ async def test_a_warm_worker_runs_no_tool_code_before_its_call(lab, tmp_path, ru
         "mark": {"permissions": {"write": [{"path": str(marks), "reason": "Leave marks."}],
                                  "env": [{"key": "HOME_MARKS", "reason": "Where."}]}}},
         runtime=runtime)
-    lab.host.set_responder(Person("always"))
-    assert (await lab.host.call_tool("mark", {})).result == "ran"
+    lab.host.gateway.responder = Person("always")
+    assert (await lab.host.tools.call("mark", {})).result == "ran"
     assert (marks / "imports.txt").read_text() == "imported\n"
     ready = await warm_ones(lab)
     assert ready and all(not worker.finished for worker in ready)
     await asyncio.sleep(0)  # nothing to wait for: the warm worker is ready and idle
     assert (marks / "imports.txt").read_text() == "imported\n"
-    assert (await lab.host.call_tool("mark", {})).result == "ran"
+    assert (await lab.host.tools.call("mark", {})).result == "ran"
     assert (marks / "imports.txt").read_text() == "imported\n" * 2
 
 
@@ -381,14 +381,14 @@ async def test_a_once_grant_starts_no_worker_ahead(lab, tree):
     project = tree["project"]
     declare(lab, "python", "$home/project/sub")
     person = Person("once")
-    lab.host.set_responder(person)
-    outcome = await lab.host.call_tool("peek", {"path": str(project / "sub" / "note.txt")})
+    lab.host.gateway.responder = person
+    outcome = await lab.host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})
     assert outcome.ok and outcome.result == "a plain note"
     assert not lab.host.sandbox.pool.starting()
     # With a standing grant, the next worker is started ahead.
     person.scope = "session"
     session = lab.host.store.create_session()["id"]
-    assert (await lab.host.call_tool("peek", {"path": str(project / "sub" / "note.txt")},
+    assert (await lab.host.tools.call("peek", {"path": str(project / "sub" / "note.txt")},
                                      CallOptions(session_id=session))).ok
     assert lab.host.sandbox.pool.starting()
 
@@ -396,7 +396,7 @@ async def test_a_once_grant_starts_no_worker_ahead(lab, tree):
 async def test_a_broken_module_fails_its_call_not_the_warm_start(lab):
     lab.extension("broken", "def nothing(args, ctx):\n    return 1\n\n"
                   "raise RuntimeError('broken at import')\n", {"nothing": {}})
-    outcome = await lab.host.call_tool("nothing", {})
+    outcome = await lab.host.tools.call("nothing", {})
     assert not outcome.ok and "importing the tool failed" in outcome.error["message"]
     assert "broken at import" in outcome.error["message"]
     await healthy(lab)
@@ -415,8 +415,8 @@ async def test_a_granted_binary_pointed_elsewhere_is_refused(lab, tmp_path):
                   "    return subprocess.run([args['binary'], 'hi'], capture_output=True, "
                   "text=True).stdout\n",
                   {"say": {"permissions": {"run": [{"binary": str(say), "reason": "Speak."}]}}})
-    lab.host.set_responder(Person("always"))
-    first = await lab.host.call_tool("say", {"binary": str(say)})
+    lab.host.gateway.responder = Person("always")
+    first = await lab.host.tools.call("say", {"binary": str(say)})
     assert first.ok and first.result == "hi\n", first.error
     assert lab.host.store.list_grants("runner.say")[0]["resolved"] == echo
     policy = lab.host.sandbox.policy(lab.host.registry.resolve("say"),
@@ -425,7 +425,7 @@ async def test_a_granted_binary_pointed_elsewhere_is_refused(lab, tmp_path):
     assert policy.execute == [str(say)] and policy.pins[str(say)][2] == echo
     say.unlink()
     say.symlink_to("/bin/sh")
-    outcome = await lab.host.call_tool("say", {"binary": str(say)})
+    outcome = await lab.host.tools.call("say", {"binary": str(say)})
     refused(outcome, say)
     assert echo in outcome.error["message"]
     await healthy(lab)

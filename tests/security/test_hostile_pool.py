@@ -94,34 +94,34 @@ def in_pool(host: Host, path: Path) -> list[str]:
 async def test_a_once_grant_is_never_in_a_pooled_worker(lab, tmp_path, runtime):
     granted, other = folders(tmp_path)
     reader(lab, runtime, granted, other)
-    lab.host.set_responder(Person("session", declined=(f"read:{other}",)))
+    lab.host.gateway.responder = Person("session", declined=(f"read:{other}",))
     session = CallOptions(session_id=lab.host.store.create_session()["id"])
-    first = await lab.host.call_tool("peek", {"path": str(granted / "note.txt")}, session)
+    first = await lab.host.tools.call("peek", {"path": str(granted / "note.txt")}, session)
     assert first.ok and first.result == "granted note", first.error
     assert await ready(lab.host), "a standing grant starts a worker ahead"
     once = CallOptions(session_id=session.session_id, grants=(("read", str(other)),))
     for _ in range(3):  # back to back: the pool grows, and never takes in the once grant
-        outcome = await lab.host.call_tool("peek", {"path": str(other / "note.txt")}, once)
+        outcome = await lab.host.tools.call("peek", {"path": str(other / "note.txt")}, once)
         assert outcome.ok and outcome.result == "other note", outcome.error
         await ready(lab.host)
         assert not in_pool(lab.host, other)
     for _ in range(4):  # every worker kept ahead is used: none reads the other folder
-        outcome = await lab.host.call_tool("peek", {"path": str(other / "note.txt")}, session)
+        outcome = await lab.host.tools.call("peek", {"path": str(other / "note.txt")}, session)
         assert outcome.ok and outcome.result.startswith("refused"), outcome.result
 
 
 async def test_a_grant_revoked_after_the_pool_filled_is_not_usable(lab, tmp_path):
     granted, other = folders(tmp_path)
     reader(lab, "python", granted, other)
-    lab.host.set_responder(Person("always"))
+    lab.host.gateway.responder = Person("always")
     for _ in range(3):
-        outcome = await lab.host.call_tool("peek", {"path": str(other / "note.txt")})
+        outcome = await lab.host.tools.call("peek", {"path": str(other / "note.txt")})
         assert outcome.ok and outcome.result == "other note", outcome.error
     await ready(lab.host)
     assert in_pool(lab.host, other)
     assert lab.host.grants.revoke("peek", "read", str(other)) == 1
     assert not in_pool(lab.host, other), "the revoked grant's workers are dropped"
-    outcome = await lab.host.call_tool("peek", {"path": str(other / "note.txt")},
+    outcome = await lab.host.tools.call("peek", {"path": str(other / "note.txt")},
                                        CallOptions(prompt=False))
     assert outcome.ok and outcome.result.startswith("refused"), outcome.result
 
@@ -132,16 +132,16 @@ async def test_a_grant_revoked_by_another_process_is_not_usable(lab, tmp_path):
     used, since their policy is not the call's now."""
     granted, other = folders(tmp_path)
     reader(lab, "python", granted, other)
-    lab.host.set_responder(Person("always"))
+    lab.host.gateway.responder = Person("always")
     for _ in range(3):
-        outcome = await lab.host.call_tool("peek", {"path": str(other / "note.txt")})
+        outcome = await lab.host.tools.call("peek", {"path": str(other / "note.txt")})
         assert outcome.ok and outcome.result == "other note", outcome.error
     await ready(lab.host)
     assert in_pool(lab.host, other)
     with Store.open(lab.host.home.db_path) as elsewhere:  # its own connection to the file
         assert elsewhere.revoke_grants("pooled.peek", "read", str(other)) == 1
     for _ in range(4):
-        outcome = await lab.host.call_tool("peek", {"path": str(other / "note.txt")},
+        outcome = await lab.host.tools.call("peek", {"path": str(other / "note.txt")},
                                            CallOptions(prompt=False))
         assert outcome.ok and outcome.result.startswith("refused"), outcome.result
     assert not in_pool(lab.host, other), "the workers of the old policy were dropped"
@@ -165,16 +165,16 @@ def versioned(tmp_path: Path, runtime: str, version: str) -> Path:
 @pytest.mark.parametrize("runtime", RUNTIMES)
 async def test_a_reinstall_with_new_code_runs_the_new_code(tmp_path, runtime):
     async with Host.open(cwd=tmp_path) as host:
-        host.set_responder(Person("always"))
+        host.gateway.responder = Person("always")
         host.extensions.install(str(versioned(tmp_path, runtime, "1.0.0")), lambda plan: True)
         for _ in range(3):
-            outcome = await host.call_tool("hello", {})
+            outcome = await host.tools.call("hello", {})
             assert outcome.ok and outcome.result == "1.0.0", outcome.error
         assert await ready(host)
         host.extensions.update("versioned", lambda plan: True,
                                source=str(versioned(tmp_path, runtime, "2.0.0")))
         for _ in range(3):
-            outcome = await host.call_tool("hello", {})
+            outcome = await host.tools.call("hello", {})
             assert outcome.ok and outcome.result == "2.0.0", outcome.error
         await ready(host)
         host.extensions.remove("versioned")
@@ -195,13 +195,13 @@ async def test_a_pooled_worker_of_one_tool_serves_no_other(lab):
     for name in ("one", "two"):
         lab.extension(name, SIBLINGS.format(name=name), {"alpha": {}, "beta": {}})
     for _ in range(3):
-        outcome = await lab.host.call_tool("one.alpha", {})
+        outcome = await lab.host.tools.call("one.alpha", {})
         assert outcome.ok and outcome.result == "one.alpha", outcome.error
     await ready(lab.host)
     kept = lab.host.sandbox.pool.sizes()
     assert kept.get("one.alpha"), kept
     for tool in ("one.beta", "two.alpha", "two.beta", "one.beta", "two.alpha"):
-        outcome = await lab.host.call_tool(tool, {})
+        outcome = await lab.host.tools.call(tool, {})
         assert outcome.ok and outcome.result == tool, outcome.error
         assert lab.host.sandbox.pool.sizes()["one.alpha"] == kept["one.alpha"]
 
@@ -234,15 +234,15 @@ async def test_no_module_code_runs_in_a_pooled_worker_before_its_call(lab, tmp_p
         "mark": {"permissions": {"write": [{"path": str(marks), "reason": "Leave marks."}],
                                  "env": [{"key": "HOME_MARKS", "reason": "Where."}]}}},
         runtime=runtime)
-    lab.host.set_responder(Person("always"))
+    lab.host.gateway.responder = Person("always")
     calls = 0
     for _ in range(4):  # back to back: the pool grows past one worker
-        assert (await lab.host.call_tool("mark", {})).result == "ran"
+        assert (await lab.host.tools.call("mark", {})).result == "ran"
         calls += 1
     waiting = await ready(lab.host)
     assert len(waiting) > 1 and all(not worker.finished for worker in waiting)
     assert (marks / "imports.txt").read_text() == "imported\n" * calls
-    assert (await lab.host.call_tool("mark", {})).result == "ran"
+    assert (await lab.host.tools.call("mark", {})).result == "ran"
     assert (marks / "imports.txt").read_text() == "imported\n" * (calls + 1)
 
 
@@ -257,7 +257,7 @@ async def main():
     with Host.open(cwd=folder.parent) as host:
         load_extension(host.registry, folder)
         for _ in range(4):
-            outcome = await host.call_tool("hold", {})
+            outcome = await host.tools.call("hold", {})
             assert outcome.ok, outcome.error
         workers = [await task for task in host.sandbox.pool.starting()]
         print(json.dumps({"zygote": host.sandbox.zygote.process.pid,
@@ -339,7 +339,7 @@ async def test_the_pool_keeps_its_bounds_under_twenty_parallel_calls(lab):
 
     watcher = asyncio.ensure_future(watch())
     for _ in range(3):  # three turns of twenty calls at once, ten of each tool
-        outcomes = await asyncio.gather(*(lab.host.call_tool(f"{name}.work", {})
+        outcomes = await asyncio.gather(*(lab.host.tools.call(f"{name}.work", {})
                                           for name in ("left", "right") * 10))
         assert all(o.ok and o.result in ("left", "right") for o in outcomes)
         seen.append(lab.host.sandbox.pool.held())
@@ -385,10 +385,10 @@ async def test_a_grant_revoked_while_its_call_runs_starts_no_worker_for_it(lab, 
     lab.extension("pooled", WAITER, {"peek": {"permissions": {"read": [
         {"path": str(granted), "reason": "Read the granted folder."},
         {"path": str(other), "reason": "Read the other folder.", "optional": True}]}}})
-    lab.host.set_responder(Person("always"))
+    lab.host.gateway.responder = Person("always")
     go = granted / "go"
     go.write_text("")
-    first = await lab.host.call_tool("peek", {"path": str(other / "note.txt"), "go": str(go)})
+    first = await lab.host.tools.call("peek", {"path": str(other / "note.txt"), "go": str(go)})
     assert first.ok and first.result == "other note", first.error
     await ready(lab.host)
     go.unlink()
@@ -396,7 +396,7 @@ async def test_a_grant_revoked_while_its_call_runs_starts_no_worker_for_it(lab, 
     unsubscribe = lab.host.bus.subscribe(
         lambda event: waiting.set() if isinstance(event, ToolCallLog) else None)
     try:
-        call = asyncio.ensure_future(lab.host.call_tool(
+        call = asyncio.ensure_future(lab.host.tools.call(
             "peek", {"path": str(other / "note.txt"), "go": str(go)}))
         await asyncio.wait_for(waiting.wait(), 60)
         lab.host.grants.revoke("peek", "read", str(other))
@@ -407,6 +407,6 @@ async def test_a_grant_revoked_while_its_call_runs_starts_no_worker_for_it(lab, 
     assert outcome.ok and outcome.result == "other note", outcome.error  # granted as it began
     await ready(lab.host)
     assert not in_pool(lab.host, other), "a worker was started with the revoked grant"
-    after = await lab.host.call_tool("peek", {"path": str(other / "note.txt"), "go": str(go)},
+    after = await lab.host.tools.call("peek", {"path": str(other / "note.txt"), "go": str(go)},
                                      CallOptions(prompt=False))
     assert after.ok and after.result.startswith("refused"), after.result

@@ -54,7 +54,7 @@ def place(tmp_path_factory):
 
 async def call(host, name, args, session=None):
     grants = host.grants.from_flags(name, [], grant_all=True)
-    return await host.call_tool(name, args, CallOptions(grants=grants, prompt=False,
+    return await host.tools.call(name, args, CallOptions(grants=grants, prompt=False,
                                                         session_id=session))
 
 
@@ -230,7 +230,7 @@ async def test_a_chat_in_a_folder_that_is_not_a_project_gets_no_project(tmp_path
             for options in (CallOptions(session_id=session),
                             CallOptions(grants=(("read", str(folder)), ("write", str(folder))),
                                         prompt=False)):
-                outcome = await host.call_tool(name, args, options)
+                outcome = await host.tools.call(name, args, options)
                 assert not outcome.ok and outcome.error["kind"] == "permission", (name, outcome)
                 assert "is not given to tools as a project" in outcome.error["message"]
         assert not [r for r in person.requests if isinstance(r, PermissionRequest)]
@@ -249,8 +249,8 @@ async def test_another_extension_gets_nothing_from_the_builtin_answer(host, plac
                    "permissions": {"read": [{"path": "$project", "reason": "Peek."}]}}]}))
     assert load_extension(host.registry, folder)
     session = host.chats.new()["id"]
-    assert (await host.call_tool("read_file", {"path": "README.md"}, CallOptions(session_id=session))).ok
-    [asked] = [r for r in host.responder.requests if isinstance(r, PermissionRequest)]
+    assert (await host.tools.call("read_file", {"path": "README.md"}, CallOptions(session_id=session))).ok
+    [asked] = [r for r in host.gateway.responder.requests if isinstance(r, PermissionRequest)]
     assert "hostile.peek" not in asked.covers
-    refused = await host.call_tool("peek", {}, CallOptions(session_id=session, prompt=False))
+    refused = await host.tools.call("peek", {}, CallOptions(session_id=session, prompt=False))
     assert not refused.ok and refused.error["kind"] == "permission"

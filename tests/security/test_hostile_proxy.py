@@ -219,7 +219,7 @@ def explained(lab, tool: str) -> list[dict]:
 
 
 async def healthy(lab):
-    outcome = await lab.host.call_tool("word_count", {"text": "still here"})
+    outcome = await lab.host.tools.call("word_count", {"text": "still here"})
     assert outcome.ok and outcome.result["words"] == 2
 
 

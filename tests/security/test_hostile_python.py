@@ -159,7 +159,7 @@ def assert_refused(outcome, *words):
 
 
 async def assert_host_healthy(lab):
-    outcome = await lab.host.call_tool("word_count", {"text": "still here"})
+    outcome = await lab.host.tools.call("word_count", {"text": "still here"})
     assert outcome.ok and outcome.result["words"] == 2
 
 

@@ -167,9 +167,9 @@ async def test_a_projects_config_cannot_raise_the_ceiling(tmp_path, home):
     trust_project(home, project)
     answers = Answers(["once"])
     async with Host.open(cwd=project, model="echo", responder=answers) as host:
-        found = host.shell_network(None)
+        found = host.shell.network(None)
         assert (found["level"], found["ceiling"]) == ("off", "off")
-        outcome = await host.call_tool("shell", {"command": "curl -sS --max-time 5 https://pypi.org/; "
+        outcome = await host.tools.call("shell", {"command": "curl -sS --max-time 5 https://pypi.org/; "
                                                  "ls /root /home /work 2>&1; true"},
                                        CallOptions(grants=GRANT))
     assert outcome.ok, outcome.error
@@ -185,7 +185,7 @@ def network_answers() -> list[str]:
 
 async def test_a_host_beyond_the_chat_but_within_the_ceiling_is_asked_about(shell_lab, home):
     write_config(home.root, '[shell]\nnetwork_ceiling = "all"\n')
-    shell_lab.host.config = type(shell_lab.host.config).load(home, shell_lab.project)
+    shell_lab.host.workspace.config = type(shell_lab.host.config).load(home, shell_lab.project)
     shell_lab.session_id = shell_lab.host.chats.new("network")["id"]
     command = "curl -sS --max-time 10 -o /dev/null https://example.com/; echo exit $?"
     denied = await shell_lab.run(command)
@@ -230,7 +230,7 @@ async def test_the_shell_never_runs_on_the_home_the_system_or_the_workbenchs_own
     os.makedirs(folder, exist_ok=True)
     answers = Answers()
     async with Host.open(cwd=folder, model="echo", responder=answers) as host:
-        outcome = await host.call_tool("shell", {"command": "echo pwned > planted.txt"},
+        outcome = await host.tools.call("shell", {"command": "echo pwned > planted.txt"},
                                        CallOptions(grants=GRANT))
     assert not outcome.ok and outcome.error["kind"] == "permission"
     assert "is not given to tools as a project ($project)" in outcome.error["message"]

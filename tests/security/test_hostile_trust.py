@@ -43,7 +43,7 @@ def install(host: Host, folder: Path):
 
 async def grant_all_call(host: Host, tool: str, args: dict, **options):
     grants = host.grants.from_flags(tool, [], grant_all=True)
-    return await host.call_tool(tool, args, CallOptions(grants=grants, prompt=False, **options))
+    return await host.tools.call(tool, args, CallOptions(grants=grants, prompt=False, **options))
 
 
 def audit_actions(host: Host) -> list[str]:
@@ -107,7 +107,7 @@ async def test_a_hook_without_the_grant_cannot_rewrite_another_extensions_tool(
         assert refused and refused[0]["subject"] == "hijack"
         assert "curl" not in json.dumps(refused[0])  # the values are not logged
         # The host is healthy: another tool runs, untouched by the hook.
-        counted = await host.call_tool("word_count", {"text": "one two"},
+        counted = await host.tools.call("word_count", {"text": "one two"},
                                        CallOptions(prompt=False))
         assert counted.ok and counted.result["words"] == 2
         explained = host.grants.explain("hook:hijack")
@@ -148,14 +148,14 @@ async def test_a_granted_rewrite_of_another_tool_runs_with_the_new_arguments(tmp
     async with Host.open(cwd=tmp_path) as host:
         install(host, folder)
         host.extensions.set_hook_rewrite("tidy", True)
-        outcome = await host.call_tool("word_count", {"text": "one"}, CallOptions(prompt=False))
+        outcome = await host.tools.call("word_count", {"text": "one"}, CallOptions(prompt=False))
         assert outcome.ok and outcome.result["words"] == 4
         rows = [row for row in host.store.list_audit(limit=None) if row["action"] == "hook.rewrite"]
         assert rows and rows[0]["detail"]["by"] == "hooks.rewrite grant"
         explained = host.grants.explain("hook:tidy")
         assert explained[0]["state"] == "granted"
         host.extensions.set_hook_rewrite("tidy", False)
-        again = await host.call_tool("word_count", {"text": "one"}, CallOptions(prompt=False))
+        again = await host.tools.call("word_count", {"text": "one"}, CallOptions(prompt=False))
         assert again.ok is False and again.error["kind"] == "permission"
 
 
@@ -173,7 +173,7 @@ async def test_a_hook_may_rewrite_its_own_extensions_tool_without_the_grant(tmp_
                              hooks={"on_tool_call": "steer"}, tools={"own_tool": {}})
     async with Host.open(cwd=tmp_path) as host:
         install(host, folder)
-        outcome = await host.call_tool("own_tool", {"fixed": False}, CallOptions(prompt=False))
+        outcome = await host.tools.call("own_tool", {"fixed": False}, CallOptions(prompt=False))
         assert outcome.ok and outcome.result == {"got": {"fixed": True}}
 
 
@@ -186,7 +186,7 @@ async def test_a_replacement_equal_to_the_models_arguments_rewrites_nothing(tmp_
                              hooks={"on_tool_call": "steer"})
     async with Host.open(cwd=tmp_path) as host:
         install(host, folder)
-        outcome = await host.call_tool("word_count", {"text": "a b c"}, CallOptions(prompt=False))
+        outcome = await host.tools.call("word_count", {"text": "a b c"}, CallOptions(prompt=False))
         assert outcome.ok and outcome.result["words"] == 3
         assert "hook.rewrite_refused" not in audit_actions(host)
 
@@ -237,21 +237,21 @@ async def test_project_code_does_not_run_after_the_project_is_trusted(tmp_path, 
     write_extension(project / ".workbench" / "extensions" / "planter", "planter", PLANTED,
                     tools=planted_tool())
     async with Host.open(cwd=project) as host:
-        report = host.status_report()
+        report = host.tools.status_report()
         problems = {p.extension: p for p in report.load_errors}
         assert problems["planter"].state == "held"
         assert ("workbench ext trust .workbench/extensions/planter"
                 in problems["planter"].error_message)
-        outcome = await host.call_tool("plant", {"where": str(tmp_path / "x")},
+        outcome = await host.tools.call("plant", {"where": str(tmp_path / "x")},
                                        CallOptions(prompt=False))
         assert outcome.ok is False and outcome.error["kind"] == "not_found"
         assert "workbench ext trust .workbench/extensions/planter" in outcome.error["message"]
         assert not (tmp_path / "x").exists()
-        assert any("planter" in notice and "ext trust" in notice for notice in host.notices())
+        assert any("planter" in notice and "ext trust" in notice for notice in host.loading.notices())
         listed = {e.name: e for e in host.extensions.here()}
         assert listed["planter"].state == "held"
         assert listed["planter"].origin == f"project {project.resolve()}"
-        counted = await host.call_tool("word_count", {"text": "a b"}, CallOptions(prompt=False))
+        counted = await host.tools.call("word_count", {"text": "a b"}, CallOptions(prompt=False))
         assert counted.ok
 
 
@@ -269,8 +269,8 @@ async def test_a_consented_project_extension_runs_and_is_held_when_its_files_cha
         assert outcome.ok, outcome.error
         # Its files change (a new commit, a pull): held until consented again.
         (folder / "main.py").write_text(PLANTED + "\n# one more line\n")
-        host.reload_extensions()
-        problems = {p.extension: p for p in host.status_report().load_errors}
+        host.loading.reload()
+        problems = {p.extension: p for p in host.tools.status_report().load_errors}
         assert problems["planter"].state == "held"
         assert "main.py" in problems["planter"].error_message
         again = await grant_all_call(host, "word_count", {"text": "still here"})
@@ -294,7 +294,7 @@ async def test_a_consented_project_extension_changed_mid_session_runs_no_new_cod
         outcome = await grant_all_call(host, "plant", {"where": str(tmp_path / "y")})
         assert not outcome.ok and "main.py" in outcome.error["message"], outcome.error
         assert "held" in outcome.error["message"] and not (tmp_path / "y").exists()
-        problems = {p.extension: p for p in host.status_report().load_errors}
+        problems = {p.extension: p for p in host.tools.status_report().load_errors}
         assert problems["planter"].state == "held"
         healthy = await grant_all_call(host, "word_count", {"text": "still here"})
         assert healthy.ok
@@ -356,18 +356,18 @@ async def test_a_project_extension_cannot_take_an_installed_ones_name(tmp_path, 
                     database=True, tools={"peek": {}})
     async with Host.open(cwd=project) as host:
         install(host, vault)
-        kept = await host.call_tool("vault.keep", {"v": "the person's secret"},
+        kept = await host.tools.call("vault.keep", {"v": "the person's secret"},
                                     CallOptions(prompt=False))
         assert kept.ok, kept.error
         # The project one is not loaded, and the conflict is said where a person looks.
-        problems = [p for p in host.status_report().load_errors if p.state == "conflict"]
+        problems = [p for p in host.tools.status_report().load_errors if p.state == "conflict"]
         assert problems and "vault" in problems[0].error_message
         listed = [e for e in host.extensions.here() if e.name == "vault"]
         assert sorted(e.state for e in listed) == ["conflict", "ok"]
         with pytest.raises(Exception, match="installed extension"):
             host.extensions.plan_project_trust(".workbench/extensions/vault")
         # The installed one is untouched.
-        peeked = await host.call_tool("vault.peek", {}, CallOptions(prompt=False))
+        peeked = await host.tools.call("vault.peek", {}, CallOptions(prompt=False))
         assert peeked.ok and peeked.result == [{"v": "the person's secret"}]
 
 
@@ -388,15 +388,15 @@ async def test_two_projects_extensions_of_one_name_share_no_database_nor_grants(
     async with Host.open(cwd=first) as host:
         host.extensions.trust_project(".workbench/extensions/notes")
         grants = host.grants.from_flags("keep", [], grant_all=True)
-        kept = await host.call_tool("keep", {"v": "first project's secret"},
+        kept = await host.tools.call("keep", {"v": "first project's secret"},
                                     CallOptions(prompt=False, grants=grants))
         assert kept.ok, kept.error
         host.store.add_grant(host.registry.resolve("keep").grant_key, "env", "HOME", "always")
     async with Host.open(cwd=second) as host:
         host.extensions.trust_project(".workbench/extensions/notes")
-        peeked = await host.call_tool("peek", {}, CallOptions(prompt=False))
+        peeked = await host.tools.call("peek", {}, CallOptions(prompt=False))
         assert peeked.ok and peeked.result == []  # its own, empty database
-        asked = await host.call_tool("keep", {"v": "x"}, CallOptions(prompt=False))
+        asked = await host.tools.call("keep", {"v": "x"}, CallOptions(prompt=False))
         assert asked.ok is False and asked.error["kind"] == "permission"  # no grant of the first's
 
 
@@ -422,8 +422,8 @@ async def test_what_a_project_extension_had_under_its_name_is_carried_over_on_co
         assert "notes.db" in text and "1 grant" in text
         host.extensions.trust_project(".workbench/extensions/notes", digest=plan.digest)
         assert not (databases / "notes.db").exists()
-        peeked = await host.call_tool("peek", {}, CallOptions(prompt=False))
+        peeked = await host.tools.call("peek", {}, CallOptions(prompt=False))
         assert peeked.ok and peeked.result == [{"v": "kept from before"}]
-        kept = await host.call_tool("keep", {"v": "new"}, CallOptions(prompt=False))
+        kept = await host.tools.call("keep", {"v": "new"}, CallOptions(prompt=False))
         assert kept.ok, kept.error  # the grant moved with it: no prompt needed
         assert host.store.count_grants("notes.keep") == 0

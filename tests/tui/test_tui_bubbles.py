@@ -182,7 +182,7 @@ class TestSampleDisplay:
         app = make_app([{"tool_calls": [{"name": "sample_display", "arguments": {"title": "Samples"}}]},
                         {"text": "Shown."}])
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.host.extensions_loaded_at > 0)
+            await until(pilot, lambda: app.host.loading.loaded_at > 0)
             seen: list = []
             app.host.bus.subscribe(seen.append)
             await pilot.press(*"show", "enter")

@@ -153,7 +153,7 @@ class StallingModel:
 class TestKeys:
     async def test_escape_cancels_the_running_turn(self, make_app, until) -> None:
         app = make_app([])
-        app.host.provider = StallingModel
+        app.host.default_model.built = StallingModel()
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press(*"think", "enter")
             await until(pilot, lambda: ("assistant", "Thinking") in texts(app))
@@ -239,7 +239,7 @@ class TestChatKeysAndMenu:
         from workbench.tui.widgets.slash_menu import SlashMenu
 
         app = make_app([])
-        app.host.provider = StallingModel
+        app.host.default_model.built = StallingModel()
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press(*"think", "enter")
             await until(pilot, lambda: ("assistant", "Thinking") in texts(app))

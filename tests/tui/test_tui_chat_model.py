@@ -132,7 +132,7 @@ class TestKeysAroundThePrompt:
 
     async def test_escape_comes_back_to_the_prompt_before_it_cancels(self, make_app, until) -> None:
         app = make_app([])
-        app.host.provider = StallingModel
+        app.host.default_model.built = StallingModel()
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press(*"think", "enter")
             await until(pilot, lambda: ("assistant", "Thinking") in texts(app))
@@ -163,7 +163,7 @@ class TestBubbles:
         app = make_app([{"tool_calls": [{"name": "sample_display", "arguments": {"title": "Samples"}}]},
                         {"text": "Shown."}])
         async with app.run_test(size=SIZE) as pilot:
-            await until(pilot, lambda: app.host.extensions_loaded_at > 0)
+            await until(pilot, lambda: app.host.loading.loaded_at > 0)
             await send(pilot, until, "show")
             await until(pilot, lambda: len(app.chat.query(DisplayView)) == 4)
             await pilot.press("ctrl+up")  # the reply

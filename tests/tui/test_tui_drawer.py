@@ -94,7 +94,7 @@ async def test_events_before_the_first_screen_and_after_the_last_are_followed_qu
     while it has no screen yet or none any more (it is closing); it is counted, never an
     error, and the keys that open screens are off until there is one."""
     from workbench.events import NotificationPosted
-    from workbench.supervisor.events import ProcessStateChanged
+    from workbench.events import ProcessStateChanged
     from workbench.tui.app import ShellEvent
 
     app = make_app([])

@@ -466,7 +466,7 @@ def enable_samples(workdir: Path) -> None:
 
 async def start_tool(app, pilot, until, prompt: str = "go") -> list:
     """Wait for the extensions, send ``prompt``; returns the list the host's events go to."""
-    await until(pilot, lambda: app.host.extensions_loaded_at > 0)
+    await until(pilot, lambda: app.host.loading.loaded_at > 0)
     seen: list = []
     app.host.bus.subscribe(seen.append)
     await pilot.press(*prompt, "enter")

@@ -100,7 +100,7 @@ async def test_a_chat_switches_a_server_off_in_its_tools_menu(make_app, until) -
         # The detail follows the highlighted row once the list has moved to it.
         await until(pilot, lambda: "echo" in text_of(menu.query_one("#tools-detail")))
         await pilot.press("space")
-        await until(pilot, lambda: app.host.chats.sessions() and app.host.status_report(
+        await until(pilot, lambda: app.host.chats.sessions() and app.host.tools.status_report(
             app.host.chats.sessions()[0]["id"]).session.switched_off == ("mcp:everything",))
         session_tools = {t.extension for t in app.host.switches.tools(app.host.chats.sessions()[0]["id"])}
         assert "mcp:everything" not in session_tools
@@ -109,5 +109,5 @@ async def test_a_chat_switches_a_server_off_in_its_tools_menu(make_app, until) -
         await settle(pilot, until)
         await pilot.press("space")
         await settle(pilot, until)
-        assert app.host.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off == (
+        assert app.host.tools.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off == (
             "mcp:everything",)

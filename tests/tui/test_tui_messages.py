@@ -130,7 +130,7 @@ class Streaming:
 async def test_a_reply_is_markdown_while_it_streams(make_app, until) -> None:
     app = make_app([])
     model = Streaming()
-    app.host.provider = lambda: model
+    app.host.default_model.built = model
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"plan it", "enter")
         await until(pilot, lambda: len(texts(app)) == 2)
@@ -154,7 +154,7 @@ async def test_a_reply_is_markdown_while_it_streams(make_app, until) -> None:
 
 def long_chat(app, count: int = LONG) -> str:
     store = app.host.store
-    session = store.create_session(title="a long chat", model=app.host.model)["id"]
+    session = store.create_session(title="a long chat", model=app.host.default_model.spec)["id"]
     with store.transaction():
         for n in range(count):
             role = "user" if n % 2 == 0 else "assistant"

@@ -21,7 +21,7 @@ HOSTILE = "hello \x1b[31mred\x1b]0;owned\x07\n"
 
 
 async def start(app, pilot, until, prompt: str = "go") -> list:
-    await until(pilot, lambda: app.host.extensions_loaded_at > 0)
+    await until(pilot, lambda: app.host.loading.loaded_at > 0)
     seen: list = []
     app.host.bus.subscribe(seen.append)
     await pilot.press(*prompt, "enter")

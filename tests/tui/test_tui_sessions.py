@@ -33,7 +33,7 @@ def earlier_chats(app) -> tuple[str, str]:
     store = app.host.store
     clock = iter(range(T0, T0 + 100 * 60_000, 60_000))
     store.clock = lambda: next(clock)
-    model = app.host.model  # the scripted model: its reply follows the replies stored
+    model = app.host.default_model.spec  # the scripted model: its reply follows the replies stored
     plants = store.create_session(title="Plants", model=model)["id"]
     store.add_message(plants, "user", content="How often do ferns need water?")
     store.add_message(plants, "assistant", content="Let me count the words first.", tool_calls=[
@@ -81,13 +81,14 @@ class TestList:
         plants, trip = earlier_chats(app)
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_sessions(pilot, until)
-            assert [s["id"] for s in screen.sessions] == [trip, plants]  # the latest first
+            assert [s.id for s in screen.sessions] == [trip, plants]  # the latest first
+            assert screen.sessions == app.host.chats.rows()  # the rows `sessions list` prints
             text = screen_text(app)
             assert "Chats" in text and "2 chats" in text
             assert "Trip to Lyon" in text and "Plants" in text
             trip_row = screen.sessions[0]
-            assert f"{when(trip_row['updated_at'])} · 2 messages · scripted:replies.json" in text
-            assert f"{when(screen.sessions[1]['updated_at'])} · 4 messages" in text
+            assert f"{when(trip_row.updated_at)} · 2 messages · scripted:replies.json" in text
+            assert f"{when(screen.sessions[1].updated_at)} · 4 messages" in text
             assert app.focused is screen.query_one(OptionList)
 
     async def test_no_chats_yet(self, make_app, until) -> None:
@@ -108,7 +109,7 @@ class TestList:
             current = app.chat.session_id
             screen = await open_sessions(pilot, until)
             assert "● current" in screen_text(app)
-            assert screen.sessions[screen.query_one(OptionList).highlighted]["id"] == current
+            assert screen.sessions[screen.query_one(OptionList).highlighted].id == current
             await pilot.press("escape")
             await pilot.pause()
             assert app.screen is app.chat and app.chat.session_id == current
@@ -203,7 +204,7 @@ class TestNewChat:
 
     async def test_switching_is_refused_while_a_turn_runs(self, make_app, until) -> None:
         app = make_app([])
-        app.host.provider = StallingModel
+        app.host.default_model.built = StallingModel()
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press(*"think", "enter")
             await until(pilot, lambda: app.chat.busy)

@@ -54,7 +54,7 @@ async def test_switching_off_in_a_new_chat_starts_its_session_and_is_kept(make_a
         await until(pilot, lambda: app.host.chats.sessions())
         await settle(pilot, until)
         session_id = app.host.chats.sessions()[0]["id"]
-        assert app.host.status_report(session_id).session.switched_off == ("builtin",)
+        assert app.host.tools.status_report(session_id).session.switched_off == ("builtin",)
         assert "builtin" not in {t.extension for t in app.host.switches.tools(session_id)}
         assert "This chat no longer uses builtin." in text_of(menu.query_one("#tools-message"))
         assert menu.query_one("#tools-dialog").border_subtitle == f"session {session_id[:8]}"
@@ -66,7 +66,7 @@ async def test_switching_off_in_a_new_chat_starts_its_session_and_is_kept(make_a
         assert switches(menu)["builtin"] is False
         await highlight(pilot, menu, "builtin", until)
         await pilot.press("enter")
-        await until(pilot, lambda: not app.host.status_report(session_id).session.switched_off)
+        await until(pilot, lambda: not app.host.tools.status_report(session_id).session.switched_off)
         assert len(app.host.chats.sessions()) == 1
 
 
@@ -78,8 +78,8 @@ async def test_a_click_on_the_switch_switches_it(make_app, until) -> None:
         item = list(menu.query(ExtensionSwitch))[names.index("workbench")]
         await pilot.click(item.query_one(Switch))
         await until(pilot, lambda: app.host.chats.sessions()
-                    and app.host.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off)
-        assert app.host.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off == (
+                    and app.host.tools.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off)
+        assert app.host.tools.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off == (
             "workbench",)
         assert switches(menu)["workbench"] is False
 
@@ -165,7 +165,7 @@ async def test_a_new_tool_source_is_listed_and_switched_like_an_extension(make_a
     app = make_app([])
     app.host.sources.register(Greetings())
     async with app.run_test(size=SIZE) as pilot:
-        app.host.reload_extensions()
+        app.host.loading.reload()
         menu = await open_menu(pilot, until)
         assert switches(menu)["greetings"] is True
         row = next(row for row in menu.rows if row.name == "greetings")
@@ -175,9 +175,9 @@ async def test_a_new_tool_source_is_listed_and_switched_like_an_extension(make_a
         await until(pilot, lambda: "greet" in text_of(menu.query_one("#tools-detail")))
         await pilot.press("space")
         await until(pilot, lambda: app.host.chats.sessions()
-                    and app.host.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off)
+                    and app.host.tools.status_report(app.host.chats.sessions()[0]["id"]).session.switched_off)
         session_id = app.host.chats.sessions()[0]["id"]
-        assert app.host.status_report(session_id).session.switched_off == ("greetings",)
+        assert app.host.tools.status_report(session_id).session.switched_off == ("greetings",)
         assert "greet" not in {t.name for t in app.host.switches.tools(session_id)}
 
 
@@ -207,14 +207,14 @@ async def test_the_network_row_chooses_the_shells_network_within_the_ceiling(mak
         assert ("The shell's network in this chat: Package registries (PyPI, npm, Debian)."
                 in text_of(menu.query_one("#tools-message")))
         session_id = app.host.chats.sessions()[0]["id"]
-        assert app.host.shell_network(session_id)["chosen"] == "registries"
+        assert app.host.shell.network(session_id)["chosen"] == "registries"
 
         await pilot.press("enter")
         await until(pilot, lambda: network.expanded)
         await pilot.press("down", "enter")  # All public sites: beyond the ceiling
-        await until(pilot, lambda: app.host.shell_network(session_id)["chosen"] == "all")
+        await until(pilot, lambda: app.host.shell.network(session_id)["chosen"] == "all")
         await until(pilot, lambda: "Package registries" in text_of(menu.query_one("#tools-message"))
-                    and app.host.shell_network(session_id)["level"] == "registries")
+                    and app.host.shell.network(session_id)["level"] == "registries")
 
         await pilot.press("escape")  # the list is closed: the menu
         await until(pilot, lambda: app.screen is app.chat)

@@ -99,7 +99,7 @@ def call_command(
             options = CallOptions(caller="person", grants=grants, prompt=False)
             if writer is not None:
                 host.bus.subscribe(writer.event)
-            outcome = asyncio.run(_until_stopped(host.call_tool(tool, arguments, options), writer))
+            outcome = asyncio.run(_until_stopped(host.tools.call(tool, arguments, options), writer))
     if writer is not None:
         writer.write({"type": "outcome", **outcome.to_json()})
         if writer.closed:

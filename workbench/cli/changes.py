@@ -1,5 +1,5 @@
 """``workbench changes``: the change sets the shell applied to project folders — list
-them, show one, undo one (``Host.changes``, the core the TUI's ``u`` calls too)."""
+them, show one, undo one (``host.changes``, the core the TUI's ``u`` calls too)."""
 
 from __future__ import annotations
 

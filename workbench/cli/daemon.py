@@ -27,7 +27,7 @@ def _stamp() -> str:
 def _plain(event: Any) -> str | None:
     """One log line for the events a person watching the daemon cares about."""
     from workbench.events import Notice
-    from workbench.supervisor.events import ProcessStateChanged, ScheduleFired, ScheduleRunEnded
+    from workbench.events import ProcessStateChanged, ScheduleFired, ScheduleRunEnded
 
     if isinstance(event, ProcessStateChanged) and not event.name.startswith("run:"):
         return f"{event.name}: {event.new}" + (f" — {event.reason}" if event.reason else "")

@@ -321,7 +321,7 @@ def status(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        report = host.status_report()
+        report = host.tools.status_report()
     if as_json:
         _echo_json(report.to_json())
     else:

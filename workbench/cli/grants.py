@@ -48,7 +48,7 @@ def explain(
     optional one undecided or declined (this session); by which grant, when, in which scope;
     then the latest network requests the sandbox's proxy refused it, and why."""
     from workbench.core.host import Host
-    from workbench.manifest.models import net_text
+    from workbench.ctx_spec import net_text
 
     with reported(), Host.open() as host:
         rows = host.grants.explain(tool)

@@ -38,7 +38,7 @@ def _host(load: bool = False) -> Iterator[Host]:
         for notice in host.config.notices:
             say(f"notice: {notice}", err=True)
         if load:
-            host.ensure_extensions()
+            host.loading.ensure()
         try:
             yield host
         finally:
@@ -98,7 +98,7 @@ def add(
             say(f"notice: {notice}", err=True)
             return
         if check:
-            host.ensure_extensions()  # lists the tools of a server never listed
+            host.loading.ensure()  # lists the tools of a server never listed
             row = next(r for r in host.mcp.servers() if r["name"] == name)
             if not row["tools_known"]:
                 say(f"error: it could not start: {row['reason'] or 'unknown reason'}\n"

@@ -82,20 +82,19 @@ def run_command(
                 if model is not None:
                     host.chats.set_model(session, model)
             grants = resolve_run_grants(host, grant) if grant else ()
-            stand_in = host.chat_models.model_info(session)["stand_in"]
-            if stand_in:
+            info = host.chat_models.model_info(session)
+            if info["stand_in"]:
                 # Said on stderr, once: stdout stays the reply (or the JSON lines).
-                from workbench.agent.providers import ECHO_HINT
                 from workbench.cli.output import say
 
-                say(f"workbench: {ECHO_HINT}", err=True)
+                say(f"workbench: {info['hint']}", err=True)
             responder = HeadlessResponder(
                 approvals or host.config.settings.headless.approvals,
                 allowlist=list(host.config.settings.headless.allowlist),
                 answers=load_answers(answers) if answers else None,
                 delegate_timeout=host.config.settings.headless.delegate_timeout_s,
                 record=writer.request, grants=grants)
-            host.set_responder(responder)
+            host.gateway.responder = responder
             host.chats.turn_holder = "workbench run"
             refusals = Refusals()
             host.bus.subscribe(refusals.event)

@@ -35,8 +35,7 @@ def _echo_json(data: Any) -> None:
 
 
 def _schedule_from(at, every, weekly, monthly, yearly, cron) -> dict[str, Any] | None:
-    from workbench.scheduler.spec import from_flags
-    from workbench.scheduler.zone import local_zone
+    from workbench.core.schedule_forms import from_flags, local_zone
 
     return from_flags(at=at, every=every, weekly=weekly, monthly=monthly, yearly=yearly, cron=cron,
                       zone=local_zone())

@@ -36,16 +36,15 @@ def list_sessions(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        rows = host.chats.sessions(limit=limit)
+        rows = host.chats.rows(limit=limit)
     if as_json:
-        say(json.dumps(rows, indent=2, default=str))
+        say(json.dumps([row.to_json() for row in rows], indent=2, default=str))
         return
     if not rows:
         say("No sessions yet. Start one with `workbench` or `workbench run \"…\"`.")
         return
     for row in rows:
-        say(f"{row['id'][:12]}  {_when(row.get('updated_at'))}  "
-                   f"{row.get('message_count', 0):>4} msgs  {row.get('title') or ''}")
+        say(f"{row.id[:12]}  {_when(row.updated_at)}  {row.message_count:>4} msgs  {row.title}")
 
 
 @sessions_app.command("show")
@@ -97,7 +96,7 @@ def set_model(
 
     with reported(), Host.open(defer_extensions=True) as host:
         session = host.chat_models.choose_model(host.chats.get(session_id)["id"], spec)
-        default = host.model
+        default = host.default_model.spec
     if as_json:
         say(json.dumps(session, indent=2, default=str))
         return
@@ -271,22 +270,21 @@ def session_network(
     """What the shell may reach in one session, or choose it, as the Tools menu's
     Network row does; never beyond shell.network_ceiling from your own config."""
     from workbench.core.host import Host
-    from workbench.shell.network import described
 
     with reported(), Host.open(defer_extensions=True) as host:
         full = host.chats.get(session_id)["id"]
         if level is None:
-            found = host.shell_network(full)
+            found = host.shell.network(full)
         else:
-            found = host.set_shell_network(full, None if level == "default" else level)
+            found = host.shell.set_network(full, None if level == "default" else level)
     if as_json:
         say(json.dumps({"session": full, **found}, indent=2))
         return
     whose = "its own choice" if found["chosen"] else "the setting shell.network"
-    say(f"Session {full[:12]}: the shell reaches {described(found['level'])} ({whose})")
+    say(f"Session {full[:12]}: the shell reaches {found['labels'][found['level']]} ({whose})")
     wanted = found["chosen"] or found["setting"]
     if wanted != found["level"]:
-        say(f"{described(wanted)} is beyond the ceiling shell.network_ceiling "
-            f"({described(found['ceiling'])}, set in your own config)", err=True)
+        say(f"{found['labels'][wanted]} is beyond the ceiling shell.network_ceiling "
+            f"({found['labels'][found['ceiling']]}, set in your own config)", err=True)
     if found["allowed_hosts"]:
         say(f"Allowed for this session from a network card: {', '.join(found['allowed_hosts'])}")

@@ -32,7 +32,7 @@ def open_tui(model: str | None) -> None:
         with reported():
             # An unknown model or a broken model file is reported here, before the
             # screen opens, rather than at the first prompt.
-            app.host.provider()
+            app.host.default_model.provider()
         # Before the app runs: a terminal's answer to "which images do you draw?"
         # arrives as keyboard input, which Textual reads once it runs.
         terminal_graphics.prepare(app.host.config.settings.tui.images, os.environ)

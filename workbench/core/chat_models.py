@@ -10,7 +10,8 @@ again.
 
 ``ChatModels`` is reached as ``host.chat_models``; it asks the host's chats
 (``host.chats``: a chat, its provider, its model kept), providers (a spec checked,
-the extensions' model providers) and the host's model, folder, home and config.
+the extensions' model providers), the default model (``host.default_model``) and the
+workspace (the host's folder, home and config).
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ from workbench.agent.providers import ECHO_HINT
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
-    from workbench.core.host import Host
+    from workbench.core.chats import Chats
+    from workbench.core.default_model import DefaultModel
+    from workbench.core.providers import Providers
+    from workbench.core.workspace import Workspace
+    from workbench.store import Store
 
 DEFAULT = "default"
 """The word that makes a chat follow the default model again (``/model default``)."""
@@ -42,10 +47,23 @@ def _matching(rows: list[dict[str, Any]], typed: str) -> list[dict[str, Any]]:
 
 
 class ChatModels:
-    """A chat's model, as the front-ends ask it; see the module docstring."""
+    """A chat's model, as the front-ends ask it; see the module docstring.
 
-    def __init__(self, host: Host) -> None:
-        self.host = host
+    Args:
+        chats: The chats (a chat, its model and provider).
+        providers: Checks a spec; the extensions' model providers.
+        default_model: The model of a chat that keeps none.
+        workspace: The host's folder, home and config.
+        store: Where a chat's model is kept.
+    """
+
+    def __init__(self, *, chats: Chats, providers: Providers, default_model: DefaultModel,
+                 workspace: Workspace, store: Store) -> None:
+        self.chats = chats
+        self.providers = providers
+        self.default_model = default_model
+        self.workspace = workspace
+        self.store = store
 
     def model_info(self, session_id: str | None = None) -> dict[str, Any]:
         """What the chat ``session_id`` (None: a chat not started yet, or a run's new
@@ -61,22 +79,21 @@ class ChatModels:
             ModelError: The model cannot be used here (no key, no file).
             WorkbenchError: No such session.
         """
-        host = self.host
         own = False
         if session_id is not None:
-            session = host.chats.get(session_id)
+            session = self.chats.get(session_id)
             own = bool(session.get("model"))
-            spec = session.get("model") or host.model
-            if session.get("folder") and Path(session["folder"]) != host.cwd:
+            spec = session.get("model") or self.default_model.spec
+            if session.get("folder") and Path(session["folder"]) != self.workspace.folder:
                 # Not built here: a relative path in it is the chat's folder's, which
                 # the host enters at the chat's next turn.
                 stand_in = spec == "echo"
                 return {"spec": spec, "label": spec, "own": own, "stand_in": stand_in,
                         "hint": ECHO_HINT if stand_in else None}
-            provider = host.chats.provider(session["id"])
+            provider = self.chats.provider(session["id"])
         else:
-            spec = host.model
-            provider = host.provider()
+            spec = self.default_model.spec
+            provider = self.default_model.provider()
         name = str(getattr(provider, "name", "") or spec)
         stand_in = name == "echo"
         return {"spec": spec, "label": name if spec == "auto" else spec, "own": own,
@@ -94,19 +111,18 @@ class ChatModels:
             WorkbenchError: No such session, or (usage) a spec that names no model; the
                 message lists what is known. Nothing is changed then.
         """
-        host = self.host
         chosen = spec.strip() if isinstance(spec, str) else ""
         if session_id is None:
             if chosen != DEFAULT:
-                chosen = host.providers.check_spec(chosen, cwd=host.cwd)
-            session_id = host.chats.new()["id"]
+                chosen = self.providers.check_spec(chosen, cwd=self.workspace.folder)
+            session_id = self.chats.new()["id"]
         if chosen == DEFAULT:
-            session = host.chats.get(session_id)
-            host.store.set_session_model(session["id"], None)
-            host.store.audit("person", "session.model", session["id"],
+            session = self.chats.get(session_id)
+            self.store.set_session_model(session["id"], None)
+            self.store.audit("person", "session.model", session["id"],
                              {"from": session.get("model"), "to": None})
-            return host.chats.get(session["id"])
-        return host.chats.set_model(session_id, chosen)
+            return self.chats.get(session["id"])
+        return self.chats.set_model(session_id, chosen)
 
     def model_choices(self, session_id: str | None = None, typed: str = "") -> list[dict[str, Any]]:
         """The models a chat can be switched to, for completing ``/model``: the built-in
@@ -118,24 +134,23 @@ class ChatModels:
         Returns:
             ``{spec, description, real}`` each (``real``: a model, not a stand-in).
         """
-        host = self.host
         from workbench.agent.connect import Context, local_model_path
         from workbench.agent.model_files import list_models
 
-        settings = host.config.settings
-        folder = host.cwd
+        settings = self.workspace.config.settings
+        folder = self.workspace.folder
         own = None
         if session_id is not None:
             try:
-                session = host.chats.get(session_id)
+                session = self.chats.get(session_id)
             except WorkbenchError:
                 session = None
             if session is not None:
                 own = session.get("model")
-                folder = Path(session["folder"]) if session.get("folder") else host.cwd
+                folder = Path(session["folder"]) if session.get("folder") else self.workspace.folder
         rows: list[dict[str, Any]] = []
         if own:
-            rows.append({"spec": DEFAULT, "description": f"Follow the default model ({host.model})",
+            rows.append({"spec": DEFAULT, "description": f"Follow the default model ({self.default_model.spec})",
                          "real": True})
         rows.append({"spec": "auto", "description": "An API key, else a local server, else the "
                      "local model, else echo", "real": True})
@@ -146,17 +161,17 @@ class ChatModels:
         rows.append({"spec": f"anthropic:{settings.anthropic.model}",
                      "description": f"Anthropic, key from {settings.anthropic.api_key_env}",
                      "real": True})
-        path, _ = local_model_path(Context(host.config, {}, host.home.root))
+        path, _ = local_model_path(Context(self.workspace.config, {}, self.workspace.home.root))
         local = (f"The local model, {path.name}" if path.exists()
                  else "The local model (not here yet: workbench models pull)")
         rows.append({"spec": "local", "description": local, "real": True})
         configured = Path(settings.local.model).expanduser() if settings.local.model else None
-        for found in list_models(host.home.root, configured):
+        for found in list_models(self.workspace.home.root, configured):
             if not found.builtin:
                 rows.append({"spec": f"local:{found.path}",
                              "description": f"A local GGUF model, {found.size / 1e6:.0f} MB",
                              "real": True})
-        for provider in host.providers.registry.all("model"):
+        for provider in self.providers.registry.all("model"):
             rows.append({"spec": f"ext:{provider.qualified_name}",
                          "description": f"The model of the extension {provider.extension}",
                          "real": True})
@@ -177,9 +192,8 @@ class ChatModels:
             ``default`` (the host's model), ``following`` (how many chats follow it) and
             ``own`` (``{id, title, model}`` of each chat with its own, latest first).
         """
-        host = self.host
-        rows = host.chats.sessions(limit=limit)
+        rows = self.chats.sessions(limit=limit)
         own = [{"id": row["id"], "title": row.get("title"), "model": row["model"]}
                for row in rows if row.get("model")]
-        return {"default": host.model, "following": len(rows) - len(own), "own": own}
+        return {"default": self.default_model.spec, "following": len(rows) - len(own), "own": own}
 

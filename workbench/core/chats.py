@@ -3,7 +3,7 @@
 ``Chats`` is a service the ``Host`` builds and reaches as ``host.chats``. A chat keeps
 its model spec and its project folder (``sessions.model`` and ``sessions.folder``): a
 resumed chat talks to its own model and works in its own folder — the host moves there
-(``Host.enter_folder``), with that folder's config and project extensions — whatever
+(``host.folder.enter``), with that folder's config and project extensions — whatever
 the host was opened with. ``set_model`` changes a chat's model; a spec that names no
 model is refused with what is known. One turn at a time runs in a session, across
 processes (the session's lease).
@@ -17,7 +17,6 @@ import asyncio
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +25,7 @@ from workbench.agent.loop import TurnLoop, TurnResult
 from workbench.agent.messages import ToolCall, ToolSpec
 from workbench.core.gateway import CallOptions, ToolOutcome
 from workbench.core.providers import names_builtin
+from workbench.core.sessions import SessionRow, find_session
 from workbench.errors import SessionBusyError, WorkbenchError
 from workbench.events import Notice, SessionStarted
 from workbench.hooks.dispatch import CONTEXT_LABEL
@@ -33,13 +33,16 @@ from workbench.tools.disclosure import BRIDGE_TOOLS, disclose, is_on_demand
 
 if TYPE_CHECKING:
     from workbench.agent.providers import ModelProvider
-    from workbench.config.files import Config
     from workbench.core.bus import EventBus
+    from workbench.core.default_model import DefaultModel
+    from workbench.core.folder_service import FolderService
+    from workbench.core.loading import Loading
     from workbench.core.gateway import ToolGateway
     from workbench.core.hook_runtime import HookRuntime
     from workbench.core.memory_service import MemoryService
     from workbench.core.providers import Providers
     from workbench.core.switches import Switches
+    from workbench.core.workspace import Workspace
     from workbench.store import Store
     from workbench.tools.registry import Tool, ToolRegistry
 
@@ -51,6 +54,28 @@ def _holder_name() -> str:
     """What this process is, as another process waiting for a session is told."""
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     return f"workbench {command}" if command.isidentifier() else "workbench"
+
+
+class RunningTurn:
+    """The turn a host is running, if any: what ``Chats`` runs and cancels, and what an
+    extension change or a move to another folder waits for (``busy``)."""
+
+    def __init__(self) -> None:
+        self.task: asyncio.Future | None = None
+        """The running turn (or its wait for the session's lease); None between turns."""
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn is running."""
+        return self.task is not None and not self.task.done()
+
+    def cancel(self) -> bool:
+        """Cancel the running turn; returns whether there was one."""
+        task = self.task
+        if task is not None and not task.done():
+            task.cancel()
+            return True
+        return False
 
 
 class Chats:
@@ -65,20 +90,18 @@ class Chats:
         switches: What each chat switched off (the tools it offers, its calls).
         memories: What a turn is shown of the memories.
         providers: The models specs name.
-        config: The config the tool schema budget is read from (``follow_config``).
-        host_model: The host's model spec (a new chat's, and one that keeps none).
-        host_provider: The host's model, built on first use.
-        cwd: The host's folder now (a new chat's).
-        enter_folder: Moves the host to a folder (``Host.enter_folder``).
-        ensure_extensions: Loads the extensions first when they are not yet.
+        workspace: The host's folder (a new chat's) and config (the schema budget).
+        default_model: The model of a chat that keeps none.
+        folders: Moves the host to a chat's folder.
+        loading: Loads the tool sources first when they are not yet.
+        turn: The turn running.
     """
 
     def __init__(self, *, store: Store, bus: EventBus, registry: ToolRegistry,
                  gateway: ToolGateway, hook_runtime: HookRuntime, switches: Switches,
-                 memories: MemoryService, providers: Providers, config: Config,
-                 host_model: str, model_chosen: bool, host_provider: Callable[[], ModelProvider],
-                 cwd: Callable[[], Path], enter_folder: Callable[[Path, str], bool],
-                 ensure_extensions: Callable[[], None]) -> None:
+                 memories: MemoryService, providers: Providers, workspace: Workspace,
+                 default_model: DefaultModel, folders: FolderService, loading: Loading,
+                 turn: RunningTurn) -> None:
         self.store = store
         self.bus = bus
         self.registry = registry
@@ -87,24 +110,15 @@ class Chats:
         self.switches = switches
         self.memories = memories
         self.providers = providers
-        self.config = config
-        self.host_model = host_model
-        self.model_chosen = model_chosen
-        """Whether the host's model was chosen for it (``--model``) rather than read from
-        the ``model`` setting: the chats it starts then keep it as their own."""
-        self.host_provider = host_provider
-        self.cwd = cwd
-        self.enter_folder = enter_folder
-        self.ensure_extensions = ensure_extensions
-        self._turn: asyncio.Task | None = None
+        self.workspace = workspace
+        self.default_model = default_model
+        self.folders = folders
+        self.loading = loading
+        self.turn = turn
         self.histories = Histories(store)
         """The histories turns hand the model, read once and then only what was added."""
         self.turn_holder = _holder_name()
         """What holds a session's lease during this host's turns, as others are told."""
-
-    def follow_config(self, config: Config) -> None:
-        """Turns from now on are offered tools under ``config``'s schema budget."""
-        self.config = config
 
     # --- sessions ----------------------------------------------------------
 
@@ -112,8 +126,8 @@ class Chats:
         """Start a chat in the host's folder: with the host's model as its own when it was
         chosen (``--model``), else following the default (``core/chat_models.py``)."""
         session = self.store.create_session(
-            title=title, model=self.host_model if self.model_chosen else None,
-            folder=str(self.cwd()))
+            title=title, model=self.default_model.spec if self.default_model.chosen else None,
+            folder=str(self.workspace.folder))
         self.bus.publish(SessionStarted(session_id=session["id"]))
         return session
 
@@ -123,13 +137,22 @@ class Chats:
         Raises:
             WorkbenchError: No such session.
         """
-        found = self.store.get_session(session_id)
-        if found is None:
-            raise WorkbenchError(f"no session {session_id!r}; `workbench sessions list` shows them")
-        return found
+        return find_session(self.store, session_id)
 
     def sessions(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The sessions as the store keeps them, most recently active first."""
         return self.store.list_sessions(limit=limit)
+
+    def rows(self, limit: int | None = None) -> list[SessionRow]:
+        """The sessions as a list of chats shows them (``sessions list``, the TUI's
+        sessions screen), most recently active first."""
+        return [SessionRow.of(session) for session in self.sessions(limit=limit)]
+
+    def folder(self, session_id: str | None) -> Path:
+        """The project folder of the chat ``session_id`` (the host's folder without one,
+        or for a chat that keeps none)."""
+        found = self.store.get_session(session_id) if session_id else None
+        return Path(found["folder"]) if found and found.get("folder") else self.workspace.folder
 
     def call_log(self, call_id: str) -> list[dict[str, Any]]:
         """The lines a call's tool logged (``ctx.log``), in order: ``{at, level, message}``."""
@@ -205,20 +228,20 @@ class Chats:
                                           self.turn_holder) is not None:
                 await asyncio.sleep(LEASE_POLL_S)
 
-        self._turn = asyncio.ensure_future(wait_for_it())
+        waiting = self.turn.task = asyncio.ensure_future(wait_for_it())
         try:
-            await self._turn
+            await waiting
         except asyncio.CancelledError:
-            if self._turn.cancelled():
+            if waiting.cancelled():
                 return False
             raise
         finally:
-            self._turn = None
+            self.turn.task = None
         return True
 
     async def _turn_holding_lease(self, text: str, session_id: str, resumed: bool) -> TurnResult:
         """The turn itself, holding the session's lease."""
-        await asyncio.to_thread(self.ensure_extensions)
+        await asyncio.to_thread(self.loading.ensure)
         provider = self.provider(session_id)
         context = await self.hook_runtime.session_start(session_id, resumed=resumed)
         if context:
@@ -239,15 +262,15 @@ class Chats:
                         parallel_safe=self._parallel_safe,
                         system_context=lambda: self.memories.context_messages(session_id),
                         read_history=self.histories.of)
-        self._turn = asyncio.ensure_future(loop.run(session_id, text))
+        running = self.turn.task = asyncio.ensure_future(loop.run(session_id, text))
         try:
-            return await self._turn
+            return await running
         except asyncio.CancelledError:
-            if self._turn.cancelled():
+            if running.cancelled():
                 return TurnResult(session_id, "cancelled", "")
             raise
         finally:
-            self._turn = None
+            self.turn.task = None
             self.hook_runtime.observe("on_agent_end", lambda: {
                 "session_id": session_id, "messages": self.store.recent_messages(session_id, 20)})
 
@@ -272,15 +295,11 @@ class Chats:
     @property
     def busy(self) -> bool:
         """Whether a turn is running."""
-        return self._turn is not None and not self._turn.done()
+        return self.turn.busy
 
     def cancel(self) -> bool:
         """Cancel the running turn; returns whether there was one."""
-        turn = self._turn
-        if turn is not None and not turn.done():
-            turn.cancel()
-            return True
-        return False
+        return self.turn.cancel()
 
     def cancel_call(self, call_id: str) -> bool:
         """Cancel one running tool call (by our id, as events name it); the rest of its
@@ -294,6 +313,10 @@ class Chats:
 
     # --- each chat's model and folder ---------------------------------------------
 
+    def talks_to(self, session_id: str | None) -> ModelProvider:
+        """The model a tool's ``llm.complete`` reaches: its chat's, else the default."""
+        return self.provider(session_id) if session_id else self.default_model.provider()
+
     def provider(self, session_id: str) -> ModelProvider:
         """The model the chat ``session_id`` talks to: its own spec (the host's model for
         a chat that has none), built once per spec and folder."""
@@ -301,13 +324,13 @@ class Chats:
         if not names_builtin(spec):
             # An extension's: built for this chat (its grants, its switches), or refused.
             return self.providers.build(spec, session_id)
-        if spec == self.host_model:
-            return self.host_provider()
+        if spec == self.default_model.spec:
+            return self.default_model.provider()
         return self.providers.cached(spec)
 
     def model(self, session_id: str) -> str:
         """The chat's model spec; the host's for a chat that keeps none."""
-        return self.get(session_id).get("model") or self.host_model
+        return self.get(session_id).get("model") or self.default_model.spec
 
     def set_model(self, session_id: str, spec: str) -> dict[str, Any]:
         """Make the chat ``session_id`` talk to ``spec`` from its next turn on (kept with
@@ -320,7 +343,7 @@ class Chats:
             WorkbenchError: No such session, or (usage) a spec that names no model.
         """
         session = self.get(session_id)
-        folder = Path(session["folder"]) if session.get("folder") else self.cwd()
+        folder = Path(session["folder"]) if session.get("folder") else self.workspace.folder
         spec = self.providers.check_spec(spec, cwd=folder)
         self.store.set_session_model(session["id"], spec)
         self.store.audit("person", "session.model", session["id"],
@@ -329,7 +352,7 @@ class Chats:
 
     def enter(self, session_id: str) -> dict[str, Any]:
         """Resume the chat ``session_id`` here: the host moves to the chat's folder (see
-        ``Host.enter_folder``) unless it is already there.
+        ``host.folder.enter``) unless it is already there.
 
         Returns:
             The session.
@@ -339,7 +362,7 @@ class Chats:
         """
         session = self.get(session_id)
         if session.get("folder"):
-            self.enter_folder(Path(session["folder"]), f"session {session['id'][:12]}")
+            self.folders.enter(Path(session["folder"]), why=f"session {session['id'][:12]}")
         return session
 
 
@@ -361,7 +384,7 @@ class Chats:
         on_demand = {t.name: t for t in every if is_on_demand(t)}
         bridge = [on_demand[name] for name in BRIDGE_TOOLS if name in on_demand]
         plan = disclose([t for t in every if not is_on_demand(t)], message or "",
-                        self.config.settings.tools.schema_token_budget, bridge=bridge)
+                        self.workspace.config.settings.tools.schema_token_budget, bridge=bridge)
         offered: list[Tool | None] = [*plan.offered, *(bridge if plan.active else [])]
         if self.memories.has(session_id) or self.providers.answer_memory(session_id):
             offered.append(on_demand.get("memory_search"))

@@ -14,8 +14,7 @@ This module imports the ext package and leaves; never a front-end.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,8 +22,10 @@ from workbench.errors import WorkbenchError
 from workbench.ext.errors import ExtensionError, InstallDeclined
 
 if TYPE_CHECKING:
+    from workbench.core.chats import RunningTurn
+    from workbench.core.loading import Loading
+    from workbench.core.workspace import Workspace
     from workbench.capabilities.database import ExtensionDatabases
-    from workbench.config.files import Config
     from workbench.config.home import Home
     from workbench.ext.installed import InstalledExtension
     from workbench.ext.manager import Approve, ExtensionManager
@@ -43,35 +44,25 @@ class ExtensionService:
 
     Args:
         home: The home (its extensions folder).
-        config: The config the registry address is read from (``follow_config``).
         store: Where the extensions' state, grants and audit entries are kept.
         databases: The extensions' private databases (dropped with an extension).
-        cwd: The host's folder now (relative sources and project folders).
-        loading: The host's reload lock: the manager is made and a change reloads under it.
-        busy: Whether a turn is streaming (a change is refused then).
-        loaded: Whether the extensions were loaded (a change reloads them then).
-        reload: Rebuilds the tool registry.
+        workspace: The host's folder now (relative sources and project folders) and the
+            config the registry address is read from.
+        loading: The manager is made and a change reloads under its lock; a change
+            reloads once the extensions were loaded.
+        turn: The turn running (a change is refused then).
     """
 
-    def __init__(self, *, home: Home, config: Config, store: Store,
-                 databases: ExtensionDatabases, cwd: Callable[[], Path],
-                 loading: threading.RLock, busy: Callable[[], bool],
-                 loaded: Callable[[], bool], reload: Callable[[], None]) -> None:
+    def __init__(self, *, home: Home, store: Store, databases: ExtensionDatabases,
+                 workspace: Workspace, loading: Loading, turn: RunningTurn) -> None:
         self.home = home
-        self.config = config
         self.store = store
         self.databases = databases
-        self.cwd = cwd
+        self.workspace = workspace
         self.loading = loading
-        self.busy = busy
-        self.loaded = loaded
-        self.reload = reload
+        self.turn = turn
         self.made: ExtensionManager | None = None
         """The manager, once ``manager`` made it."""
-
-    def follow_config(self, config: Config) -> None:
-        """A manager made from now on reads ``config``."""
-        self.config = config
 
     # --- the manager ---------------------------------------------------------
 
@@ -83,11 +74,11 @@ class ExtensionService:
         """
         from workbench.ext.manager import ExtensionManager
 
-        with self.loading:
+        with self.loading.lock:
             if self.made is None:
                 self.made = ExtensionManager(
                     self.home, self.store,
-                    registry_url=self.config.settings.extensions.registry,
+                    registry_url=self.workspace.config.settings.extensions.registry,
                     on_removed=self.databases.drop)
             return self.made
 
@@ -121,27 +112,27 @@ class ExtensionService:
         return notices
 
     def _refuse_while_streaming(self) -> None:
-        if self.busy():
+        if self.turn.busy:
             raise ExtensionError(CHANGE_WHILE_STREAMING)
 
     def _extensions_changed(self) -> None:
         """Rebuild the registry if it was built; a load still running is waited for
         (it may have listed the extensions before the change)."""
-        with self.loading:
-            if self.loaded():
-                self.reload()
+        with self.loading.lock:
+            if self.loading.loaded:
+                self.loading.reload()
 
     def _source(self, source: str | Source | InstallPlan) -> Source | InstallPlan:
         """A source string parsed against the host's working folder."""
         from workbench.ext.sources import parse_source
 
-        return parse_source(source, cwd=self.cwd()) if isinstance(source, str) else source
+        return parse_source(source, cwd=self.workspace.folder) if isinstance(source, str) else source
 
     def _parsed(self, source: str | Source) -> Source:
         """``_source`` of what can only be a source, not a plan."""
         from workbench.ext.sources import parse_source
 
-        return parse_source(source, cwd=self.cwd()) if isinstance(source, str) else source
+        return parse_source(source, cwd=self.workspace.folder) if isinstance(source, str) else source
 
     # --- installing ----------------------------------------------------------
 
@@ -307,7 +298,7 @@ class ExtensionService:
         from pathlib import Path
 
         folder = Path(path).expanduser()
-        return folder if folder.is_absolute() else self.cwd() / folder
+        return folder if folder.is_absolute() else self.workspace.folder / folder
 
     def plan_project_trust(self, path: str | Path) -> InstallPlan:
         """What consenting to the project extension in ``path`` as it is now would
@@ -412,7 +403,7 @@ class ExtensionService:
         origin (``installed``, ``project PATH``) and state (a project one is also
         ``conflict`` when it takes an installed extension's name)."""
         manager = self.manager()
-        return manager.list() + manager.project_extensions(self.cwd())
+        return manager.list() + manager.project_extensions(self.workspace.folder)
 
     def get(self, name: str) -> InstalledExtension:
         """One installed extension with its state.

@@ -10,7 +10,6 @@ worker, or, only where this machine cannot sandbox and the person listed the too
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.ctx_handler import CallHandler
@@ -22,8 +21,8 @@ from workbench.tools.registry import LoadError, Tool, ToolRegistry
 from workbench.tools.source import SourceRow, ToolSource
 
 if TYPE_CHECKING:
+    from workbench.core.workspace import Workspace
     from workbench.capabilities.memories import Memories
-    from workbench.config.settings import Settings
     from workbench.core.extensions import Loaded
     from workbench.core.provider_registry import ProviderRegistry
     from workbench.ext.manager import ExtensionManager
@@ -39,10 +38,10 @@ class ExtensionSource(ToolSource):
         memories: Where the knowledge and skills they ship go.
         hooks: Where the hooks they declare go.
         providers: Where the providers they declare go.
-        cwd: The folder whose project extensions load.
-        settings: The settings that apply (``extensions.enabled``, ``extensions.samples``).
+        workspace: The folder whose project extensions load, the settings that apply
+            (``extensions.enabled``, ``extensions.samples``) and the tools the person
+            allowed to run without a sandbox.
         sandbox: What runs their calls.
-        unsandboxed: The tools the person allowed to run without a sandbox.
         platforms: The platforms this system matches (``session_platforms``).
     """
 
@@ -51,17 +50,14 @@ class ExtensionSource(ToolSource):
     served = True
 
     def __init__(self, *, manager: Callable[[], ExtensionManager], memories: Memories,
-                 hooks: HookRegistry, providers: ProviderRegistry, cwd: Callable[[], Path],
-                 settings: Callable[[], Settings], sandbox: SandboxRunner,
-                 unsandboxed: Callable[[], set[str]], platforms: set[str]) -> None:
+                 hooks: HookRegistry, providers: ProviderRegistry, workspace: Workspace,
+                 sandbox: SandboxRunner, platforms: set[str]) -> None:
         self._manager = manager
         self._memories = memories
         self._hooks = hooks
         self._providers = providers
-        self._cwd = cwd
-        self._settings = settings
+        self._workspace = workspace
         self._sandbox = sandbox
-        self._unsandboxed = unsandboxed
         self._found = ToolRegistry(platforms)
         self.loaded: Loaded | None = None
         """What the last load found: the extensions loaded, and the notices (None before it)."""
@@ -73,7 +69,7 @@ class ExtensionSource(ToolSource):
         they bring (those of the last load are forgotten first)."""
         from workbench.core.extensions import load_extensions
 
-        settings = self._settings()
+        settings = self._workspace.config.settings
         self._memories.clear_shipped()
         self._hooks.clear()
         self._providers.clear()
@@ -81,7 +77,7 @@ class ExtensionSource(ToolSource):
         found = ToolRegistry(self._found.platforms)
         self.loaded = load_extensions(registry=found, manager=record, memories=self._memories,
                                       hooks=self._hooks, providers=self._providers,
-                                      cwd=self._cwd(), enabled=settings.extensions.enabled,
+                                      cwd=self._workspace.folder, enabled=settings.extensions.enabled,
                                       samples=settings.extensions.samples)
         self._found, self.record = found, record
 
@@ -121,7 +117,7 @@ class ExtensionSource(ToolSource):
         ready, missing = await sandbox.ready()
         if ready:
             return await sandbox(tool, arguments, ctx, timeout_ms=timeout_ms)
-        if tool.qualified_name in self._unsandboxed():
+        if tool.qualified_name in self._workspace.unsandboxed_tools():
             if sandbox.files is not None:
                 await sandbox.files.check(tool)
             ctx.log("warn", f"running {tool.qualified_name} WITHOUT a sandbox, as you allowed "

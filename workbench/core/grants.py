@@ -12,7 +12,6 @@ and the sandbox runner are handed in.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from workbench.core.provider_registry import PROVIDER_TYPES, ProviderRegistry
@@ -21,6 +20,7 @@ from workbench.errors import ExitCode, ToolError, WorkbenchError
 from workbench.permissions.requirements import Requirement, expand_path
 
 if TYPE_CHECKING:
+    from workbench.core.loading import Loading
     from workbench.core.gateway import ToolGateway
     from workbench.core.runner import SandboxRunner
     from workbench.hooks.registry import HookRegistry
@@ -43,12 +43,12 @@ class Grants:
         hooks: The hooks loaded.
         gateway: What a tool declares (``requirements``) and where templates point.
         sandbox: Its warm workers are dropped when their grants change.
-        ensure_extensions: Loads the extensions first when they are not yet.
+        loading: Loads the extensions first when they are not yet.
     """
 
     def __init__(self, *, store: Store, broker: Broker, registry: ToolRegistry,
                  providers: ProviderRegistry, hooks: HookRegistry, gateway: ToolGateway,
-                 sandbox: SandboxRunner, ensure_extensions: Callable[[], None]) -> None:
+                 sandbox: SandboxRunner, loading: Loading) -> None:
         self.store = store
         self.broker = broker
         self.registry = registry
@@ -56,7 +56,7 @@ class Grants:
         self.hooks = hooks
         self.gateway = gateway
         self.sandbox = sandbox
-        self.ensure_extensions = ensure_extensions
+        self.loading = loading
 
     def from_flags(self, name: str, flags: list[str],
                    grant_all: bool = False) -> tuple[tuple[str, str], ...]:
@@ -68,7 +68,7 @@ class Grants:
         Raises:
             WorkbenchError: (usage) a flag names a kind the tool does not declare.
         """
-        self.ensure_extensions()
+        self.loading.ensure()
         tool = self.registry.resolve(name)
         try:
             declared = self.gateway.requirements(tool)
@@ -141,7 +141,7 @@ class Grants:
         Raises:
             ToolError: No such tool, provider or hook.
         """
-        self.ensure_extensions()
+        self.loading.ensure()
         if name.startswith("hook:"):
             return self._hook_holder(name.removeprefix("hook:"))
         kind, colon, rest = name.partition(":")

@@ -80,8 +80,8 @@ def _extensions_status(host: Host):
             if session_id is None or host.store.get_session(session_id) is None:
                 why = "no session context" if session_id is None else "session not found"
                 raise ToolError("unavailable", RELOAD_WITHOUT_SESSION.format(why=why))
-            await asyncio.to_thread(host.reload_extensions)
-        report = host.status_report(session_id)
+            await asyncio.to_thread(host.loading.reload)
+        report = host.tools.status_report(session_id)
         reloaded = action == "reload"
         return {"title": report.title(reloaded=reloaded),
                 "markdown": report.to_markdown(details=details, reloaded=reloaded)}

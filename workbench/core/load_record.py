@@ -1,6 +1,6 @@
 """The ``LoadRecord``: what the ``ExtensionManager`` reported while extensions loaded.
 
-``Host.reload_extensions`` puts one between ``load_extensions`` and the manager, so the
+``host.loading.reload`` puts one between ``load_extensions`` and the manager, so the
 status report can say what state each load error is in and what each extension ships
 without checking every file again. This module imports nothing of ours.
 """

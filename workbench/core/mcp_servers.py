@@ -23,20 +23,22 @@ import asyncio
 import logging
 import threading
 from pathlib import Path
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ToolError, WorkbenchError
 from workbench.events import AskUserRequest, ExtensionStatusChanged, Notice
 from workbench.mcp.naming import extension_name, tool_name
 
+from workbench.core.sessions import find_session
+
 if TYPE_CHECKING:
+    from workbench.core.loading import Loading
+    from workbench.core.workspace import Workspace
     from workbench.config.files import Config
     from workbench.config.home import Home
     from workbench.config.trust import TrustRecord
     from workbench.core.bus import EventBus
     from workbench.core.gateway import ToolGateway
-    from workbench.core.requests import Responder
     from workbench.store import Store
     from workbench.tools.registry import ToolRegistry
     from workbench.tools.source import ToolSources
@@ -60,41 +62,28 @@ class McpServers:
         registry: The tools loaded (a server's tools are registry tools).
         sources: Every source of tools (``refresh``/``reload`` of the MCP source).
         gateway: Where ``mcp serve`` sends its calls.
-        config: The config the server entries and limits are read from
-            (``follow_config`` gives the next one).
-        cwd: The host's folder now.
-        responder: The front-end that answers an elicitation while no call runs.
-        session: The session a full id or a unique prefix names (raises when none).
-        loading: The host's reload lock: a server's changes wait for a reload to end.
-        extensions_loaded: Whether the first load is done.
-        status_report: The status report as JSON, published when a server's tools change.
-        ensure_extensions: Loads the extensions first when they are not yet.
+            Its responder answers an elicitation while no call runs.
+        workspace: The host's folder now and the config the server entries and limits
+            are read from (``follow_config`` applies a new one).
+        loading: A server's changes wait for a reload to end (its lock); whether the
+            first load is done; the status report published when a server's tools
+            change; loads the extensions first when they are not yet.
     """
 
     def __init__(self, *, home: Home, store: Store, bus: EventBus, registry: ToolRegistry,
-                 sources: ToolSources, gateway: ToolGateway, config: Config,
-                 cwd: Callable[[], Path], responder: Callable[[], Responder],
-                 session: Callable[[str], dict[str, Any]], loading: threading.RLock,
-                 extensions_loaded: Callable[[], bool],
-                 status_report: Callable[[], dict[str, Any]],
-                 ensure_extensions: Callable[[], None]) -> None:
+                 sources: ToolSources, gateway: ToolGateway, workspace: Workspace,
+                 loading: Loading) -> None:
         self.home = home
         self.store = store
         self.bus = bus
         self.registry = registry
         self.sources = sources
         self.gateway = gateway
-        self.config = config
-        self.cwd = cwd
-        self.responder = responder
-        self.session = session
+        self.workspace = workspace
         self.loading = loading
-        self.extensions_loaded = extensions_loaded
-        self.status_report = status_report
-        self.ensure_extensions = ensure_extensions
         self.needed: set[str] | None = None
         """The servers whose never-listed tools a load starts them to list; None: every
-        one (a chat's model may call any tool). ``Host.call_tool`` narrows it to the server
+        one (a chat's model may call any tool). ``host.tools.call`` narrows it to the server
         a tool's name names, so one call never waits for a server it does not use."""
         self._manager: McpManager | None = None
         self._notices: list[str] = []
@@ -122,18 +111,17 @@ class McpServers:
             from workbench.mcp.manager import McpManager
 
             manager = McpManager(
-                cwd=self.cwd(), env=os.environ, logs_dir=self.home.logs_dir,
+                cwd=self.workspace.folder, env=os.environ, logs_dir=self.home.logs_dir,
                 cache_dir=self.home.cache_dir / "mcp",
-                limits=_server_limits(self.config),
-                startup_timeout_s=_startup_timeout_s(self.config),
+                limits=_server_limits(self.workspace.config),
+                startup_timeout_s=_startup_timeout_s(self.workspace.config),
                 on_change=self._changed, fallback=self._fallback)
             self._manager = manager
         return manager
 
-    def follow_config(self, config: Config) -> None:
-        """Server entries are read from ``config`` from now on, and servers started from
-        now on get its limits."""
-        self.config = config
+    def follow_config(self) -> None:
+        """Servers started from now on get the limits of the workspace's config."""
+        config = self.workspace.config
         manager = self._manager
         if manager is not None:
             manager.limits = _server_limits(config)
@@ -143,12 +131,12 @@ class McpServers:
         """The server entries that apply here (see ``workbench.mcp.config.load_servers``)."""
         from workbench.mcp.config import load_servers
 
-        return load_servers(self.config)
+        return load_servers(self.workspace.config)
 
     def disabled(self) -> set[str]:
         """Servers the person switched off everywhere (``mcp.disabled`` in their own config:
         a project cannot switch a server back on)."""
-        for layer in self.config.layers:
+        for layer in self.workspace.config.layers:
             if layer.origin.startswith("global"):
                 return set(layer.values.get("mcp.disabled", []))
         return set()
@@ -217,7 +205,7 @@ class McpServers:
         specs = self.manager.tools_of(name) if server is not None else None
         if server is None or specs is None:
             return []
-        folder = Path(server.config.cwd or self.cwd())
+        folder = Path(server.config.cwd or self.workspace.folder)
         return list(registry_tools(server.config, specs, folder,
                                    lambda tool: self._handler(name, tool)))
 
@@ -270,7 +258,7 @@ class McpServers:
         """
         from workbench.mcp.config import add_entry
 
-        path = add_entry(self.home, self.cwd(), server, scope, replace)  # type: ignore[arg-type]
+        path = add_entry(self.home, self.workspace.folder, server, scope, replace)  # type: ignore[arg-type]
         self.store.audit("person", "mcp.add", server.name, {"scope": scope, "file": str(path)})
         return self.refresh(path)
 
@@ -282,11 +270,11 @@ class McpServers:
         """
         from workbench.mcp.config import config_path, remove_server, set_disabled
 
-        path = config_path(self.home, self.cwd(), scope)  # type: ignore[arg-type]
+        path = config_path(self.home, self.workspace.folder, scope)  # type: ignore[arg-type]
         if not remove_server(path, name):
             raise WorkbenchError(f"no MCP server named {name!r} in {path}")
         if name in self.disabled():
-            set_disabled(self.home, self.cwd(), self.disabled(), name, False)
+            set_disabled(self.home, self.workspace.folder, self.disabled(), name, False)
         self.store.audit("person", "mcp.remove", name, {"scope": scope, "file": str(path)})
         return self.refresh(path)
 
@@ -305,7 +293,7 @@ class McpServers:
             raise WorkbenchError(f"no MCP server named {name!r}; `workbench mcp list` shows them")
         action = f"mcp.{'enable' if enabled else 'disable'}"
         if tool is None:
-            set_disabled(self.home, self.cwd(), self.disabled(), name, not enabled)
+            set_disabled(self.home, self.workspace.folder, self.disabled(), name, not enabled)
             self.store.audit("person", action, name, {})
             return self.refresh(None)
         known = self.manager.tools_of(name) if name in self.manager.servers else None
@@ -313,7 +301,7 @@ class McpServers:
             raise WorkbenchError(f"the MCP server {name} has no tool named {tool!r}")
         self.store.audit("person", action, f"{name}/{tool}", {})
         off = sorted({t for t in config.disabled_tools if t != tool} | (set() if enabled else {tool}))
-        path = entry_file(self.home, self.config.project_file, config)
+        path = entry_file(self.home, self.workspace.config.project_file, config)
         update_server(path, name, "disabled_tools", off or None)
         return self.refresh(path)
 
@@ -336,12 +324,12 @@ class McpServers:
         from workbench.mcp.config import trust_notice
         from workbench.mcp.naming import server_of
 
-        with self.loading:
-            self.config.reload()
+        with self.loading.lock:
+            self.workspace.config.reload()
             for extension in {t.extension for t in self.registry.all_tools()}:
                 if server_of(extension) is not None:
                     self.registry.remove_extension(extension)
-            if self.extensions_loaded():
+            if self.loading.loaded:
                 self.sources.reload("mcp")
         return trust_notice(self.home, written)
 
@@ -391,7 +379,7 @@ class McpServers:
 
     async def check(self, names: list[str] | None = None) -> dict[str, str]:
         """Start the enabled servers (or ``names``) now; returns why each failed."""
-        await asyncio.to_thread(self.ensure_extensions)
+        await asyncio.to_thread(self.loading.ensure)
         chosen = [n for n in self.manager.servers if names is None or n in names]
 
         async def start(name: str) -> str | None:
@@ -413,7 +401,7 @@ class McpServers:
         Raises:
             WorkbenchError: No such session or server.
         """
-        session = self.session(session_id)
+        session = find_session(self.store, session_id)
         if server not in self.server_list().servers:
             raise WorkbenchError(f"no MCP server named {server!r}; `workbench mcp list` shows them")
         self.store.set_session_extension(session["id"], extension_name(server), enabled)
@@ -430,7 +418,7 @@ class McpServers:
         from workbench.tools.registry import HOST_RUNTIME
 
         def tools() -> list[tuple[str, str, dict[str, Any]]]:
-            self.ensure_extensions()
+            self.loading.ensure()
             served = self.sources.served()
             return [(t.name, t.description, t.parameters) for t in self.registry.available()
                     if t.origin in served and (builtin or t.source != "builtin")
@@ -466,7 +454,7 @@ class McpServers:
         from mcp import MCPError
 
         self._remember_loop()
-        await asyncio.to_thread(self.ensure_extensions)
+        await asyncio.to_thread(self.loading.ensure)
         try:
             return await self.manager.on_server(server, request)
         except ToolError as exc:
@@ -493,23 +481,23 @@ class McpServers:
                 self.bus.publish(Notice(level=notice[0], message=notice[1]))  # type: ignore[arg-type]
 
     def _tools_changed(self, name: str) -> None:
-        if not self.extensions_loaded():
+        if not self.loading.loaded:
             return  # the first load registers them
         before = {t.name for t in self.registry.all_tools() if t.extension == extension_name(name)}
         self.sources.refresh("mcp")
         after = {t.name for t in self.registry.all_tools() if t.extension == extension_name(name)}
         if before != after:
-            self.bus.publish(ExtensionStatusChanged(report=self.status_report(),
+            self.bus.publish(ExtensionStatusChanged(report=self.loading.report().to_json(),
                                                     reloaded=True))
 
     def _on_host(self, action) -> None:
         """Run ``action`` now with the reload lock, on the server's loop (the host's);
         while a reload holds the lock, retry shortly rather than block the loop."""
-        if self.loading.acquire(blocking=False):
+        if self.loading.lock.acquire(blocking=False):
             try:
                 action()
             finally:
-                self.loading.release()
+                self.loading.lock.release()
             return
         try:
             asyncio.get_running_loop().call_later(0.05, self._on_host, action)
@@ -517,7 +505,7 @@ class McpServers:
             threading.Thread(target=self._locked, args=(action,), daemon=True).start()
 
     def _locked(self, action) -> None:
-        with self.loading:
+        with self.loading.lock:
             action()
 
     def _fallback(self, server: str) -> CallBridge | None:
@@ -532,7 +520,7 @@ class McpServers:
             from workbench.events import RequestDenied
 
             try:
-                return await self.responder().answer(
+                return await self.gateway.responder.answer(
                     AskUserRequest(tool=extension_name(server), call_id="", questions=questions))
             except RequestDenied as exc:
                 raise ToolError("cancelled", exc.reason) from exc

@@ -9,11 +9,14 @@ server (the default ``ToolSource.call``).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.mcp.naming import extension_name
 from workbench.tools.registry import Tool
-from workbench.tools.source import Settings, SourceRow, ToolSource
+from workbench.tools.source import SourceRow, ToolSource
+
+if TYPE_CHECKING:
+    from workbench.config.settings import Settings
 
 NOTES = {"disabled": "switched off everywhere (Settings: mcp.disabled)",
          "untrusted": "in a project config that is not trusted"}

@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +33,8 @@ from workbench.errors import ExitCode, ToolError, WorkbenchError
 from workbench.manifest.front_matter import FrontMatterError, parse_front_matter
 
 if TYPE_CHECKING:
+    from workbench.core.loading import Loading
+    from workbench.core.providers import Providers
     from workbench.capabilities.memories import Memories
     from workbench.store import Store
 
@@ -105,20 +106,19 @@ class MemoryService:
         store: Where the person's memories are kept (and audited).
         library: What ``ctx.memories`` reaches; its ``on_saved`` is pointed at ``saved``.
         context_budget_chars: How much memory text a turn is shown at most
-            (``memories.context_budget_chars``; ``Host.follow_config`` updates it).
-        ensure_extensions: Loads the extensions (and their shipped memories) first.
-        put_to_providers: Hands a saved memory to the memory providers, in the background.
+            (``memories.context_budget_chars``; ``host.folder.follow_config`` updates it).
+        loading: Loads the extensions (and their shipped memories) first.
+        providers: The memory providers a saved memory is handed to, in the background.
     """
 
     def __init__(self, *, store: Store, library: Memories, context_budget_chars: int,
-                 ensure_extensions: Callable[[], None],
-                 put_to_providers: Callable[[dict[str, Any], str | None, str], None]) -> None:
+                 loading: Loading, providers: Providers) -> None:
         self.store = store
         self.library = library
         self.library.on_saved = self.saved  # every save reaches the memory providers
         self.context_budget_chars = context_budget_chars
-        self.ensure_extensions = ensure_extensions
-        self.put_to_providers = put_to_providers
+        self.loading = loading
+        self.providers = providers
         self.shelf = MemoryShelf(library)
         """Every memory a chat may use, with the search over them."""
 
@@ -131,7 +131,7 @@ class MemoryService:
     def context(self, session_id: str | None = None) -> ContextPlan:
         """What the model is shown of the memories in ``session_id`` (see
         :func:`~workbench.core.memory_context.plan_context`)."""
-        self.ensure_extensions()
+        self.loading.ensure()
         return plan_context(self.shelf.items(self._chat_off(session_id)), self.context_budget_chars)
 
     def context_messages(self, session_id: str | None = None) -> list[ChatMessage]:
@@ -230,7 +230,7 @@ class MemoryService:
             WorkbenchError: A bad title, kind, content or folder; a title an extension
                 ships; a title already used (without ``replace``).
         """
-        self.ensure_extensions()
+        self.loading.ensure()
         files: list[tuple[Path, str]] = []
         if folder is not None:
             if kind != "skill":
@@ -325,7 +325,7 @@ class MemoryService:
         row = self.store.get_memory(title)
         if row is None:
             return
-        self.put_to_providers({"id": title, "title": title, "content": row["content"],
+        self.providers.put({"id": title, "title": title, "content": row["content"],
                                "kind": row["kind"], "summary": row["summary"],
                                "scope": SAVED_SCOPE, "updated_at": row["updated_at"]},
                               session_id, actor)
@@ -337,7 +337,7 @@ class MemoryService:
         Raises:
             WorkbenchError: No memory has that title.
         """
-        self.ensure_extensions()
+        self.loading.ensure()
         item = self.shelf.find(title)
         if item is None:
             raise WorkbenchError(f"no memory titled {title!r}; `workbench memories list` shows them")
@@ -358,7 +358,7 @@ class MemoryService:
             WorkbenchError: No memory of theirs has that title; one an extension ships
                 cannot be removed (exit code 3).
         """
-        self.ensure_extensions()
+        self.loading.ensure()
         if self.store.get_memory(title) is None:
             shipped = self.library.shipped.get(title)
             if shipped is not None:

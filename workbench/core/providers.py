@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,12 +36,13 @@ from workbench.events import Notice
 from workbench.tools.registry import HOST_RUNTIME, Tool
 
 if TYPE_CHECKING:
+    from workbench.core.loading import Loading
+    from workbench.core.workspace import Workspace
     from workbench.config.files import Config
     from workbench.config.home import Home
     from workbench.core.bus import EventBus
     from workbench.core.gateway import ToolGateway
     from workbench.core.provider_runtime import ProviderRuntime
-    from workbench.core.requests import Responder
     from workbench.core.runner import SandboxRunner
     from workbench.permissions.broker import Broker
     from workbench.permissions.requirements import TemplateRoots
@@ -80,17 +80,15 @@ class Providers:
         gateway: Where path templates point and the person's locale.
         config: The config providers' time limit and output cap are read from
             (``follow_config`` gives the next one).
-        env: Where API keys and the like are read from.
-        cwd: The host's folder now (built-in models read relative paths from it).
-        responder: The front-end that answers permission requests now.
-        ensure_extensions: Loads the extensions first when they are not yet.
+        workspace: The host's folder now (built-in models read relative paths from
+            it) and where API keys and the like are read from.
+        registry: The providers the loaded extensions register.
+        loading: Loads the extensions first when they are not yet.
     """
 
     def __init__(self, *, home: Home, store: Store, bus: EventBus, broker: Broker,
                  sandbox: SandboxRunner, gateway: ToolGateway, config: Config,
-                 env: Mapping[str, str], cwd: Callable[[], Path],
-                 responder: Callable[[], Responder],
-                 ensure_extensions: Callable[[], None]) -> None:
+                 workspace: Workspace, registry: ProviderRegistry, loading: Loading) -> None:
         self.home = home
         self.store = store
         self.bus = bus
@@ -98,11 +96,9 @@ class Providers:
         self.sandbox = sandbox
         self.gateway = gateway
         self.config = config
-        self.env = env
-        self.cwd = cwd
-        self.responder = responder
-        self.ensure_extensions = ensure_extensions
-        self.registry = ProviderRegistry()
+        self.workspace = workspace
+        self.loading = loading
+        self.registry = registry
         """The providers the loaded extensions register."""
         self._runtime: ProviderRuntime | None = None
         self._models: dict[tuple[str, str], ModelProvider] = {}
@@ -122,7 +118,7 @@ class Providers:
 
             self._runtime = ProviderRuntime(
                 registry=self.registry, runner=self.sandbox, broker=self.broker,
-                store=self.store, roots=self.gateway.roots, responder=self.responder,
+                store=self.store, roots=self.gateway.roots, responder=lambda: self.gateway.responder,
                 default_timeout_ms=self.config.settings.tools.timeout_ms,
                 max_output_bytes=self.config.settings.tools.max_output_bytes)
             self._runtime.locale = self.gateway.locale
@@ -169,7 +165,7 @@ class Providers:
         named = extension_spec(spec)
         if named is None and names_builtin(spec):
             return None
-        self.ensure_extensions()
+        self.loading.ensure()
         off = self._chat_extensions_off(session_id)
         if named is None:
             found = self.registry.resolve("model", spec, exclude=off)
@@ -205,7 +201,7 @@ class Providers:
         found = self.extension_model(spec, session_id)
         if found is None:
             try:
-                return make_provider(spec, cwd=self.cwd(), settings=self.config, env=self.env,
+                return make_provider(spec, cwd=self.workspace.folder, settings=self.config, env=self.workspace.env,
                                      home_root=self.home.root)
             except ModelError as exc:
                 if exc.message.startswith("unknown model"):
@@ -227,7 +223,7 @@ class Providers:
 
     def cached(self, spec: str) -> ModelProvider:
         """The built-in model ``spec`` names, built once per spec and folder."""
-        key = (spec, str(self.cwd()))
+        key = (spec, str(self.workspace.folder))
         if key not in self._models:
             self._models[key] = self.build(spec)
         return self._models[key]
@@ -249,7 +245,7 @@ class Providers:
                                  exit_code=ExitCode.USAGE)
         try:
             if self.extension_model(spec) is None:
-                check_spec(spec, cwd=cwd or self.cwd())
+                check_spec(spec, cwd=cwd or self.workspace.folder)
         except ModelError as exc:
             message = exc.message
             if message.startswith("unknown model"):
@@ -305,7 +301,7 @@ class Providers:
                    off: frozenset[str], caller: str) -> None:
         try:
             answers = await self.runtime.put(document, session_id=session_id,
-                                             workspace=str(self.cwd()), exclude=off,
+                                             workspace=str(self.workspace.folder), exclude=off,
                                              caller=caller)
         except Exception:  # the save is done whatever happens here
             log.exception("handing the memory %r to the memory providers failed", document["title"])
@@ -337,7 +333,7 @@ class Providers:
         from workbench.core.memory_service import DATA_NOTE, SEARCH_CONTENT_CHARS
 
         recalled = await self.runtime.recall(
-            query, limit, session_id=session_id, workspace=str(self.cwd()),
+            query, limit, session_id=session_id, workspace=str(self.workspace.folder),
             exclude=self._chat_extensions_off(session_id))
         return merge_recalled(answer, [(p.qualified_name, found) for p, found in recalled],
                               limit=limit, room=SEARCH_CONTENT_CHARS, note=DATA_NOTE)

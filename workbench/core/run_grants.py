@@ -88,7 +88,7 @@ def resolve_run_grants(host: Host, flags: list[str]) -> tuple[RunGrant, ...]:
             raise WorkbenchError(f"--grant {flag}: {first!r} is not a permission kind "
                                  f"({', '.join(kinds)}) and names no TOOL:KIND", exit_code=ExitCode.USAGE)
         try:
-            tool = host.resolve_tool_name(first)
+            tool = host.tools.resolve_name(first)
         except WorkbenchError:
             raise WorkbenchError(f"--grant {flag}: {first!r} is not a permission kind "
                                  f"({', '.join(kinds)}) nor a tool here", exit_code=ExitCode.USAGE) from None

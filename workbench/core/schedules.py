@@ -15,7 +15,7 @@ card's model in the card's folder, applies the card to the run's session
 that needs more ends at once, ``failed`` or ``paused`` as the card says.
 
 This module imports the scheduler and the supervisor; never a front-end, and never
-``workbench.core.host`` (the host is handed in, typed by what is asked of it).
+``workbench.core.host``: the services it asks are handed in, typed.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any
 
 from workbench.core.host_tools import HOST_EXTENSION
 from workbench.errors import ExitCode, WorkbenchError
@@ -46,9 +46,12 @@ if TYPE_CHECKING:
     from workbench.core.chats import Chats
     from workbench.core.grants import Grants
     from workbench.core.switches import Switches
-    from workbench.config.files import Config
     from workbench.config.home import Home
     from workbench.core.bus import EventBus
+    from workbench.core.default_model import DefaultModel
+    from workbench.core.loading import Loading
+    from workbench.core.tool_service import ToolService
+    from workbench.core.workspace import Workspace
     from workbench.store import Store
 
 def _filled(text: str, what: str) -> str:
@@ -71,29 +74,6 @@ def run_command(run_id: int) -> list[str]:
     return [sys.executable, "-P", "-m", "workbench", "runs", "exec", str(run_id)]
 
 
-class ScheduleHost(Protocol):
-    """What the schedules ask of the host they serve (``Host`` is one)."""
-
-    model: str
-    cwd: Path
-    config: Config
-    grants: Grants
-    switches: Switches
-    chats: Chats
-
-    def ensure_extensions(self) -> None: ...
-
-    @property
-    def loaded_extensions(self) -> list[dict]: ...
-
-    def resolve_tool_name(self, name: str) -> str: ...
-
-    def reload_extensions(self) -> None: ...
-
-    def forget_workers(self, tool_name: str | None = None) -> None: ...
-
-
-
 class Schedules:
     """The schedule operations; see the module docstring.
 
@@ -101,15 +81,28 @@ class Schedules:
         home: The home (its scheduler lock, its run logs).
         store: Where schedules, cards and runs are kept.
         bus: Where runs and the supervisor publish.
-        host: The host: its model, folder, config and extensions for a card; its
-            turns for a run executed here.
+        workspace: The host's folder and config (a card's folder, the limits).
+        default_model: A card's model when none is given.
+        loading: The extensions loaded (a card's), reloaded before a run when asked.
+        tools: A tool name resolved; the warm workers the supervisor's pool drops.
+        grants: A card's grants, read from ``--grant`` flags.
+        switches: The extensions a run's chat may switch.
+        chats: A run's chat and its turn.
     """
 
-    def __init__(self, *, home: Home, store: Store, bus: EventBus, host: ScheduleHost) -> None:
+    def __init__(self, *, home: Home, store: Store, bus: EventBus, workspace: Workspace,
+                 default_model: DefaultModel, loading: Loading, tools: ToolService,
+                 grants: Grants, switches: Switches, chats: Chats) -> None:
         self.home = home
         self.store = store
         self.bus = bus
-        self.host = host
+        self.workspace = workspace
+        self.default_model = default_model
+        self.loading = loading
+        self.tools = tools
+        self.grants = grants
+        self.switches = switches
+        self.chats = chats
         self._supervisor: Supervisor | None = None
         """The supervisor last made here (``supervisor``), woken when a schedule changes."""
 
@@ -269,9 +262,9 @@ class Schedules:
             if not sep or not rest:
                 raise WorkbenchError(f"--grant {flag}: expected TOOL:KIND[:VALUE]",
                                      exit_code=ExitCode.USAGE)
-            name = self.host.resolve_tool_name(tool)
+            name = self.tools.resolve_name(tool)
             found += [CardGrant(name, kind, value)
-                      for kind, value in self.host.grants.from_flags(name, [rest])]
+                      for kind, value in self.grants.from_flags(name, [rest])]
         return found
 
     def freeze_card(self, schedule: dict[str, Any]) -> dict[str, Any]:
@@ -324,16 +317,16 @@ class Schedules:
                 so one installed since this host started is switched on (the daemon's
                 host runs no turns; a TUI's keeps its own registry current).
         """
-        pool = WarmPool(f"pool:{os.getpid()}", self.host.forget_workers, publish=self.bus.publish)
+        pool = WarmPool(f"pool:{os.getpid()}", self.tools.forget_workers, publish=self.bus.publish)
         self.bus.subscribe(pool.track)
         self._supervisor = Supervisor(
             store=self.store, lock=SchedulerLock(self._lock_path()), launcher=self._launcher(),
             settings=SupervisorSettings(
-                idle_stop_s=self.host.config.settings.sandbox.idle_stop_s,
-                grace_ms=int(self.host.config.settings.schedule.missed_after_s * 1000),
-                max_parallel=self.host.config.settings.schedule.max_parallel),
+                idle_stop_s=self.workspace.config.settings.sandbox.idle_stop_s,
+                grace_ms=int(self.workspace.config.settings.schedule.missed_after_s * 1000),
+                max_parallel=self.workspace.config.settings.schedule.max_parallel),
             publish=self.bus.publish, clock=self.store.clock, pools=[pool],
-            prepare=lambda row: (refresh_extensions and self.host.reload_extensions(),
+            prepare=lambda row: (refresh_extensions and self.loading.reload(),
                                  self.freeze_card(row)))
         return self._supervisor
 
@@ -379,23 +372,22 @@ class Schedules:
                         responder: CardResponder, out: IO[str]) -> dict[str, Any]:
         """Run ``run``'s turn in this host under ``card``, record its outcome, and return
         the run's record (``execute_run`` calls it in the child process)."""
-        host = self.host
         session_id = run["session_id"]
         if session_id is None or self.store.get_session(session_id) is None:
-            session_id = host.chats.new(title=f"⏱ {row['title']}")["id"]
+            session_id = self.chats.new(title=f"⏱ {row['title']}")["id"]
             self.store.set_run_session(run["id"], session_id)
-        await asyncio.to_thread(host.ensure_extensions)
+        await asyncio.to_thread(self.loading.ensure)
         apply_card(self.store, session_id, card, always_on=HOST_EXTENSION,
-                   known=host.switches.known_extensions())
+                   known=self.switches.known_extensions())
         # The run's chat keeps the card's model and folder, even one resumed after an edit.
         self.store.set_session_model(session_id, card.model)
-        self.store.set_session_folder(session_id, str(host.cwd))
+        self.store.set_session_folder(session_id, str(self.workspace.folder))
         loop = asyncio.get_running_loop()
 
         def end_now(need: dict[str, Any]) -> None:
             # The first need ends the run: its turn is cancelled, nothing waits.
             if len(responder.needs) == 1:
-                loop.call_soon(host.chats.cancel)
+                loop.call_soon(self.chats.cancel)
 
         def watch(event: Any) -> None:
             out.write(json.dumps(event.to_json(), default=str, ensure_ascii=False) + "\n")
@@ -405,7 +397,7 @@ class Schedules:
         responder.on_need = end_now
         unsubscribe = self.bus.subscribe(watch)
         try:
-            result = await host.chats.send_prompt(row["instruction"], session_id)
+            result = await self.chats.send_prompt(row["instruction"], session_id)
         finally:
             unsubscribe()
         status, error = responder.outcome(on_need=card.on_need, run_id=run["id"],
@@ -424,8 +416,8 @@ class Schedules:
             store=self.store, command=run_command,
             env={**os.environ, "WORKBENCH_HOME": str(self.home.root)},
             logs=self.home.logs_dir / "runs",
-            settings=LaunchSettings(daily_limit=self.host.config.settings.schedule.daily_limit,
-                                    timeout_s=self.host.config.settings.schedule.run_timeout_s),
+            settings=LaunchSettings(daily_limit=self.workspace.config.settings.schedule.daily_limit,
+                                    timeout_s=self.workspace.config.settings.schedule.run_timeout_s),
             publish=self.bus.publish, clock=self.store.clock)
 
     async def _execute(self, run_id: int) -> dict[str, Any]:
@@ -443,14 +435,13 @@ class Schedules:
     def _card(self, *, model: str | None = None, extensions: list[str] | None = None,
               grants: tuple[CardGrant, ...] = (), on_need: str | None = None,
               cwd: str | None = None, frozen_by: str = "person") -> RunCard:
-        host = self.host
         if extensions is None:
-            host.ensure_extensions()
-            extensions = sorted({entry["name"] for entry in host.loaded_extensions})
+            self.loading.ensure()
+            extensions = sorted({entry["name"] for entry in self.loading.extensions})
         try:
-            card = RunCard(model=model or host.model, extensions=tuple(extensions),
-                           on_need=on_need or self.host.config.settings.schedule.on_need,
-                           cwd=cwd or str(host.cwd), frozen_at=self.store.clock(), frozen_by=frozen_by)
+            card = RunCard(model=model or self.default_model.spec, extensions=tuple(extensions),
+                           on_need=on_need or self.workspace.config.settings.schedule.on_need,
+                           cwd=cwd or str(self.workspace.folder), frozen_at=self.store.clock(), frozen_by=frozen_by)
         except ValueError as exc:
             raise WorkbenchError(str(exc), exit_code=ExitCode.USAGE) from None
         return card.with_grants(grants)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.agent.messages import ChatMessage, TextChunk
 from workbench.capabilities import speech
@@ -21,7 +21,19 @@ from workbench.events import RequestDenied, ScheduleProposalRequest
 from workbench.tools.context import ToolContext
 from workbench.tools.registry import Tool
 
+if TYPE_CHECKING:
+    from workbench.agent.providers import ModelProvider
+    from workbench.core.workspace import Workspace
+
 MAX_PROMPT = 200_000
+
+
+class ModelSource(Protocol):
+    """Where a tool's ``llm.complete`` finds its model (``Chats`` is one)."""
+
+    def talks_to(self, session_id: str | None) -> ModelProvider:
+        """The model of the chat ``session_id``, else the host's."""
+        ...
 
 
 NET_REFUSED = "net.refused"
@@ -29,16 +41,24 @@ NET_REFUSED = "net.refused"
 
 
 class HostServices:
-    """See the module docstring; built by the Host and handed to the runner."""
+    """See the module docstring; built by the Host and handed to the runner.
 
-    def __init__(self, *, store, config, databases: ExtensionDatabases, memories: Memories,
-                 provider: Callable[[str | None], Any], responder: Callable[[], Any]) -> None:
+    Args:
+        store: Where proposals and refusals are kept.
+        workspace: The config in force (speech switches).
+        databases: The extensions' private databases.
+        memories: What ``ctx.memories`` reaches.
+    """
+
+    def __init__(self, *, store, workspace: Workspace, databases: ExtensionDatabases,
+                 memories: Memories) -> None:
         self.store = store
-        self.config = config
+        self.workspace = workspace
         self.databases = databases
         self.memory_store = memories
-        self._provider = provider
-        self._responder = responder
+        self.models: ModelSource | None = None
+        """The model of a chat (``llm.complete``). Set by the host once its chats are
+        built: they come after the sandbox these services are handed to."""
         self.on_scheduled: Callable[[int], None] | None = None
         """Called with a proposal's id once it is saved (the host freezes its run card)."""
 
@@ -63,7 +83,9 @@ class HostServices:
         limit = request.get("maxTokens")
         parts: list[str] = []
         try:
-            async for chunk in self._provider(session_id).stream(messages, []):
+            if self.models is None:
+                raise ToolError("unavailable", "no model is connected here")
+            async for chunk in self.models.talks_to(session_id).stream(messages, []):
                 if isinstance(chunk, TextChunk):
                     parts.append(chunk.text)
         except WorkbenchError as exc:
@@ -74,11 +96,11 @@ class HostServices:
         return {"text": text}
 
     async def speak(self, text: str) -> dict[str, Any]:
-        enabled = self.config.settings.speech.tts
+        enabled = self.workspace.config.settings.speech.tts
         return await asyncio.to_thread(speech.speak, text, enabled=enabled)
 
     async def transcribe(self, request: dict[str, Any]) -> dict[str, Any]:
-        enabled = self.config.settings.speech.stt
+        enabled = self.workspace.config.settings.speech.stt
         return await asyncio.to_thread(speech.transcribe, request, enabled=enabled)
 
     async def memories(self, tool: Tool, member: str, params: dict[str, Any],

@@ -22,10 +22,10 @@ def extension_source(host: Host) -> ToolSource:
     """The extensions: built-in, installed, a trusted project's, the samples."""
     from workbench.core.extension_source import ExtensionSource
 
-    return ExtensionSource(manager=host.extensions.manager, memories=host.memories.library, hooks=host.hooks,
-                           providers=host.providers.registry, cwd=lambda: host.cwd,
-                           settings=lambda: host.config.settings, sandbox=host.sandbox,
-                           unsandboxed=host.unsandboxed_tools, platforms=host.registry.platforms)
+    return ExtensionSource(manager=host.extensions.manager, memories=host.memories.library,
+                           hooks=host.hooks, providers=host.providers.registry,
+                           workspace=host.workspace, sandbox=host.sandbox,
+                           platforms=host.registry.platforms)
 
 
 def host_source(host: Host) -> ToolSource:
@@ -42,15 +42,17 @@ def mcp_source(host: Host) -> ToolSource:
 
     return McpSource(load=host.mcp.load, tools=host.mcp.tools,
                      servers=host.mcp.servers_if_any, notices=host.mcp.notices,
-                     stop=host.mcp.aclose, follow_config=lambda: host.mcp.follow_config(host.config))
+                     stop=host.mcp.aclose, follow_config=host.mcp.follow_config)
 
 
 def shell_source(host: Host) -> ToolSource:
     """The ``shell`` tool: a command line in the sandbox on the chat's project folder."""
     from workbench.shell.source import ShellHost, ShellSource
 
-    return ShellSource(ShellHost(settings=lambda: host.config.settings, trusted=host.own_setting,
-                                 folder=host.session_folder, zygote=lambda: host.sandbox.zygote,
+    workspace = host.workspace
+    return ShellSource(ShellHost(settings=lambda: workspace.config.settings,
+                                 trusted=workspace.own_setting, folder=host.chats.folder,
+                                 zygote=lambda: host.sandbox.zygote,
                                  readiness=host.sandbox.report, limits=lambda: host.sandbox.limits,
                                  store=host.store), host.changes)
 

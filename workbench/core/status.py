@@ -6,7 +6,7 @@ registry, the memories they ship and the states the ``ExtensionManager`` reporte
 (kept by :class:`~workbench.core.load_record.LoadRecord`) — never by checking the files again, so it is cheap
 enough to build at every reload. Providers are reported as ``provider_registration``
 (registered, conflicts, totals): a provider that loses its name to a built-in or to an
-extension first by name is a conflict, as a tool is. ``Host.status_report()`` builds it;
+extension first by name is a conflict, as a tool is. ``host.tools.status_report()`` builds it;
 ``workbench ext status`` prints it (:meth:`StatusReport.to_json`,
 :meth:`StatusReport.to_text`), the ``extensions_status`` tool returns
 :meth:`StatusReport.to_markdown`, and ``ExtensionStatusChanged`` carries its JSON.
@@ -515,7 +515,7 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
     """Put the report together from what loading found.
 
     Args:
-        loaded: The extensions loaded (``Host.loaded_extensions``).
+        loaded: The extensions loaded (``host.loading.extensions``).
         registry: The tool registry they were loaded into.
         shipped: The memories loaded extensions ship.
         record: What the manager reported while loading, for the states of load

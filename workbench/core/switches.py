@@ -12,7 +12,7 @@ saying why. The hooks of a switched-off extension do not run in that chat.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -21,8 +21,10 @@ from workbench.errors import ToolError, WorkbenchError
 from workbench.tools.disclosure import is_on_demand
 from workbench.tools.registry import HOST_RUNTIME, Tool, ToolRegistry
 
+from workbench.core.sessions import find_session
+
 if TYPE_CHECKING:
-    from workbench.core.extension_source import ExtensionSource
+    from workbench.core.loading import Loading
     from workbench.core.gateway import CallOptions, ToolGateway, ToolOutcome
     from workbench.core.provider_registry import ProviderRegistry
     from workbench.store import Store
@@ -195,23 +197,18 @@ class Switches:
             provider of an extension on in the chat answers).
         gateway: Where a chat's calls go.
         sources: Every source of tools (their status rows name what a chat may switch).
-        extensions: The extensions' source (what the last load found).
-        session: The session a full id or a unique prefix names (raises when none).
-        ensure_extensions: Loads the extensions first when they are not yet.
+        loading: Loads the extensions first when they are not yet.
     """
 
     def __init__(self, *, store: Store, registry: ToolRegistry, providers: ProviderRegistry,
-                 gateway: ToolGateway, sources: ToolSources, extensions: ExtensionSource,
-                 session: Callable[[str], dict[str, Any]],
-                 ensure_extensions: Callable[[], None]) -> None:
+                 gateway: ToolGateway, sources: ToolSources,
+                 loading: Loading) -> None:
         self.store = store
         self.registry = registry
         self.providers = providers
         self.gateway = gateway
         self.sources = sources
-        self.extensions = extensions
-        self.session = session
-        self.ensure_extensions = ensure_extensions
+        self.loading = loading
 
     def of(self, session_id: str | None) -> ChatSwitches:
         """What the chat ``session_id`` (its full id) switched; nothing without one."""
@@ -230,8 +227,8 @@ class Switches:
         Raises:
             WorkbenchError: No such session.
         """
-        switches = self.of(self.session(session_id)["id"] if session_id else None)
-        self.ensure_extensions()
+        switches = self.of(find_session(self.store, session_id)["id"] if session_id else None)
+        self.loading.ensure()
         exclude, skip = switches.exclusions(self.registry)
         off = switches.extensions_off
         tools = [t for t in self.registry.available(exclude=exclude, skip=skip)
@@ -247,10 +244,10 @@ class Switches:
 
     def known_extensions(self) -> set[str]:
         """Every extension name a chat may switch (``known_extensions``), once loaded."""
-        self.ensure_extensions()
-        record = self.extensions.record
-        installed = record.installed if record else []
-        return known_extensions(self.registry, self.extensions.extensions, installed)
+        self.loading.ensure()
+        found = self.loading.extension_source
+        installed = found.record.installed if found.record else []
+        return known_extensions(self.registry, found.extensions, installed)
 
     async def call(self, name: str, arguments: Any, options: CallOptions,
                    call_id: str | None = None) -> ToolOutcome:
@@ -273,7 +270,7 @@ class Switches:
         Raises:
             WorkbenchError: No such session, or no extension of that name is known here.
         """
-        session = self.session(session_id)
+        session = find_session(self.store, session_id)
         known = self.known_extensions()
         if extension not in known | {row.name for _, row in self.sources.status_rows()}:
             raise WorkbenchError(f"no extension named {extension!r}; `workbench ext status` "
@@ -299,8 +296,8 @@ class Switches:
             WorkbenchError: No such session, or no tool of that name that a chat can
                 switch runs here.
         """
-        session = self.session(session_id)["id"]
-        self.ensure_extensions()
+        session = find_session(self.store, session_id)["id"]
+        self.loading.ensure()
         switches = self.of(session)
         chosen = self._tool_to_switch(tool, switches, enabled)
         self.store.set_session_tool(session, chosen.extension, chosen.name, enabled)
@@ -316,7 +313,7 @@ class Switches:
         Raises:
             WorkbenchError: No such session.
         """
-        session = self.session(session_id)["id"]
+        session = find_session(self.store, session_id)["id"]
         switches = self.of(session)
         tools = self.tool_rows(session)
         names = sorted({t.extension for t in tools} | set(switches.extensions))
@@ -329,7 +326,7 @@ class Switches:
     def switchable(self) -> list[Tool]:
         """Every tool a chat can switch: those that run here, without the host tools
         offered only when a turn needs them."""
-        self.ensure_extensions()
+        self.loading.ensure()
         return [t for t in self.registry.all_tools()
                 if self.registry.runs_here(t) and not is_on_demand(t)]
 
@@ -343,7 +340,7 @@ class Switches:
         tools = [t for t in self.switchable() if extension is None or t.extension == extension]
         if session_id is None:
             return [ToolRow(t.name, t.extension, t.qualified_name, t.description) for t in tools]
-        session = self.session(session_id)["id"]
+        session = find_session(self.store, session_id)["id"]
         switches = self.of(session)
         offered = {t.qualified_name for t in self.tools(session)}
         return [ToolRow(t.name, t.extension, t.qualified_name, t.description,
@@ -358,8 +355,8 @@ class Switches:
         Raises:
             WorkbenchError: No such session.
         """
-        self.ensure_extensions()
-        off = self.of(self.session(session_id)["id"]).extensions_off if session_id else frozenset()
+        self.loading.ensure()
+        off = self.of(find_session(self.store, session_id)["id"]).extensions_off if session_id else frozenset()
         found = {row.name: SwitchRow(row.name, row.title, row.kind, row.tools,
                                      row.name not in off, row.note)
                  for _, row in self.sources.status_rows()}

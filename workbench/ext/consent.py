@@ -26,7 +26,8 @@ from typing import Any, Literal
 
 from workbench import ctx_spec
 from workbench.ext.fingerprint import RUNTIME_DIRS, RUNTIME_FILES, file_digest
-from workbench.manifest.models import Manifest, net_text
+from workbench.ctx_spec import net_text
+from workbench.manifest.models import Manifest
 from workbench.sandbox.policy import resolve_binary
 
 CONSENT_FORMAT = 1

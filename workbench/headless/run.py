@@ -174,7 +174,7 @@ async def run_turn(host, text: str, *, session_id: str | None, writer,
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signum, host.chats.cancel)
     try:
-        host.announce(model=announce_model)
+        host.loading.announce(host.default_model.notice if announce_model else None)
         if writer.closed:
             return TurnResult(session_id or "", "cancelled", "", "the output was closed")
         return await host.chats.send_prompt(text, session_id=session_id, wait=wait)

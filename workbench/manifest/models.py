@@ -279,20 +279,6 @@ def _permissions_with(base: type[Permissions], kinds: tuple[str, ...]) -> type[P
     return _extended[key]
 
 
-def net_text(value: str) -> str:
-    """A `net` permission's value (`host:443,80`, `host:*`, `*:443`) as a person reads it:
-    `"*"` is spelled out, as `any host` and `any port`."""
-    host, colon, ports = value.rpartition(":")
-    if not colon:
-        host, ports = value, ""
-    where = "any host" if host == "*" else host
-    if ports == "*":
-        return f"{where}, any port"
-    if not ports:
-        return where
-    return f"any host, port {ports}" if host == "*" else value
-
-
 class Tool(BaseModel):
     """One thing the agent can do, run by an exported function of the entry module."""
 

@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.config.settings import DEFAULTS
-from workbench.events import Notice, NotificationPosted
+from workbench.events import Notice, NotificationPosted, ScheduleFired, ScheduleRunEnded
 from workbench.states import ProcessState
 from workbench.store.owners import this_process
-from workbench.supervisor.events import ScheduleFired, ScheduleRunEnded
 from workbench.supervisor.process import SupervisedProcess
 
 DAY_MS = 86_400_000

@@ -12,9 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from workbench.events import ToolCallEnded, ToolCallStarted
+from workbench.events import ProcessStateChanged, ToolCallEnded, ToolCallStarted
 from workbench.states import ProcessState, Stateful
-from workbench.supervisor.events import ProcessStateChanged
 
 
 class WarmPool(Stateful):

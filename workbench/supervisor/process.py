@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.states import ProcessState, Stateful
-from workbench.supervisor.events import ProcessStateChanged
+from workbench.events import ProcessStateChanged
 from workbench.supervisor.proctree import kill_tree
 
 log = logging.getLogger(__name__)

@@ -29,13 +29,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.config.settings import DEFAULTS
-from workbench.events import NotificationPosted
+from workbench.events import NotificationPosted, ProcessStateChanged, ScheduleRunEnded
 from workbench.scheduler.planner import GRACE_MS, plan, settled_until
 from workbench.scheduler.shapes import ScheduleError, check_schedule
 from workbench.scheduler.zone import local_zone
 from workbench.states import ProcessState, Stateful
 from workbench.store.owners import owner_alive
-from workbench.supervisor.events import ProcessStateChanged, ScheduleRunEnded
 from workbench.supervisor.launch import RunLauncher, notify
 from workbench.supervisor.lock import Holder, SchedulerLock
 from workbench.supervisor.pools import WarmPool

@@ -31,19 +31,16 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ToolError
 from workbench.tools.precedence import Conflict, source_rank
 from workbench.tools.registry import HOST_RUNTIME, LoadError, Tool, ToolRegistry
 
+if TYPE_CHECKING:
+    from workbench.config.settings import Settings
+
 log = logging.getLogger(__name__)
-
-
-class Settings(Protocol):
-    """What a source reads of the config: a value by its dotted key."""
-
-    def get(self, key: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -124,8 +121,9 @@ class ToolSource(ABC):
         """Release what is left once the loop is gone (the host's ``close``)."""
 
     def follow_config(self, settings: Settings) -> None:
-        """The host's config changed (another folder's took over): apply what it says
-        to what starts from now on."""
+        """The host's config changed (another folder's took over): apply what its typed
+        settings (``workbench.config.settings.Settings``, e.g.
+        ``settings.tools.timeout_ms``) say to what starts from now on."""
 
     def status_rows(self) -> list[SourceRow]:
         """One row per thing of it a person sees and a chat switches (see ``SourceRow``)."""

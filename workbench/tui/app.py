@@ -25,8 +25,15 @@ from textual.theme import Theme
 
 from workbench.core.host import Host
 from workbench.errors import WorkbenchError
-from workbench.events import Event, ExtensionStatusChanged, Notice, NotificationPosted
-from workbench.supervisor.events import ProcessStateChanged, ScheduleFired, ScheduleRunEnded
+from workbench.events import (
+    Event,
+    ExtensionStatusChanged,
+    Notice,
+    NotificationPosted,
+    ProcessStateChanged,
+    ScheduleFired,
+    ScheduleRunEnded,
+)
 from workbench.tui.core_event import CoreEvent
 from workbench.tui.keys import key_rows
 from workbench.tui.responder import TuiResponder
@@ -120,7 +127,7 @@ class WorkbenchApp(App):
         self.host = host
         self.responder = responder or TuiResponder()
         self.responder.bind(self)
-        host.set_responder(self.responder)
+        host.gateway.responder = self.responder
         self._startup_notices = self._load_themes(themes_dir)
         self._remembered_theme = self.theme
         self._unsubscribe: list[Callable[[], None]] = []
@@ -173,8 +180,8 @@ class WorkbenchApp(App):
     def load_extensions(self) -> None:
         """Load the extensions after the first frame, then show the setup notices and
         start the scheduler."""
-        self.host.ensure_extensions()
-        self.call_from_thread(self.host.announce)
+        self.host.loading.ensure()
+        self.call_from_thread(self.host.loading.announce, self.host.default_model.notice)
         if self._run_scheduler:
             self.call_from_thread(self.run_scheduler)
 

@@ -57,7 +57,7 @@ MODEL = "/model"
 
 
 def model_commands(rows: Iterable[Mapping[str, Any]]) -> list[SlashCommand]:
-    """Menu entries for the rows of ``Host.model_choices``."""
+    """Menu entries for the rows of ``host.chat_models.model_choices``."""
     return [SlashCommand(f"{MODEL} {row['spec']}", str(row.get("description") or ""),
                          model_spec=str(row["spec"])) for row in rows]
 

@@ -15,12 +15,13 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from workbench.config.settings import DEFAULTS
+from workbench.core.settings_service import DEFAULT_THEME
+
+__all__ = ["DEFAULT_THEME", "THEMES_DIR", "load_themes"]
 
 THEMES_DIR = Path(__file__).resolve().parents[2] / "themes"
 """The themes shipped beside the package."""
 
-DEFAULT_THEME = DEFAULTS.theme
 
 COLOR_KEYS = ("primary", "secondary", "accent", "warning", "error", "success",
               "foreground", "background", "surface", "panel", "boost")

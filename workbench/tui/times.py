@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from workbench.scheduler.zone import local_zone
+from workbench.core.schedule_forms import local_zone
 
 
 def when(ms: int | None, *, seconds: bool = False) -> str:

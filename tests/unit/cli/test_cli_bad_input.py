@@ -96,11 +96,11 @@ def test_a_lone_surrogate_from_the_model_is_refused_as_invalid_arguments(home, t
     import asyncio
 
     with Host.open(responder=HeadlessResponder("deny")) as host:
-        outcome = asyncio.run(host.call_tool("word_count", {"text": "a \ud800"},
+        outcome = asyncio.run(host.tools.call("word_count", {"text": "a \ud800"},
                                              CallOptions(caller="model")))
         assert not outcome.ok and outcome.error["kind"] == "invalid_arguments"
         assert outcome.error["message"] == "/text: the text holds a lone surrogate, which is not Unicode text"
-        outcome = asyncio.run(host.call_tool("word_count", {"text": "a", "n": float("nan")},
+        outcome = asyncio.run(host.tools.call("word_count", {"text": "a", "n": float("nan")},
                                              CallOptions(caller="model")))
         assert outcome.error["message"] == "/n: nan is not a JSON number"
 

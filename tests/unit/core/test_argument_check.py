@@ -112,10 +112,10 @@ async def test_the_gateway_checks_older_drafts_by_their_own_rules(host) -> None:
                                        **properties}))
     host.registry.add(_tool("draft7", {"$schema": "http://json-schema.org/draft-07/schema#",
                                        **properties}))
-    refused = await host.call_tool("draft4", {"n": 1.0})
+    refused = await host.tools.call("draft4", {"n": 1.0})
     assert refused.error == {"kind": "invalid_arguments", "message": "/n: 1.0 is not of type 'integer'",
                              "pointer": "/n"}
-    assert (await host.call_tool("draft7", {"n": 1.0})).result == {"n": 1.0}
-    wrong = await host.call_tool("draft7", {"n": "1"})
+    assert (await host.tools.call("draft7", {"n": 1.0})).result == {"n": 1.0}
+    wrong = await host.tools.call("draft7", {"n": "1"})
     assert wrong.error == {"kind": "invalid_arguments", "message": "/n: '1' is not of type 'integer'",
                            "pointer": "/n"}

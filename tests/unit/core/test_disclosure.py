@@ -156,7 +156,7 @@ async def test_under_the_budget_every_tool_is_offered_and_no_bridge(big, workdir
         assert model.offered[0][0] == "convert_currency"
         assert len(model.offered[0]) == len(host.switches.tools())
         assert "tool_search" not in model.offered[0] and "tool_invoke" not in model.offered[0]
-        assert not host.status_report().disclosure_active
+        assert not host.tools.status_report().disclosure_active
 
 
 async def test_a_tool_needing_a_permission_is_refused_through_tool_invoke_without_a_grant(big, workdir):
@@ -211,8 +211,8 @@ async def test_tool_invoke_keeps_the_chats_switches_and_validation(big, workdir)
         assert invalid["error"]["kind"] == "invalid_arguments"
         assert recursive["error"]["kind"] == "invalid_arguments"
         # In that chat big's schemas are gone, so disclosure is off there.
-        assert not host.status_report(session).disclosure_active
-        assert host.status_report().disclosure_active
+        assert not host.tools.status_report(session).disclosure_active
+        assert host.tools.status_report().disclosure_active
 
 
 async def test_hooks_apply_to_calls_made_through_tool_invoke(big, home, workdir):
@@ -236,7 +236,7 @@ async def test_hooks_apply_to_calls_made_through_tool_invoke(big, home, workdir)
 
 async def test_the_status_report_shows_disclosure_tokens_per_extension_and_the_budget(big, workdir):
     async with Host.open(cwd=workdir) as host:
-        report = host.status_report()
+        report = host.tools.status_report()
         data = report.to_json()["tool_disclosure"]
         assert data["active"] is True and data["budget"] == 6000
         assert next(iter(data["by_extension"])) == "big"

@@ -87,7 +87,7 @@ def test_a_plan_describes_the_extension_and_keeps_its_files_staged(host: Host, s
 
 def test_install_a_reviewed_plan_rebuilds_a_loaded_registry(host: Host, source: Path,
                                                            home: Home) -> None:
-    host.ensure_extensions()
+    host.loading.ensure()
     assert "foo" not in tool_names(host)
     events: list[object] = []
     host.bus.subscribe(events.append)
@@ -95,14 +95,14 @@ def test_install_a_reviewed_plan_rebuilds_a_loaded_registry(host: Host, source: 
     assert (installed.name, installed.state, installed.version) == (NAME, "ok", "1.0.0")
     assert "foo" in tool_names(host)
     assert [e for e in events if isinstance(e, ExtensionStatusChanged)][-1].reloaded
-    assert NAME in [e["name"] for e in host.status_report().to_json()["extensions"]]
+    assert NAME in [e["name"] for e in host.tools.status_report().to_json()["extensions"]]
     assert staged(home) == []
 
 
 def test_install_before_loading_leaves_the_load_for_later(host: Host, source: Path) -> None:
     host.extensions.install(str(source), yes)
     assert host.registry.available() == []  # nothing loaded yet: nothing to rebuild
-    host.ensure_extensions()
+    host.loading.ensure()
     assert "foo" in tool_names(host)
 
 
@@ -132,7 +132,7 @@ def test_changes_are_refused_while_a_turn_streams(host: Host, source: Path, home
     plan = host.extensions.plan_install(str(write_extension(home.root.parent / "bar", name="bar")))
     loop = asyncio.new_event_loop()
     try:
-        host.chats._turn = loop.create_future()  # a turn that has not ended
+        host.chats.turn.task = loop.create_future()  # a turn that has not ended
         assert host.chats.busy
         for change in (lambda: host.extensions.install(plan, yes),
                        lambda: host.extensions.remove(NAME),
@@ -143,7 +143,7 @@ def test_changes_are_refused_while_a_turn_streams(host: Host, source: Path, home
                 change()
             assert caught.value.message == CHANGE_WHILE_STREAMING
     finally:
-        host.chats._turn = None
+        host.chats.turn.task = None
         loop.close()
     assert staged(home) == []  # the refused plan's files were dropped
     assert [e.name for e in host.extensions.installed()] == [NAME]
@@ -152,7 +152,7 @@ def test_changes_are_refused_while_a_turn_streams(host: Host, source: Path, home
 def test_update_shows_the_widened_permission_then_installs(host: Host, source: Path,
                                                           workdir: Path) -> None:
     host.extensions.install(str(source), yes)
-    host.ensure_extensions()
+    host.loading.ensure()
     wider = {**DEFAULT_PERMISSIONS,
              "net": [{"host": "*", "ports": [443], "reason": "Fetch any page you ask for."}]}
     v2 = write_extension(workdir / "v2", version="2.0.0", tools=[tool("foo", wider), tool("bar")])
@@ -179,7 +179,7 @@ def test_a_declined_update_keeps_the_old_version(host: Host, source: Path, workd
 def test_remove_drops_the_tools_and_the_private_database(host: Host, source: Path,
                                                         home: Home) -> None:
     host.extensions.install(str(source), yes)
-    host.ensure_extensions()
+    host.loading.ensure()
     host.databases.execute(NAME, "CREATE TABLE notes (body TEXT)")
     assert host.databases.path(NAME).exists()
     host.extensions.remove(NAME)
@@ -191,10 +191,10 @@ def test_remove_drops_the_tools_and_the_private_database(host: Host, source: Pat
 
 def test_a_tampered_extension_is_held_until_trusted(host: Host, source: Path, home: Home) -> None:
     host.extensions.install(str(source), yes)
-    host.ensure_extensions()
+    host.loading.ensure()
     main = home.extensions_dir / NAME / "main.py"
     main.write_text(main.read_text() + "# changed\n")
-    host.reload_extensions()
+    host.loading.reload()
     held = host.extensions.get(NAME)
     assert held.state == "held" and "files changed since you approved it: main.py" in held.reason
     assert "foo" not in tool_names(host)
@@ -229,11 +229,11 @@ def test_trust_asks_and_a_no_keeps_it_held(host: Host, source: Path, home: Home)
 
 def test_switching_an_extension_off_and_on(host: Host, source: Path) -> None:
     host.extensions.install(str(source), yes)
-    host.ensure_extensions()
+    host.loading.ensure()
     host.extensions.switch(NAME, False)
     assert not host.extensions.get(NAME).enabled
     assert "foo" not in tool_names(host)
-    assert host.status_report().disabled == (NAME,)
+    assert host.tools.status_report().disabled == (NAME,)
     host.extensions.switch(NAME, True)
     assert "foo" in tool_names(host)
     with pytest.raises(ExtensionError, match="nope is not installed"):

@@ -14,7 +14,7 @@ MISSING = {"ready": False, "checks": [
 async def test_refused_when_the_sandbox_is_missing(workdir):
     async with Host.open(cwd=workdir) as host:
         host.sandbox._report = MISSING
-        outcome = await host.call_tool("word_count", {"text": "a b"})
+        outcome = await host.tools.call("word_count", {"text": "a b"})
         assert outcome.error["kind"] == "unavailable"
         assert "landlock: the kernel has no Landlock" in outcome.error["message"]
         assert "workbench doctor" in outcome.error["message"]
@@ -26,11 +26,11 @@ async def test_the_persons_own_opt_in_runs_that_tool_alone_and_says_so(workdir, 
         host.sandbox._report = MISSING
         seen = []
         host.bus.subscribe(seen.append)
-        outcome = await host.call_tool("word_count", {"text": "a b"})
+        outcome = await host.tools.call("word_count", {"text": "a b"})
         assert outcome.ok and outcome.result["words"] == 2
         warnings = [e.message for e in seen if isinstance(e, ToolCallLog) and e.level == "warn"]
         assert any("WITHOUT a sandbox" in w for w in warnings)
-        other = await host.call_tool("current_time", {})
+        other = await host.tools.call("current_time", {})
         assert other.error["kind"] == "unavailable"
 
 
@@ -42,7 +42,7 @@ async def test_a_project_config_cannot_opt_a_tool_out(workdir, home):
     async with Host.open(cwd=workdir) as host:
         assert host.config.get("sandbox.unsandboxed_tools") == ["builtin.word_count"]
         host.sandbox._report = MISSING
-        outcome = await host.call_tool("word_count", {"text": "a b"})
+        outcome = await host.tools.call("word_count", {"text": "a b"})
         assert outcome.error["kind"] == "unavailable"
 
 
@@ -72,8 +72,8 @@ async def test_an_unsandboxed_tool_gets_the_whole_ctx_through_the_same_checks(wo
         host.sandbox._report = MISSING
         seen = []
         host.bus.subscribe(seen.append)
-        first = await host.call_tool("sample_database", {"note": "water the ferns"})
-        second = await host.call_tool("sample_database", {"note": "repot"})
+        first = await host.tools.call("sample_database", {"note": "water the ferns"})
+        second = await host.tools.call("sample_database", {"note": "repot"})
         assert first.ok and second.ok, (first.error, second.error)
         assert (second.result["count"], second.result["latest"]) == (2, ["repot", "water the ferns"])
         assert host.databases.query("samples", "SELECT body FROM notes ORDER BY id") == [
@@ -83,13 +83,13 @@ async def test_an_unsandboxed_tool_gets_the_whole_ctx_through_the_same_checks(wo
         assert progress == [0.5, 1.0]
 
         # Memories: refused without the permission, as in a worker...
-        refused = await host.call_tool("sample_memory", {"action": "write", "title": "Ferns",
+        refused = await host.tools.call("sample_memory", {"action": "write", "title": "Ferns",
                                                          "content": "Damp soil."},
                                        CallOptions(prompt=False))
         assert refused.error["kind"] == "permission", refused.error
         assert host.store.get_memory("Ferns") is None
         # ...and asked for, then granted once, when the call may prompt.
-        written = await host.call_tool("sample_memory", {"action": "write", "title": "Ferns",
+        written = await host.tools.call("sample_memory", {"action": "write", "title": "Ferns",
                                                          "content": "Damp soil."})
         assert written.ok, written.error
         assert person.asked == ["memories write"]
@@ -118,7 +118,7 @@ async def test_cancelling_an_unsandboxed_call_closes_its_open_form(workdir, home
         host.sandbox._report = MISSING
         started = []
         host.bus.subscribe(lambda e: started.append(e) if isinstance(e, ToolCallStarted) else None)
-        call = asyncio.ensure_future(host.call_tool("sample_choice", {}))
+        call = asyncio.ensure_future(host.tools.call("sample_choice", {}))
         await asyncio.wait_for(asked.wait(), 10)
         assert host.chats.cancel_call(started[0].call_id)
         outcome = await asyncio.wait_for(call, 10)

@@ -99,7 +99,7 @@ async def host(tmp_path):
 
 
 async def test_ok_call_is_published_and_recorded(host):
-    outcome = await host.call_tool("echo_args", {"n": 21})
+    outcome = await host.tools.call("echo_args", {"n": 21})
     assert outcome.to_json() == {"ok": True, "result": {"n": 42}}
     kinds = [type(e) for e in host.seen]
     assert kinds == [ToolCallStarted, ToolCallEnded]
@@ -110,9 +110,9 @@ async def test_ok_call_is_published_and_recorded(host):
 
 
 async def test_unknown_tool_and_bad_arguments_are_refused_before_running(host):
-    missing = await host.call_tool("nope", {})
+    missing = await host.tools.call("nope", {})
     assert missing.error["kind"] == "not_found"
-    bad = await host.call_tool("echo_args", {"n": "seven"})
+    bad = await host.tools.call("echo_args", {"n": "seven"})
     assert bad.error["kind"] == "invalid_arguments" and bad.error["pointer"] == "/n"
     assert host.store.list_tool_calls() == []
     actions = {a["action"] for a in host.store.list_audit()}
@@ -120,22 +120,22 @@ async def test_unknown_tool_and_bad_arguments_are_refused_before_running(host):
 
 
 async def test_a_tool_that_raises_reaches_the_caller_as_an_error_with_its_message(host):
-    outcome = await host.call_tool("boom", {})
+    outcome = await host.tools.call("boom", {})
     assert outcome.error == {"kind": "tool", "message": "RuntimeError: the disk is on fire"}
     assert host.store.list_tool_calls()[0]["status"] == "error"
 
 
 async def test_timeout_and_output_bounds_refuse_never_cut(host):
-    slow = await host.call_tool("sleepy", {})
+    slow = await host.tools.call("sleepy", {})
     assert slow.error["kind"] == "timeout"
-    big = await host.call_tool("huge", {})
+    big = await host.tools.call("huge", {})
     assert big.error["kind"] == "output_too_large" and "5002 bytes" in big.error["message"]
-    odd = await host.call_tool("not_json", {})
+    odd = await host.tools.call("not_json", {})
     assert odd.error["kind"] == "tool" and "not JSON" in odd.error["message"]
 
 
 async def test_progress_logs_and_bubbles_become_events(host):
-    outcome = await host.call_tool("chatty", {}, CallOptions(user_message="hello", session_id=None))
+    outcome = await host.tools.call("chatty", {}, CallOptions(user_message="hello", session_id=None))
     assert outcome.result == {"userMessage": "hello", "sessionId": None, "locale": None,
                               "projectFolder": None, "reviewWrites": True}
     progress = [e for e in host.seen if isinstance(e, ToolCallProgress)]
@@ -156,19 +156,19 @@ async def test_ask_user_pauses_the_timeout(host):
 
     # A first call starts the tool's worker, so that the timed call finds the next one
     # warm: the limit then covers two messages to a running worker, not a process start.
-    host.set_responder(Scripted(["warm"]))
-    assert (await host.call_tool("asks", {})).ok
+    host.gateway.responder = Scripted(["warm"])
+    assert (await host.tools.call("asks", {})).ok
     limit_s = 1.0
     responder = HoldsTheForm()
-    host.set_responder(responder)
+    host.gateway.responder = responder
     object.__setattr__(host.registry.resolve("asks"), "timeout_ms", int(limit_s * 1000))
-    outcome = await host.call_tool("asks", {})
+    outcome = await host.tools.call("asks", {})
     assert outcome.to_json() == {"ok": True, "result": {"answers": ["slow"]}}
     assert isinstance(responder.asked[0], AskUserRequest)
 
 
 async def test_missing_permission_without_prompt_names_it_and_its_reason(host):
-    outcome = await host.call_tool("reads", {}, CallOptions(prompt=False))
+    outcome = await host.tools.call("reads", {}, CallOptions(prompt=False))
     assert outcome.error["kind"] == "permission"
     assert "Read its data." in outcome.error["message"]
     assert [m["kind"] for m in outcome.error["missing"]] == ["read"]
@@ -176,24 +176,24 @@ async def test_missing_permission_without_prompt_names_it_and_its_reason(host):
 
 async def test_permission_request_lists_required_then_undecided_optional_and_always_is_kept(host):
     responder = Scripted(PermissionAnswer("always"))
-    host.set_responder(responder)
-    assert (await host.call_tool("reads", {})).ok
+    host.gateway.responder = responder
+    assert (await host.tools.call("reads", {})).ok
     request = responder.asked[0]
     assert isinstance(request, PermissionRequest) and request.tool == "testext.reads"
     assert [(p["kind"], p["optional"], p["key"]) for p in request.permissions] == [
         ("read", False, f"read:{host.registry.resolve('reads').folder / 'data'}"),
         ("env", True, "env:LANG")]
-    assert (await host.call_tool("reads", {})).ok
+    assert (await host.tools.call("reads", {})).ok
     assert len(responder.asked) == 1
 
 
 async def test_once_asks_again_and_deny_is_remembered(host):
     responder = Scripted(PermissionAnswer("once"), PermissionAnswer("deny"))
-    host.set_responder(responder)
-    assert (await host.call_tool("reads", {})).ok
-    denied = await host.call_tool("reads", {})
+    host.gateway.responder = responder
+    assert (await host.tools.call("reads", {})).ok
+    denied = await host.tools.call("reads", {})
     assert denied.error["kind"] == "permission"
-    again = await host.call_tool("reads", {})
+    again = await host.tools.call("reads", {})
     assert again.error["kind"] == "permission" and "refused earlier" in again.error["message"]
     assert len(responder.asked) == 2
 
@@ -203,13 +203,13 @@ async def test_a_grant_for_one_tool_is_not_shared_with_a_sibling(host):
                        "always", None)
     sibling = host.registry.resolve("echo_args")
     object.__setattr__(sibling, "permissions", host.registry.resolve("reads").permissions)
-    outcome = await host.call_tool("echo_args", {"n": 1}, CallOptions(prompt=False))
+    outcome = await host.tools.call("echo_args", {"n": 1}, CallOptions(prompt=False))
     assert outcome.error["kind"] == "permission"
 
 
 async def test_cancelling_a_call_records_it_as_cancelled(host):
-    task = asyncio.ensure_future(host.call_tool("asks", {}))
-    host.set_responder(Scripted(5.0))
+    task = asyncio.ensure_future(host.tools.call("asks", {}))
+    host.gateway.responder = Scripted(5.0)
     await asyncio.sleep(0.2)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

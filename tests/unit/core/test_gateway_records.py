@@ -47,7 +47,7 @@ async def test_a_call_commits_nothing_itself_and_its_records_follow_in_order(hos
     host.store.writer.trace = behind.append
     host.store._db.conn.set_trace_callback(in_call.append)
     try:
-        outcome = await host.call_tool("double", {"n": 4}, CallOptions(caller="model", session_id=session,
+        outcome = await host.tools.call("double", {"n": 4}, CallOptions(caller="model", session_id=session,
                                                                        user_message="twice"))
     finally:
         host.store._db.conn.set_trace_callback(None)
@@ -94,7 +94,7 @@ async def test_closing_the_host_commits_the_records_and_leaves_no_writer_thread(
     host = Host.open(cwd=workdir)
     host.registry.add(host_tool("one", one))
     host.store.writer.gather_s = 60
-    outcome = await host.call_tool("one", {})
+    outcome = await host.tools.call("one", {})
     assert [t for t in threading.enumerate() if t.name == THREAD_NAME]
     await host.aclose()
     assert not [t for t in threading.enumerate() if t.name == THREAD_NAME]
@@ -122,7 +122,7 @@ async def test_a_tool_that_ignores_its_cancellation_still_times_out(host):
     host.registry.add(host_tool("stubborn", stubborn, timeout_ms=100))
     host.registry.add(host_tool("converts", converts, timeout_ms=100))
     for name in ("stubborn", "converts"):
-        outcome = await host.call_tool(name, {})
+        outcome = await host.tools.call(name, {})
         assert outcome.error == {"kind": "timeout", "message": "the call took longer than 0.1 s"}
     assert [r["status"] for r in host.store.list_tool_calls()] == ["error", "error"]
 
@@ -136,9 +136,9 @@ async def test_a_form_pauses_the_time_limit_of_a_tool_run_in_the_calling_task(ho
     async def asks(arguments, ctx):
         return {"answers": await ctx.ask_user([{"question": "Go?"}])}
 
-    host.set_responder(SlowPerson())
+    host.gateway.responder = SlowPerson()
     host.registry.add(host_tool("asks", asks, timeout_ms=150))
-    outcome = await host.call_tool("asks", {})
+    outcome = await host.tools.call("asks", {})
     assert outcome.to_json() == {"ok": True, "result": {"answers": ["yes"]}}
 
 
@@ -155,9 +155,9 @@ async def test_a_cancelled_caller_cancels_the_tool_and_the_call_is_recorded_canc
         async def answer(self, request):
             raise RequestDenied("no")
 
-    host.set_responder(NeverAnswers())
+    host.gateway.responder = NeverAnswers()
     host.registry.add(host_tool("waits", waits, timeout_ms=60_000))
-    task = asyncio.ensure_future(host.call_tool("waits", {}))
+    task = asyncio.ensure_future(host.tools.call("waits", {}))
     await asyncio.sleep(0.1)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

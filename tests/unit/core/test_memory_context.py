@@ -142,7 +142,7 @@ async def test_a_chat_that_switched_an_extension_off_does_not_get_its_memories(s
         await host.chats.send_prompt("hello", session_id=session)
         assert model.seen[0][0].role == "user"  # nothing left to hand over
         assert not {"memory_search", "skill_load"} & set(model.offered[0])
-        outcome = await host.call_tool("skill_load", {"name": "release-notes"},
+        outcome = await host.tools.call("skill_load", {"name": "release-notes"},
                                        CallOptions(session_id=session))
         assert outcome.error["kind"] == "not_found"
 
@@ -153,12 +153,12 @@ async def test_skill_load_and_skill_file_work_and_refuse_paths_outside_the_skill
     async with Host.open(cwd=workdir, model="echo") as host:
         # Planted after loading (loading refuses links leading out of an extension).
         (skill_dir / "link.md").symlink_to(tmp_path / "outside.txt")
-        loaded = await host.call_tool("skill_load", {"name": "release-notes"})
+        loaded = await host.tools.call("skill_load", {"name": "release-notes"})
         assert loaded.ok, loaded.error
         assert loaded.result["content"] == SKILL
         # A link is not a file the skill bundles: not offered, and refused when asked for.
         assert loaded.result["files"] == ["examples/one.md", "template.md"]
-        found = await host.call_tool("skill_file", {"name": "release-notes", "file": "examples/one.md"})
+        found = await host.tools.call("skill_file", {"name": "release-notes", "file": "examples/one.md"})
         assert found.result == {"name": "release-notes", "file": "examples/one.md",
                                 "content": "## Added\n- dark mode\n", "encoding": "text",
                                 "mimeType": "text/markdown", "size": 21}
@@ -166,14 +166,14 @@ async def test_skill_load_and_skill_file_work_and_refuse_paths_outside_the_skill
                            ("link.md", "permission"), ("missing.md", "not_found"),
                            ("LINK.md", "not_found"), ("Link.MD", "not_found"),
                            ("EXAMPLES/../../secret.txt", "invalid_arguments")):
-            refused = await host.call_tool("skill_file", {"name": "release-notes", "file": path})
+            refused = await host.tools.call("skill_file", {"name": "release-notes", "file": path})
             assert (refused.ok, refused.error["kind"]) == (False, kind), path
             assert "outside" not in json.dumps(refused.to_json()).replace("outside the", "")
         mine = host.memories.add("my-skill", "---\ndescription: Mine.\n---\nStep one.", "skill")
         assert mine["summary"] == "Mine."
-        own = await host.call_tool("skill_load", {"name": "my-skill"})
+        own = await host.tools.call("skill_load", {"name": "my-skill"})
         assert own.result["content"].endswith("Step one.") and own.result["files"] == []
-        no_files = await host.call_tool("skill_file", {"name": "my-skill", "file": "a.md"})
+        no_files = await host.tools.call("skill_file", {"name": "my-skill", "file": "a.md"})
         assert no_files.error["kind"] == "not_found" and "bundles no files" in no_files.error["message"]
 
 

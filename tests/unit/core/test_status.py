@@ -95,7 +95,7 @@ def project(tmp_path: Path, home: Home) -> Path:
 
 def test_the_report_names_the_conflict_and_every_extension_that_did_not_load(project, home):
     with Host.open(cwd=project) as host:
-        report = host.status_report().to_json()
+        report = host.tools.status_report().to_json()
     ext = home.extensions_dir
     assert [e["name"] for e in report["extensions"]] == ["builtin", "ext-a", "ext-b", "ext-local"]
     a = report["extensions"][1]
@@ -155,7 +155,7 @@ def test_an_untrusted_project_reports_its_extensions_as_untrusted(tmp_path, home
     root = tmp_path / "untrusted"
     write_extension(root / ".workbench" / "extensions" / "ext-local", "ext-local", {"local_tool": {}})
     with Host.open(cwd=root) as host:
-        report = host.status_report()
+        report = host.tools.status_report()
     assert [(p.extension, p.state) for p in report.load_errors] == [("ext-local", "untrusted")]
     assert "not trusted" in report.load_errors[0].error_message
     assert "ext-local" not in [e.name for e in report.extensions]
@@ -165,13 +165,13 @@ def test_disabled_extensions_and_loading_off_are_reported(project, home):
     with Store.open(home.db_path) as store:
         store.set_extension_enabled("ext-b", False)
     with Host.open(cwd=project) as host:
-        report = host.status_report()
+        report = host.tools.status_report()
         assert report.disabled == ("ext-b",)
         assert report.conflicts == ()
         assert "- **Disabled:** ext-b" in report.to_markdown()
     (home.root / "config.toml").write_text("[extensions]\nenabled = false\n")
     with Host.open(cwd=project) as host:
-        report = host.status_report()
+        report = host.tools.status_report()
     assert [e.name for e in report.extensions] == []
     assert {p.extension for p in report.load_errors} == {"ext-broken", "ext-held", "ext-local-bad"}
     assert report.counts["total_tools"] == 2  # only the host's own extensions_status and shell
@@ -281,7 +281,7 @@ async def test_status_through_the_gateway(project):
     with Host.open(cwd=project) as host:
         seen = []
         host.bus.subscribe(seen.append)
-        outcome = await host.call_tool("extensions_status", {})
+        outcome = await host.tools.call("extensions_status", {})
         assert outcome.ok, outcome.error
         assert outcome.tool == "workbench.extensions_status"
         assert outcome.result["title"] == "4 loaded, 3 errors, 1 conflicts (no session context)"
@@ -291,7 +291,7 @@ async def test_status_through_the_gateway(project):
         assert "- `shared_tool`: **ext-a** (extension) wins; shadowed: ext-b (extension)" in markdown
         assert f"- `{host.home.extensions_dir / 'ext-held'}`\n  - held: files changed" in markdown
         assert "  - Source:" not in markdown
-        detailed = await host.call_tool("extensions_status", {"include_details": True})
+        detailed = await host.tools.call("extensions_status", {"include_details": True})
         assert "  - Tools: only_a, shared_tool" in detailed.result["markdown"]
         assert [type(e) for e in seen if isinstance(e, (ToolCallStarted, ToolCallEnded))] == \
             [ToolCallStarted, ToolCallEnded] * 2
@@ -302,7 +302,7 @@ async def test_status_through_the_gateway(project):
 
 async def test_bad_arguments_are_refused_by_the_gateway(project):
     with Host.open(cwd=project) as host:
-        outcome = await host.call_tool("extensions_status", {"action": "explode"})
+        outcome = await host.tools.call("extensions_status", {"action": "explode"})
         assert not outcome.ok and outcome.error["kind"] == "invalid_arguments"
 
 
@@ -313,8 +313,8 @@ async def test_reload_rebuilds_the_registry_and_publishes_the_new_report(project
         host.bus.subscribe(seen.append)
         host.extensions.manager().install(str(write_extension(tmp_path / "sources" / "c", "ext-c", {"c_tool": {}})),
                              approve=lambda plan: True)
-        before = host.extensions_loaded_at
-        outcome = await host.call_tool("extensions_status", {"action": "reload"},
+        before = host.loading.loaded_at
+        outcome = await host.tools.call("extensions_status", {"action": "reload"},
                                        CallOptions(session_id=session))
         assert outcome.ok, outcome.error
         assert outcome.result["title"] == "Reloaded: 5 loaded, 3 errors, 1 conflicts"
@@ -323,7 +323,7 @@ async def test_reload_rebuilds_the_registry_and_publishes_the_new_report(project
         assert "- **Reloaded at:** " in markdown and "- **ext-c** v1.0.0 (tools)" in markdown
         assert host.registry.resolve("c_tool").extension == "ext-c"
         assert host.registry.resolve("extensions_status").runtime == HOST_RUNTIME
-        assert host.extensions_loaded_at >= before
+        assert host.loading.loaded_at >= before
         changed = [e for e in seen if isinstance(e, ExtensionStatusChanged)]
         assert len(changed) == 1 and changed[0].reloaded
         assert "ext-c" in [e["name"] for e in changed[0].report["extensions"]]
@@ -333,7 +333,7 @@ async def test_reload_rebuilds_the_registry_and_publishes_the_new_report(project
 
 async def test_reload_needs_a_session(project):
     with Host.open(cwd=project) as host:
-        outcome = await host.call_tool("extensions_status", {"action": "reload"})
+        outcome = await host.tools.call("extensions_status", {"action": "reload"})
         assert outcome.error["kind"] == "unavailable"
         assert "reload needs a chat session" in outcome.error["message"]
         assert "(no session context)" in outcome.error["message"]
@@ -360,27 +360,27 @@ async def test_the_report_of_a_chat_marks_what_it_switched_off(project):
     with Host.open(cwd=project) as host:
         session = host.chats.new()["id"]
         host.switches.set_extension(session, "ext-b", False)
-        outcome = await host.call_tool("extensions_status", {}, CallOptions(session_id=session))
+        outcome = await host.tools.call("extensions_status", {}, CallOptions(session_id=session))
         assert outcome.result["title"] == "4 loaded, 3 errors, 1 conflicts"
         assert "- **ext-b** v2.0.0 (tools) — switched off in this chat" in outcome.result["markdown"]
-        report = host.status_report(session[:8]).to_json()
+        report = host.tools.status_report(session[:8]).to_json()
         assert report["session"] == {"id": session, "found": True, "switched_off": ["ext-b"],
                                      "tools_off": []}
-        assert host.status_report("0" * 32).session == SessionContext("0" * 32, False)
+        assert host.tools.status_report("0" * 32).session == SessionContext("0" * 32, False)
 
 
 async def test_the_report_of_a_chat_counts_its_single_tool_switches(project):
     with Host.open(cwd=project) as host:
         session = host.chats.new()["id"]
-        whole = host.status_report(session)
+        whole = host.tools.status_report(session)
         tool = next(t for t in host.switches.tools(session) if t.source == "extension")
         host.switches.set_tool(session, tool.name, False)
-        report = host.status_report(session)
+        report = host.tools.status_report(session)
         assert report.session.tools_off == (tool.qualified_name,)
         assert f"- **Tools switched off in this chat:** {tool.qualified_name}" in report.to_markdown()
         # What the chat's model would be offered shrinks by that tool's schema.
         assert report.schema_tokens < whole.schema_tokens
-        assert host.status_report().schema_tokens == whole.schema_tokens
+        assert host.tools.status_report().schema_tokens == whole.schema_tokens
 
 
 # --- host-native tools in the dispatcher ----------------------------------------------------
@@ -443,7 +443,7 @@ def test_host_tools_are_builtin_tools_of_workbench(project):
         assert (tool.name, tool.extension, tool.source, tool.runtime) == (
             "extensions_status", "workbench", "builtin", HOST_RUNTIME)
         assert tool.parameters["properties"]["action"]["enum"] == ["status", "reload"]
-        host.reload_extensions()
+        host.loading.reload()
         assert host.registry.resolve("workbench.extensions_status").handler is not None
 
 

@@ -198,14 +198,14 @@ async def test_a_direct_call_in_a_chat_is_refused_when_the_chat_switched_the_too
     async with Host.open(cwd=workdir) as host:
         chat = host.chats.new()["id"]
         host.switches.set_tool(chat, "only_a", False)
-        refused = await host.call_tool("only_a", {}, CallOptions(session_id=chat))
+        refused = await host.tools.call("only_a", {}, CallOptions(session_id=chat))
         assert refused.error == {"kind": "not_found",
                                  "message": "'only_a' is switched off in this chat"}
-        elsewhere = await host.call_tool("only_a", {}, CallOptions(session_id=host.chats.new()["id"]))
+        elsewhere = await host.tools.call("only_a", {}, CallOptions(session_id=host.chats.new()["id"]))
         assert elsewhere.ok and elsewhere.result == {"from": "ext-a", "tool": "only_a"}
-        assert (await host.call_tool("only_a", {})).ok  # no chat: no chat's switches
+        assert (await host.tools.call("only_a", {})).ok  # no chat: no chat's switches
         host.switches.set_tool(chat, "shared_tool", False)
-        routed = await host.call_tool("shared_tool", {}, CallOptions(session_id=chat))
+        routed = await host.tools.call("shared_tool", {}, CallOptions(session_id=chat))
         assert routed.result == {"from": "ext-b", "tool": "shared_tool"}
         audit = [r["action"] for r in host.store.list_audit(limit=None)]
         assert audit.count("tool.refused.not_found") == 1

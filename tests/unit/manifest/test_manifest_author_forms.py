@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from workbench.ext.consent import consent_of, diff_consent, permission_items
-from workbench.manifest.models import Manifest, net_text
+from workbench.ctx_spec import net_text
+from workbench.manifest.models import Manifest
 from workbench.manifest.paths import entry_candidates, find_entry
 from workbench.manifest.validate import validate_extension
 from workbench.permissions.policy import build_policy

@@ -41,7 +41,7 @@ def test_a_schedule_made_here_freezes_its_card_and_has_its_next_time(host, workd
     assert before + 5 * 60_000 <= row["next_due_at"] <= host.store.clock() + 5 * 60_000
     card = row["card"]
     assert (card["model"], card["cwd"], card["on_need"], card["frozen_by"]) == ("echo", str(workdir), "fail", "person")
-    assert card["extensions"] == sorted({e["name"] for e in host.loaded_extensions})
+    assert card["extensions"] == sorted({e["name"] for e in host.loading.extensions})
     assert card["grants"] == [{"tool": "workbench.extensions_status", "kind": "x", "value": "y"}]
     assert [s["id"] for s in host.schedules()] == [row["id"]]
     assert host.schedules.schedule(row["id"])["runs"] == [] and host.schedules.schedule(row["id"])["last_run"] is None
@@ -88,9 +88,9 @@ def test_card_grants_read_tool_kind_value_flags(host):
 
 
 async def test_a_tools_proposal_gets_its_card_when_it_is_accepted(host):
-    host.set_responder(Reviewer())
+    host.gateway.responder = Reviewer()
     tool = SimpleNamespace(qualified_name="samples.sample_schedule")
-    ctx = ToolContext(sink=lambda kind, data: None, asker=None, requester=host.responder.answer)
+    ctx = ToolContext(sink=lambda kind, data: None, asker=None, requester=host.gateway.responder.answer)
     draft = {"title": "Weekly", "instruction": "Plan the week.", "runMissed": False,
              "schedule": {"kind": "weekly", "weekdays": [1], "hour": 9, "minute": 0}}
     assert (await host.services.schedule_prompt(tool, draft, ctx))["accepted"]

@@ -1,6 +1,6 @@
 """``Schedules`` is a service: it takes what it needs in ``__init__`` (a home, a store, a
-bus and whatever answers ``ScheduleHost``), not a ``Host``; the host reaches it as
-``host.schedules`` and keeps delegating methods while callers move."""
+bus, the workspace, the default model, what loads the extensions…), not a ``Host``; the
+host reaches it as ``host.schedules``."""
 
 from __future__ import annotations
 
@@ -12,29 +12,26 @@ import pytest
 from workbench.config.files import Config
 from workbench.config.home import Home
 from workbench.core.bus import EventBus
+from workbench.core.default_model import DefaultModel
 from workbench.core.host import Host
 from workbench.core.schedules import Schedules
+from workbench.core.workspace import Workspace
 from workbench.store import Store
 
 EVERY_5 = {"kind": "interval", "everyMinutes": 5}
 
 
-class Desk:
-    """A ``ScheduleHost`` that is not a ``Host``: a model, a folder, a config and two
-    extensions, nothing loaded or run."""
+class Shelf:
+    """Loads that are not a host's: two extensions, nothing loaded or run."""
 
-    model = "echo"
-
-    def __init__(self, home: Home, cwd: Path) -> None:
-        self.cwd = cwd
-        self.config = Config.load(home, cwd)
+    def __init__(self) -> None:
         self.loads = 0
 
-    def ensure_extensions(self) -> None:
+    def ensure(self) -> None:
         self.loads += 1
 
     @property
-    def loaded_extensions(self) -> list[dict[str, Any]]:
+    def extensions(self) -> list[dict[str, Any]]:
         return [{"name": "notes"}, {"name": "builtin"}]
 
 
@@ -45,13 +42,16 @@ def store(home: Home):
 
 
 def test_the_service_runs_on_what_it_is_given(home: Home, store: Store, workdir: Path) -> None:
-    desk = Desk(home, workdir)
-    schedules = Schedules(home=home, store=store, bus=EventBus(), host=desk)
+    shelf = Shelf()
+    workspace = Workspace(home=home, config=Config.load(home, workdir), folder=workdir)
+    schedules = Schedules(home=home, store=store, bus=EventBus(), workspace=workspace,
+                          default_model=DefaultModel(spec="echo", chosen=False, providers=None),
+                          loading=shelf, tools=None, grants=None, switches=None, chats=None)
     row = schedules.add_schedule(title="Stand-up", instruction="Summarize my day.", schedule=EVERY_5)
     card = row["card"]
     assert (card["model"], card["cwd"], card["extensions"]) == ("echo", str(workdir),
                                                                 ["builtin", "notes"])
-    assert desk.loads == 1
+    assert shelf.loads == 1
     assert [s["title"] for s in schedules.list_schedules()] == ["Stand-up"]
     assert schedules.pause_schedule(row["id"])["enabled"] is False
 

@@ -15,7 +15,7 @@ import pytest
 
 from workbench.scheduler.arithmetic import to_ms
 from workbench.store import Store
-from workbench.supervisor.events import ProcessStateChanged, ScheduleFired, ScheduleRunEnded
+from workbench.events import ProcessStateChanged, ScheduleFired, ScheduleRunEnded
 from workbench.supervisor.launch import LaunchSettings, RunLauncher
 from workbench.supervisor.lock import SchedulerLock
 from workbench.supervisor.supervisor import Supervisor, SupervisorSettings

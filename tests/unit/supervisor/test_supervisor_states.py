@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.supervisor.events import ProcessStateChanged
+from workbench.events import ProcessStateChanged
 from workbench.supervisor.pools import WarmPool
 from workbench.states import TRANSITIONS, InvalidTransition, ProcessState, Stateful
 

@@ -5,7 +5,7 @@ has defaults. It is added to a host by one line::
 
     host.sources.register(Greetings())
 
-(before the extensions load, or followed by ``host.reload_extensions()``).
+(before the extensions load, or followed by ``host.loading.reload()``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from workbench.config.settings import Settings
 from workbench.tools.registry import Tool
-from workbench.tools.source import Settings, SourceRow, ToolSource
+from workbench.tools.source import SourceRow, ToolSource
 
 GREET_PARAMETERS: dict[str, Any] = {
     "type": "object", "properties": {"name": {"type": "string", "minLength": 1}},
@@ -46,7 +47,7 @@ class Greetings(ToolSource):
         return {"greeting": f"Hello, {arguments['name']}!"}
 
     def follow_config(self, settings: Settings) -> None:
-        self.timeout_ms.append(int(settings.get("tools.timeout_ms")))
+        self.timeout_ms.append(settings.tools.timeout_ms)
 
     def status_rows(self) -> list[SourceRow]:
         return [SourceRow("greetings", "Greetings", "greeter", len(self.tools()))]

@@ -37,19 +37,19 @@ async def test_a_registered_source_is_listed_called_reported_and_stopped(host: H
     assert tools["greetings.greet"].origin == "greetings"
     assert "builtin.read_file" in tools and "workbench.extensions_status" in tools
 
-    outcome = await host.call_tool("greet", {"name": "Ada"})
+    outcome = await host.tools.call("greet", {"name": "Ada"})
     assert outcome.ok, outcome.error
     assert outcome.result == {"greeting": "Hello, Ada!"}
-    refused = await host.call_tool("greet", {"name": ""})
+    refused = await host.tools.call("greet", {"name": ""})
     assert not refused.ok and refused.error["kind"] == "invalid_arguments"
     assert [row["tool"] for row in host.store.list_tool_calls()] == ["greetings.greet"]
 
-    rows = host.status_report().to_json()["sources"]
+    rows = host.tools.status_report().to_json()["sources"]
     assert {"source": "greetings", "name": "greetings", "title": "Greetings", "kind": "greeter",
             "tools": 1, "state": "ok", "note": ""} in rows
     assert {row["source"] for row in rows} >= {"extensions", "host", "greetings"}
 
-    host.follow_config()
+    host.folder.follow_config()
     assert source.timeout_ms == [int(host.config.get("tools.timeout_ms"))]
     await host.ashutdown()
     assert source.stopped
@@ -60,7 +60,7 @@ async def test_a_chat_switches_a_new_source_off_like_an_extension(host: Host) ->
     session = host.chats.new()["id"]
     host.switches.set_extension(session, "greetings", False)
     assert "greet" not in {tool.name for tool in host.switches.tools(session)}
-    outcome = await host.call_tool("greet", {"name": "Ada"}, _in_chat(session))
+    outcome = await host.tools.call("greet", {"name": "Ada"}, _in_chat(session))
     assert not outcome.ok
 
 
@@ -93,7 +93,7 @@ class Impostor(Greetings):
 
 async def test_a_source_cannot_claim_a_place_before_its_own(host: Host) -> None:
     host.sources.register(Impostor())
-    host.ensure_extensions()
+    host.loading.ensure()
     assert host.registry.resolve("read_file").extension == "builtin"
     assert not any(tool.extension == "impostor" for tool in host.registry.all_tools())
 

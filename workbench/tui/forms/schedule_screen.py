@@ -2,7 +2,7 @@
 
 A tool proposes one through ``ctx.schedulePrompt``; the responder shows it here with no
 ``save``: nothing is saved until the person presses Save, and the form dismisses with
-the draft as the core saves it (checked with the core's own ``check_draft``), or None.
+the draft as the core saves it (checked with the core's own ``checked_draft``), or None.
 The Tasks screen opens it to make or edit a schedule, with a ``save`` that goes through
 the ``Host`` and with cron offered too, a shape a tool may not propose; a refusal by
 the core is said in the form, which keeps everything typed.
@@ -26,11 +26,16 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
 
-from workbench.capabilities.schedules import check_draft, check_words
-from workbench.errors import ToolError
-from workbench.scheduler.arithmetic import from_ms, wall_instant
-from workbench.scheduler.shapes import ScheduleError, check_schedule, describe
-from workbench.scheduler.zone import local_zone
+from workbench.errors import WorkbenchError
+from workbench.core.schedule_forms import (
+    ScheduleError,
+    check_schedule,
+    checked_draft,
+    describe,
+    from_ms,
+    local_zone,
+    wall_instant,
+)
 from workbench.tui.forms.form_screen import FormProblem, FormScreen
 
 KINDS = [("Once", "once"), ("Every N minutes", "interval"), ("Weekly", "weekly"),
@@ -256,7 +261,7 @@ class ScheduleScreen(FormScreen):
         """
         title = self.query_one("#schedule-title", Input).value
         prompt = self.query_one("#schedule-prompt", TextArea).text
-        # Named as the form names them; check_draft (the tools' words) checks the rest.
+        # Named as the form names them; checked_draft (the tools' words) checks the rest.
         if not title.strip():
             raise ScheduleProblem("give it a title")
         if not prompt.strip():
@@ -265,13 +270,8 @@ class ScheduleScreen(FormScreen):
         draft = {"title": title, "instruction": prompt, "schedule": schedule,
                  "runMissed": self.query_one("#schedule-missed", Checkbox).value}
         try:
-            if schedule["kind"] == "cron":
-                # check_draft takes the shapes a tool may propose; the scheduler checked
-                # the cron expression.
-                title, prompt = check_words(title, prompt)
-                return {**draft, "title": title, "instruction": prompt}
-            return check_draft(draft)
-        except ToolError as exc:
+            return checked_draft(draft)
+        except WorkbenchError as exc:
             raise ScheduleProblem(exc.message) from None
 
     # --- reacting ------------------------------------------------------------

@@ -4,8 +4,8 @@ Prompts go to the host from a worker; what happens in the turn comes back as
 ``CoreEvent`` messages from the app's event bridge and is drawn by ``MessageList``.
 Earlier chats are listed by ``SessionsScreen`` and resumed here; ``/`` in the prompt
 offers the built-in commands and the MCP servers' prompts. ``/model NAME`` (or the
-palette's "Model") switches this chat's model through ``Host.choose_model``; the header
-shows what the chat talks to (``Host.model_info``), and says so when the replies are
+palette's "Model") switches this chat's model through ``host.chat_models.choose_model``; the header
+shows what the chat talks to (``host.chat_models.model_info``), and says so when the replies are
 only echoes.
 """
 
@@ -73,7 +73,7 @@ class ChatScreen(Screen):
     busy: reactive[bool] = reactive(False)
     """Whether a turn is running (or a slash command is getting its prompt)."""
     model_info: reactive[dict[str, Any] | None] = reactive(None)
-    """What the chat talks to (``Host.model_info``), once read; None before."""
+    """What the chat talks to (``host.chat_models.model_info``), once read; None before."""
 
     def __init__(self, host: Host) -> None:
         super().__init__()
@@ -91,7 +91,7 @@ class ChatScreen(Screen):
             yield Label("", id="chat-status")
             yield Label("", id="chat-unread")
         yield MessageList(
-            f"Chatting with {self.host.model_label}.\n"
+            f"Chatting with {self.host.default_model.label}.\n"
             "Type a message and press Enter. Shift+Enter or Ctrl+J starts a new line; "
             "/ lists the commands; Ctrl+Up moves up through the messages.",
             id="message-list")
@@ -138,7 +138,7 @@ class ChatScreen(Screen):
         replies are a model's or only echoes."""
         info = self.model_info
         if info is None:
-            return Text(self.host.model_label)
+            return Text(self.host.default_model.label)
         label = Text(str(info["label"]))
         if info.get("problem"):
             label.append(f"  (cannot start: {info['problem']})", style="bold red")
@@ -168,7 +168,7 @@ class ChatScreen(Screen):
         try:
             info = self.host.chat_models.model_info(session_id)
         except WorkbenchError as exc:
-            spec = self.host.model
+            spec = self.host.default_model.spec
             try:
                 if session_id is not None:
                     spec = self.host.chats.get(session_id).get("model") or spec
@@ -363,7 +363,7 @@ class ChatScreen(Screen):
 
     @work(thread=True, group="undo")
     def _undo_change(self, card: ToolCallCard, change_set: int) -> None:
-        """``Host.changes.undo`` in a thread; the card and a notice say what it did."""
+        """``host.changes.undo`` in a thread; the card and a notice say what it did."""
         try:
             answer = self.host.changes.undo(change_set)
         except WorkbenchError as exc:
@@ -384,7 +384,7 @@ class ChatScreen(Screen):
 
     @work(thread=True, group="commands")
     def _read_commands(self, reading: int) -> None:
-        self.host.ensure_extensions()
+        self.host.loading.ensure()
         try:
             rows = self.host.mcp.prompts()
         except WorkbenchError:
@@ -554,7 +554,7 @@ class ChatScreen(Screen):
         self.session_id = session["id"]
         self.read_model_info()
         following = not session.get("model")
-        chosen = self.host.model if following else session["model"]
+        chosen = self.host.default_model.spec if following else session["model"]
         await self.message_list.add_notice(
             "info", f"This chat now talks to {chosen}"
             + (" (the default)." if following else " (this chat only; /model default follows the default again)."))

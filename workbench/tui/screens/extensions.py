@@ -25,9 +25,7 @@ from textual.widgets import Footer, Input, Label, Static, TabbedContent, TabPane
 from workbench.core.host import Host
 from workbench.core.status import StatusReport
 from workbench.errors import WorkbenchError
-from workbench.ext.installed import InstalledExtension
-from workbench.ext.plan import InstallPlan
-from workbench.ext.registry import SearchResult
+from workbench.core.extension_views import InstalledExtension, InstallPlan, SearchResult
 from workbench.tui.screens.changes import ChangesInThread
 from workbench.tui.screens.confirm import ConfirmScreen
 from workbench.tui.screens.review import ReviewScreen
@@ -164,9 +162,9 @@ class ExtensionsScreen(ChangesInThread, Screen):
     def _read(self, read: int, select: str | None) -> None:
         host = self.host
         try:
-            host.ensure_extensions()
+            host.loading.ensure()
             installed = host.extensions.here()
-            report = host.status_report()
+            report = host.tools.status_report()
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
             return

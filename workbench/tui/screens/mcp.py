@@ -113,7 +113,7 @@ class McpScreen(Screen):
     def refresh_servers(self) -> None:
         """Read the servers again."""
         try:
-            self.host.ensure_extensions()
+            self.host.loading.ensure()
             servers = self.host.mcp.servers()
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")

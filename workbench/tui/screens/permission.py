@@ -25,7 +25,7 @@ from textual.widgets import Button, Checkbox, Static
 
 from workbench import ctx_spec
 from workbench.events import PermissionAnswer, PermissionRequest
-from workbench.manifest.models import net_text
+from workbench.ctx_spec import net_text
 from workbench.tui.paths import shown_path
 
 DECISIONS = ("once", "session", "always", "deny")

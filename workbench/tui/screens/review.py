@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
-from workbench.ext.plan import InstallPlan
+from workbench.core.extension_views import InstallPlan
 from workbench.tui.widgets.plan_view import VERBS, PlanView
 
 QUESTIONS = {"install": "Install it?", "update": "Update to this version?",

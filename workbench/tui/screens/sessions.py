@@ -7,7 +7,6 @@ screen with the chosen session, which the chat screen then shows and continues.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,6 +18,7 @@ from textual.widgets import Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.core.host import Host
+from workbench.core.sessions import SessionRow
 from workbench.tui.times import when
 
 TITLE_WIDTH = 64
@@ -31,18 +31,18 @@ class SessionChoice:
     session_id: str | None
 
 
-def session_prompt(session: dict[str, Any], *, current: bool = False) -> Content:
+def session_prompt(session: SessionRow, *, current: bool = False) -> Content:
     """Two lines for a session: its title, then its date, message count and model."""
-    title = " ".join(str(session.get("title") or "").split()) or "(untitled)"
+    title = session.title or "(untitled)"
     if len(title) > TITLE_WIDTH:
         title = title[: TITLE_WIDTH - 1] + "…"
-    count = int(session.get("message_count") or 0)
+    count = session.message_count
     first = Content.styled(title, "bold")
     if current:
         first = Content.assemble(first, ("  ● current", "$text-success"))
-    details = f"{when(session.get('updated_at'))} · {count} message{'s' if count != 1 else ''}"
-    if session.get("model"):
-        details += f" · {session['model']}"
+    details = f"{when(session.updated_at)} · {count} message{'s' if count != 1 else ''}"
+    if session.model:
+        details += f" · {session.model}"
     return Content.assemble(first, "\n", (details, "$text-muted"))
 
 
@@ -76,7 +76,7 @@ class SessionsScreen(Screen[SessionChoice | None]):
         super().__init__()
         self.host = host
         self.current = current
-        self.sessions: list[dict[str, Any]] = []
+        self.sessions: list[SessionRow] = []
         """The sessions listed, in order; empty until they are read."""
 
     def compose(self) -> ComposeResult:
@@ -94,10 +94,10 @@ class SessionsScreen(Screen[SessionChoice | None]):
     @work(thread=True, exclusive=True, group="sessions")
     def read_sessions(self) -> None:
         """Read the sessions from the store, off the event loop."""
-        sessions = self.host.chats.sessions()
+        sessions = self.host.chats.rows()
         self.app.call_from_thread(self._show, sessions)
 
-    def _show(self, sessions: list[dict[str, Any]]) -> None:
+    def _show(self, sessions: list[SessionRow]) -> None:
         self.sessions = sessions
         listing = self.query_one(SessionList)
         empty = self.query_one("#sessions-empty", Static)
@@ -109,9 +109,9 @@ class SessionsScreen(Screen[SessionChoice | None]):
         empty.display = False
         listing.display = True
         listing.set_options(
-            Option(session_prompt(s, current=s["id"] == self.current), id=s["id"])
+            Option(session_prompt(s, current=s.id == self.current), id=s.id)
             for s in sessions)
-        current = next((i for i, s in enumerate(sessions) if s["id"] == self.current), 0)
+        current = next((i for i, s in enumerate(sessions) if s.id == self.current), 0)
         listing.highlighted = current
         listing.focus()
 

@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
-from workbench.config.settings import Setting
+from workbench.core.settings_service import Setting
 from workbench.tui.forms.form_screen import FormScreen
 
 

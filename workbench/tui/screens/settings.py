@@ -1,7 +1,7 @@
 """The Settings screen: every setting with its value and where it comes from, the two
 config files, and whether the project's config is trusted.
 
-Values are read from the files in a worker thread (``Config.load``, so a file changed
+Values are read from the files in a worker thread (``host.settings.view``, so a file changed
 or broken since the start is shown as it is now). Enter opens a dialog that writes the
 value through ``Config.set`` (the core keeps the file's comments; a refused value is
 said there and nothing is written). ``t`` trusts the project's config after showing
@@ -11,7 +11,6 @@ then reads its config again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +22,14 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Static
 
-from workbench.config.document import read_values
-from workbench.config.files import Config
-from workbench.config.settings import SETTINGS, format_value
 from workbench.core.host import Host
+from workbench.core.settings_service import SETTING_KEYS, ConfigView
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.tui.paths import shown_path
 from workbench.tui.screens.confirm import ConfirmScreen
 from workbench.tui.screens.setting_form import SettingChange, SettingFormScreen
 
-KEY_WIDTH = max(len(key) for key in SETTINGS)
+KEY_WIDTH = max(len(key) for key in SETTING_KEYS)
 VALUE_WIDTH = 30
 """Values longer than this are cut in the table (the dialog shows them whole)."""
 
@@ -40,47 +37,6 @@ TRUST_STATES = {"untrusted": ("not trusted: its settings are ignored", "$text-wa
                 "changed": ("changed since you trusted it: the trusted version applies",
                             "$text-warning"),
                 "trusted": ("trusted", "$text-success")}
-
-
-@dataclass(frozen=True)
-class ConfigView:
-    """What the screen shows of the config, read at one moment.
-
-    Attributes:
-        global_file: The home's ``config.toml``.
-        project_file: The project's config found from the working folder, if any.
-        project_state: ``none``, ``untrusted``, ``trusted`` or ``changed``.
-        trusted_at: When the project's config was trusted, if it was.
-        rows: ``(key, value, origin)`` per setting.
-        problem: Why the files could not be read now (the values in force are shown).
-        chats: Which chats follow the default model and which have their own
-            (``Host.chat_models``).
-    """
-
-    global_file: Path
-    project_file: Path | None
-    project_state: str
-    trusted_at: str | None
-    rows: list[tuple[str, Any, str]] = field(default_factory=list)
-    problem: str = ""
-    chats: dict[str, Any] = field(default_factory=dict)
-
-
-def read_config(host: Host) -> ConfigView:
-    """The config as the files say now; on a file that cannot be read, the values the
-    host holds, and why."""
-    try:
-        config = Config.load(host.home, host.cwd)
-        problem = ""
-    except ConfigError as exc:
-        config, problem = host.config, str(exc)
-    record = config.trust_record
-    try:
-        chats = host.chat_models.chat_models()
-    except WorkbenchError:
-        chats = {}
-    return ConfigView(host.home.config_file, config.project_file, config.project_state,
-                      record.trusted_at if record else None, config.items(), problem, chats)
 
 
 CHATS_SHOWN = 3
@@ -181,7 +137,7 @@ class SettingsScreen(Screen):
     @work(thread=True, exclusive=True, group="settings-read")
     def refresh_settings(self, select: str | None = None) -> None:
         """Read the config files again."""
-        view = read_config(self.host)
+        view = self.host.settings.view()
         self.app.call_from_thread(self._show, view, select)
 
     def _show(self, view: ConfigView, select: str | None) -> None:
@@ -196,7 +152,7 @@ class SettingsScreen(Screen):
         keep = select or self.selected_key
         table.clear()
         for key, value, origin in view.rows:
-            shown = "••••••" if SETTINGS[key].secret else format_value(value)
+            shown = "••••••" if self.host.settings.declared(key).secret else self.host.settings.shown(value)
             if len(shown) > VALUE_WIDTH:
                 shown = shown[: VALUE_WIDTH - 1] + "…"
             style = "" if origin == "default" else "bold"
@@ -231,7 +187,7 @@ class SettingsScreen(Screen):
         origin = next((where for found, _, where in view.rows if found == key), "default")
         chats = chats_line(view.chats) if key == "model" else ""
         self.query_one("#settings-help", Static).update(Content.assemble(
-            SETTINGS[key].help, "\n", *((chats, "\n") if chats else ()),
+            self.host.settings.declared(key).help, "\n", *((chats, "\n") if chats else ()),
             (f"from {shown_origin(origin, view)}", "$text-muted")))
 
     # --- changing --------------------------------------------------------------------
@@ -265,7 +221,7 @@ class SettingsScreen(Screen):
             notice = self.host.config.set(change.key, change.text, change.scope)  # type: ignore[arg-type]
             return change.key, notice
 
-        dialog = SettingFormScreen(SETTINGS[key], format_value(value), shown_origin(origin, view),
+        dialog = SettingFormScreen(self.host.settings.declared(key), self.host.settings.shown(value), shown_origin(origin, view),
                                    scope, save)
         self.app.push_screen(dialog, self._saved)
 
@@ -273,7 +229,7 @@ class SettingsScreen(Screen):
         if result is None:
             return
         key, notice = result
-        value = format_value(self.host.config.get(key))
+        value = self.host.settings.shown(self.host.config.get(key))
         if key == "theme":
             self.app.theme = self.host.config.settings.theme
         if notice:
@@ -293,7 +249,7 @@ class SettingsScreen(Screen):
     @work(thread=True, group="settings-trust")
     def _ask_trust(self, path: Path) -> None:
         try:
-            keys = sorted(read_values(path))
+            keys = self.host.settings.project_keys(path)
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, f"It cannot be trusted: {exc}", "error")
             return

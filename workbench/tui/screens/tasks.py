@@ -28,7 +28,7 @@ from textual.widgets.option_list import Option
 
 from workbench.core.host import Host
 from workbench.errors import WorkbenchError
-from workbench.supervisor.events import ProcessStateChanged, ScheduleFired, ScheduleRunEnded
+from workbench.events import ProcessStateChanged, ScheduleFired, ScheduleRunEnded
 from workbench.tui.core_event import CoreEvent
 from workbench.tui.forms.schedule_screen import ScheduleScreen
 from workbench.tui.screens.changes import ChangesInThread

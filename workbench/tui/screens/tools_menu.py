@@ -275,12 +275,11 @@ class ToolsMenuScreen(ModalScreen[None]):
 
     def _network_widgets(self) -> Iterable[Any]:
         """The shell's Network row: Off, Package registries or All public sites."""
-        from workbench.shell.network import described
-
         try:
-            found = self.host.shell_network(self.session_id)
+            found = self.host.shell.network(self.session_id)
         except WorkbenchError:
             return
+        described = found["labels"].__getitem__
         self._network_shown = found["chosen"] or found["setting"]
         options = [(f"{described(level)}{'' if level != found['setting'] else ' (the setting)'}", level)
                    for level in found["levels"]]
@@ -301,16 +300,14 @@ class ToolsMenuScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, group="tools-network")
     def set_network(self, level: str) -> None:
-        """Choose the shell's network in this chat (``Host.set_shell_network``)."""
-        from workbench.shell.network import described
-
+        """Choose the shell's network in this chat (``host.shell.set_network``)."""
         try:
-            found = self.host.set_shell_network(self._session(), level)
+            found = self.host.shell.set_network(self._session(), level)
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
             return
         self.app.call_from_thread(self.say, f"The shell's network in this chat: "
-                                  f"{described(found['level'])}.")
+                                  f"{found['labels'][found['level']]}.")
 
     # --- switching -----------------------------------------------------------------
 

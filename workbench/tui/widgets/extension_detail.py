@@ -12,8 +12,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from workbench.ext.consent import consent_of, permission_items
-from workbench.ext.installed import InstalledExtension
+from workbench.core.extension_views import InstalledExtension, tool_permissions
 from workbench.tui.paths import shown_path
 from workbench.tui.widgets.extension_list import state_badge
 from workbench.tui.widgets.plan_view import heading, line
@@ -70,13 +69,12 @@ class ExtensionDetail(VerticalScroll):
         manifest = extension.manifest
         if manifest is None:
             return
-        consent = consent_of(manifest, version=extension.version)
+        permissions = tool_permissions(extension)
         yield heading("Tools")
         if not manifest.tools:
             yield line("none", "plan-view--muted")
         for tool in manifest.tools:
-            yield ToolView(tool.name, tool.description,
-                           permission_items(consent["tools"].get(tool.name, {})))
+            yield ToolView(tool.name, tool.description, permissions.get(tool.name, ()))
         yield from self._contents(extension)
 
     def _head(self, extension: InstalledExtension) -> Iterable[Widget]:

@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from workbench.ext.installed import InstalledExtension
+from workbench.core.extension_views import InstalledExtension
 
 BADGE_STYLES = {"ok": "$text-success", "held": "bold $text-warning", "broken": "bold $text-error"}
 """How each state's badge is drawn."""

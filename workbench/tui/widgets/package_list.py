@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from workbench.ext.registry import SearchResult
+from workbench.core.extension_views import SearchResult
 
 
 def _prompt(result: SearchResult) -> Content:

@@ -17,7 +17,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from workbench.ext.plan import InstallPlan
+from workbench.core.extension_views import InstallPlan
 from workbench.tui.paths import shown_path
 from workbench.tui.widgets.tool_view import ToolView
 

@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from workbench.ext.consent import PermissionItem
+from workbench.core.extension_views import PermissionItem
 
 
 class ToolView(Vertical):
