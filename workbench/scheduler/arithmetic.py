@@ -26,6 +26,7 @@ from workbench.scheduler.cron import CronSpec
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 MS = dt.timedelta(milliseconds=1)
 EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
+ONE_MINUTE = dt.timedelta(minutes=1)
 CRON_SCAN = 2_000
 """How many cron matches one look-ahead may pass over before giving up."""
 
@@ -117,7 +118,7 @@ def _cron_next(expr: str, after: int, zone: dt.tzinfo) -> int | None:
         spec = CronSpec.parse(expr)
     except ValueError:
         return None
-    moment = from_ms(after, zone)
+    moment = dt.datetime.fromtimestamp(after / 1000, zone)
     local = moment.replace(tzinfo=None)
     if spec.hours_any:
         # Near a repeated hour, look from three hours back, so its second pass is not missed.
@@ -129,15 +130,12 @@ def _cron_next(expr: str, after: int, zone: dt.tzinfo) -> int | None:
         naive = spec.next_match(local)
         if naive is None:
             return best
-        candidates = [local_ms(naive, zone)]
+        found = local_ms(naive, zone)
         if spec.hours_any:
             second = local_ms(naive.replace(fold=1), zone)
-            if second > candidates[0]:  # a repeated time: its second pass matches too
-                candidates.append(second)
-        for found in candidates:
-            if found > after and (best is None or found < best):
-                best = found
-        if candidates[0] > after:
-            return best
-        local = naive + dt.timedelta(minutes=1)
+            if found < second and after < second and (best is None or second < best):
+                best = second  # a repeated time: its second pass matches too
+        if found > after:
+            return found if best is None or found < best else best
+        local = naive + ONE_MINUTE
     return best

@@ -62,6 +62,25 @@ def schema_tokens(tool: Tool) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
+TOKENS_KEPT = 10_000
+"""How many tools' schema tokens ``_tokens_of`` keeps before starting over."""
+
+_known_tokens: dict[int, tuple[Tool, int]] = {}
+
+
+def _tokens_of(tool: Tool) -> int:
+    """``schema_tokens(tool)``, counted once per tool object (a new list of the same
+    tools, as a chat's switches give, counts none again)."""
+    seen = _known_tokens.get(id(tool))
+    if seen is not None and seen[0] is tool:
+        return seen[1]
+    if len(_known_tokens) >= TOKENS_KEPT:
+        _known_tokens.clear()
+    found = schema_tokens(tool)
+    _known_tokens[id(tool)] = (tool, found)
+    return found
+
+
 class ToolCatalog:
     """One list of enabled tools with its ranking index and schema tokens; build it with
     :func:`catalog_for`.
@@ -75,7 +94,7 @@ class ToolCatalog:
     def __init__(self, tools: Sequence[Tool]) -> None:
         self.tools: tuple[Tool, ...] = tuple(tools)
         self.index: ToolIndex = index_for(self.tools)
-        self._tokens = {id(tool): schema_tokens(tool) for tool in self.tools}
+        self._tokens = {id(tool): _tokens_of(tool) for tool in self.tools}
         self.total_tokens = sum(self._tokens.values())
 
     def tokens(self, tool: Tool) -> int:

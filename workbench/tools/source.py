@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 from workbench.errors import ToolError
 from workbench.tools.precedence import Conflict, source_rank
+from workbench.tools.ranking import prepare_soon
 from workbench.tools.registry import HOST_RUNTIME, LoadError, Tool, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -218,6 +219,7 @@ class ToolSources:
             source.load()
         for source in self:
             self._add(source)
+        prepare_soon(self.registry.all_tools())
 
     def reload(self, name: str) -> None:
         """Load one source again and put what it offers now in place of what it did
@@ -230,6 +232,7 @@ class ToolSources:
         tools changed: an MCP server's list did), without loading it again."""
         self.registry.remove_origin(name)
         self._add(self._sources[name], errors=False)
+        prepare_soon(self.registry.all_tools())
 
     def _add(self, source: ToolSource, *, errors: bool = True) -> None:
         earliest = source_rank(source.precedence)
