@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from workbench.tools.ranking import ToolIndex, ToolListCache, index_for
+from workbench.tools.ranking import ToolIndex, ToolListCache, index_for, known, prepare
 from workbench.tools.registry import HOST_RUNTIME, Tool
 
 CHARS_PER_TOKEN = 4
@@ -79,6 +80,29 @@ def _tokens_of(tool: Tool) -> int:
     found = schema_tokens(tool)
     _known_tokens[id(tool)] = (tool, found)
     return found
+
+
+def prepare_soon(tools: Sequence[Tool]) -> threading.Thread | None:
+    """Read the words of ``tools`` for ranking and count their schema tokens, on a thread
+    of its own, off the path of whatever runs next: the loader calls it when tools are
+    loaded (at start, on a reload), so that the first message after the tool list
+    changed only assembles its catalog.
+
+    Returns:
+        The thread, or None when every tool was prepared already.
+    """
+    left = [tool for tool in tools if not (known(tool) and id(tool) in _known_tokens)]
+    if not left:
+        return None
+
+    def work() -> None:
+        prepare(left)
+        for tool in left:
+            _tokens_of(tool)
+
+    thread = threading.Thread(target=work, name="workbench-tool-catalog", daemon=True)
+    thread.start()
+    return thread
 
 
 class ToolCatalog:

@@ -312,20 +312,9 @@ def prepare(tools: Iterable[Tool]) -> None:
         document(tool)
 
 
-def prepare_soon(tools: Sequence[Tool]) -> threading.Thread | None:
-    """``prepare(tools)`` on a thread of its own, off the path of whatever runs next
-    (tools are loaded at start and on a reload; the first message comes later).
-
-    Returns:
-        The thread, or None when every tool's document is made already.
-    """
-    with _documents_lock:
-        left = [tool for tool in tools if _documents.by_tool.get(id(tool), (None,))[0] is not tool]
-    if not left:
-        return None
-    thread = threading.Thread(target=prepare, args=(left,), name="workbench-tool-index", daemon=True)
-    thread.start()
-    return thread
+def known(tool: Tool) -> bool:
+    """Whether ``tool``'s document is made (for this very tool object)."""
+    return _documents.by_tool.get(id(tool), (None,))[0] is tool
 
 
 POSTINGS_KEPT = 20_000
@@ -358,18 +347,30 @@ class ToolIndex:
         size = self.size = len(self._documents)
         self._averages = [sum(column) / size for column in zip(*(d.lengths for d in self._documents))] \
             if size else [0.0] * len(TOOL_FIELDS)
-        self._where: dict[int, list[int]] = {}
-        for index, doc in enumerate(self._documents):
-            self._where.setdefault(id(doc), []).append(index)
+        self._where = {id(doc): index for index, doc in enumerate(self._documents)}
+        """Where each document is; one in the list twice (the same words offered twice)
+        is also in ``_again``."""
+        self._again: dict[int, list[int]] = {}
+        if len(self._where) < size:
+            for index, doc in enumerate(self._documents):
+                if self._where[id(doc)] != index:
+                    self._again.setdefault(id(doc), []).append(index)
         self._postings: dict[str, list[tuple[int, float]]] = {}
 
     def _having(self, term: str) -> list[int]:
         """The tools (their places in ``tools``) whose documents have ``term``."""
-        if self._generation == _documents.generation:
-            where = self._where
-            with _documents_lock:
-                holders = list(_documents.holders.get(term, ()))
-            return sorted(index for doc in holders for index in where.get(id(doc), ()))
+        holders = None
+        with _documents_lock:
+            if self._generation == _documents.generation:
+                having = _documents.holders.get(term, ())
+                if len(having) <= self.size:  # else looking at this list's own is quicker
+                    holders = list(having)
+        if holders is not None:
+            where, again = self._where, self._again
+            found = [where[key] for key in map(id, holders) if key in where]
+            if again:
+                found += [index for doc in holders for index in again.get(id(doc), ())]
+            return sorted(found)
         return [index for index, doc in enumerate(self._documents) if term in doc.counts]
 
     def postings(self, term: str) -> list[tuple[int, float]]:

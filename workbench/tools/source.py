@@ -35,7 +35,7 @@ from typing import Any, Protocol
 
 from workbench.errors import ToolError
 from workbench.tools.precedence import Conflict, source_rank
-from workbench.tools.ranking import prepare_soon
+from workbench.tools.disclosure import prepare_soon
 from workbench.tools.registry import HOST_RUNTIME, LoadError, Tool, ToolRegistry
 
 log = logging.getLogger(__name__)

@@ -225,3 +225,11 @@ def test_words_in_other_scripts_are_kept():
     index = index_for([weather, tool("uhr", "Zeigt die Uhrzeit.")])
     assert [t.name for t, _ in index.rank("Wetter in Köln?")] == ["wetter"]
     assert "köln" in words("Köln")
+
+
+def test_the_same_tool_offered_twice_ranks_in_both_places():
+    twice = [REAL[0], *REAL[1:4], REAL[0]]
+    index, reference = index_for(twice), full_rebuild(twice)
+    message = "how many words is this"
+    assert index.search(message) == [(twice[i], s) for i, s in reference.ranked(query_terms(message))]
+    assert [t for t, _ in index.search(message)][:2] == [REAL[0], REAL[0]]
