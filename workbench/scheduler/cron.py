@@ -11,10 +11,9 @@ matches. ``W`` and ``#`` are refused: they are not in every cron.
 from __future__ import annotations
 
 import bisect
-import calendar
 import datetime as dt
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 YEARS_AHEAD = 10
@@ -36,6 +35,10 @@ class CronSpec:
     weekdays_any: bool
     hours_any: bool
     """The hour field is a wildcard (``*``, ``*/N``): a repeated hour matches twice."""
+    month_days_known: dict[int, tuple[int, ...]] = field(
+        default_factory=dict, compare=False, hash=False, repr=False)
+    """Matching days by ``year * 12 + month``: one dictionary for every expression with
+    the same day fields (see ``_parse``)."""
 
     @classmethod
     def parse(cls, expr: str) -> CronSpec:
@@ -53,24 +56,23 @@ class CronSpec:
 
     def day_matches(self, day: dt.date) -> bool:
         in_month = day.day in self.days or (
-            self.last_day and day.day == calendar.monthrange(day.year, day.month)[1])
+            self.last_day and day.day == month_length(day.year, day.month))
         in_week = (day.weekday() + 1) % 7 in self.weekdays
         if self.days_any or self.weekdays_any:
             return in_month and in_week
         return in_month or in_week
 
     def month_days(self, year: int, month: int) -> tuple[int, ...]:
-        """The days of one month that match, in order (shared by every expression with
-        the same day fields, so 10,000 daily expressions reckon a month once)."""
-        key = (self.days, self.last_day, self.weekdays, self.days_any, self.weekdays_any,
-               year, month)
-        found = _MONTH_DAYS.get(key)
+        """The days of one month that match, in order (reckoned once for every
+        expression with the same day fields, so 10,000 of them reckon a month once)."""
+        known = self.month_days_known
+        found = known.get(year * 12 + month)
         if found is None:
-            if len(_MONTH_DAYS) >= MONTH_DAYS_KEPT:
-                _MONTH_DAYS.clear()
+            if len(known) >= MONTH_DAYS_KEPT:
+                known.clear()
             first = dt.date(year, month, 1)
-            found = _MONTH_DAYS[key] = tuple(
-                day for day in range(1, calendar.monthrange(year, month)[1] + 1)
+            found = known[year * 12 + month] = tuple(
+                day for day in range(1, month_length(year, month) + 1)
                 if self.day_matches(first.replace(day=day)))
         return found
 
@@ -135,10 +137,11 @@ def month_length(year: int, month: int) -> int:
     return _LENGTHS[month]
 
 
-MONTH_DAYS_KEPT = 4096
-"""How many months' matching days ``CronSpec.month_days`` keeps before starting over."""
+MONTH_DAYS_KEPT = 1200
+"""How many months' matching days one set of day fields keeps before starting over."""
 
-_MONTH_DAYS: dict[tuple, tuple[int, ...]] = {}
+_DAY_RULES: dict[tuple, dict[int, tuple[int, ...]]] = {}
+"""The ``month_days_known`` of each set of day fields."""
 
 _SPECS: dict[str, CronSpec] = {}
 """Parsed expressions by their text as given (``parse``), ahead of the normalising cache."""
@@ -165,11 +168,15 @@ def _parse(expr: str) -> CronSpec:
     def values(field: list, full: range) -> tuple[int, ...]:
         return tuple(full) if field == ["*"] else tuple(sorted(v for v in field if isinstance(v, int)))
 
+    day_set = frozenset(values([d for d in days if d != "l"] or (["*"] if "l" not in days else []),
+                               range(1, 32)))
+    weekday_set = frozenset(values(weekdays, range(7)))
+    days_any, weekdays_any = fields[2].startswith(("*", "?")), fields[4].startswith(("*", "?"))
+    rule = (day_set, "l" in days, weekday_set, days_any, weekdays_any)
+    if rule not in _DAY_RULES and len(_DAY_RULES) >= SPECS_KEPT:
+        _DAY_RULES.clear()
     return CronSpec(
-        minutes=values(minutes, range(60)), hours=values(hours, range(24)),
-        days=frozenset(values([d for d in days if d != "l"] or (["*"] if "l" not in days else []),
-                              range(1, 32))),
-        last_day="l" in days, months=values(months, range(1, 13)),
-        weekdays=frozenset(values(weekdays, range(7))),
-        days_any=fields[2].startswith(("*", "?")), weekdays_any=fields[4].startswith(("*", "?")),
-        hours_any=fields[1].startswith("*"))
+        minutes=values(minutes, range(60)), hours=values(hours, range(24)), days=day_set,
+        last_day="l" in days, months=values(months, range(1, 13)), weekdays=weekday_set,
+        days_any=days_any, weekdays_any=weekdays_any, hours_any=fields[1].startswith("*"),
+        month_days_known=_DAY_RULES.setdefault(rule, {}))
