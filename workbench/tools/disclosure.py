@@ -34,7 +34,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from workbench.tools.ranking import ToolIndex, ToolListCache, index_for, known, prepare
+from workbench.tools.ranking import PerObject, ToolIndex, ToolListCache, index_for, known, prepare
 from workbench.tools.registry import HOST_RUNTIME, Tool
 
 CHARS_PER_TOKEN = 4
@@ -63,22 +63,16 @@ def schema_tokens(tool: Tool) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-TOKENS_KEPT = 10_000
-"""How many tools' schema tokens ``_tokens_of`` keeps before starting over."""
-
-_known_tokens: dict[int, tuple[Tool, int]] = {}
+_known_tokens: PerObject[int] = PerObject()
 
 
 def _tokens_of(tool: Tool) -> int:
     """``schema_tokens(tool)``, counted once per tool object (a new list of the same
     tools, as a chat's switches give, counts none again)."""
-    seen = _known_tokens.get(id(tool))
-    if seen is not None and seen[0] is tool:
-        return seen[1]
-    if len(_known_tokens) >= TOKENS_KEPT:
-        _known_tokens.clear()
-    found = schema_tokens(tool)
-    _known_tokens[id(tool)] = (tool, found)
+    found = _known_tokens.get(tool)
+    if found is None:
+        found = schema_tokens(tool)
+        _known_tokens.put(tool, found)
     return found
 
 
@@ -91,7 +85,7 @@ def prepare_soon(tools: Sequence[Tool]) -> threading.Thread | None:
     Returns:
         The thread, or None when every tool was prepared already.
     """
-    left = [tool for tool in tools if not (known(tool) and id(tool) in _known_tokens)]
+    left = [tool for tool in tools if not (known(tool) and _known_tokens.get(tool) is not None)]
     if not left:
         return None
 

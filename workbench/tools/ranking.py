@@ -25,10 +25,11 @@ from __future__ import annotations
 import math
 import re
 import threading
+import weakref
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from workbench.tools.registry import Tool
@@ -246,6 +247,32 @@ class ToolDocument:
 DOCUMENTS_KEPT = 10_000
 """How many tools' documents ``document`` keeps before starting over."""
 
+V = TypeVar("V")
+
+
+class PerObject(Generic[V]):
+    """Values kept for live objects, by identity: an object's value is forgotten when
+    the object goes (so what is kept never holds a tool, nor its host, alive)."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[weakref.ref, V]] = {}
+
+    def get(self, item: object) -> V | None:
+        found = self._items.get(id(item))
+        return found[1] if found is not None and found[0]() is item else None
+
+    def put(self, item: object, value: V) -> None:
+        items, key = self._items, id(item)
+
+        def forget(ref: weakref.ref) -> None:
+            if items.get(key, (None,))[0] is ref:
+                items.pop(key, None)
+
+        items[key] = (weakref.ref(item, forget), value)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
 
 class _Documents:
     """Every document made, by tool object and by words, and which documents have each
@@ -260,13 +287,13 @@ class _Documents:
     def start_over(self) -> None:
         self.generation += 1
         self.by_words: dict[tuple, ToolDocument] = {}
-        self.by_tool: dict[int, tuple[Tool, ToolDocument]] = {}
+        self.by_tool: PerObject[ToolDocument] = PerObject()
         self.holders: dict[str, list[ToolDocument]] = {}
 
     def get(self, tool: Tool) -> ToolDocument:
-        seen = self.by_tool.get(id(tool))
-        if seen is not None and seen[0] is tool:
-            return seen[1]
+        seen = self.by_tool.get(tool)
+        if seen is not None:
+            return seen
         key = (tool.name, tool.description, tuple(tool.triggers), tool.extension)
         found = self.by_words.get(key)
         if found is None:
@@ -280,7 +307,7 @@ class _Documents:
                     holders[term] = [found]
                 else:
                     having.append(found)
-        self.by_tool[id(tool)] = (tool, found)
+        self.by_tool.put(tool, found)
         return found
 
 
@@ -314,7 +341,7 @@ def prepare(tools: Iterable[Tool]) -> None:
 
 def known(tool: Tool) -> bool:
     """Whether ``tool``'s document is made (for this very tool object)."""
-    return _documents.by_tool.get(id(tool), (None,))[0] is tool
+    return _documents.by_tool.get(tool) is not None
 
 
 POSTINGS_KEPT = 20_000

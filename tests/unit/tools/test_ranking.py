@@ -3,7 +3,9 @@ many decoys; ``alwaysAvailable`` tools skip ranking; the index is built once per
 
 from __future__ import annotations
 
+import gc
 import itertools
+import weakref
 from pathlib import Path
 
 import pytest
@@ -233,3 +235,22 @@ def test_the_same_tool_offered_twice_ranks_in_both_places():
     message = "how many words is this"
     assert index.search(message) == [(twice[i], s) for i, s in reference.ranked(query_terms(message))]
     assert [t for t, _ in index.search(message)][:2] == [REAL[0], REAL[0]]
+
+
+def _clear_list_caches() -> None:
+    """Push the lists just ranked out of the small caches of recent lists."""
+    for n in range(10):
+        others = [tool(f"other_{n}", "Something else.")]
+        index_for(others)
+        disclose(others, "x", budget=10)
+
+
+def test_what_is_kept_for_ranking_does_not_keep_a_tool_alive():
+    made = tool("ephemeral_tool", "A tool that goes away.", ("go away",))
+    kept = weakref.ref(made)
+    index_for([made]).rank("go away")
+    disclose([made], "go away", budget=10)
+    del made
+    _clear_list_caches()
+    gc.collect()
+    assert kept() is None
