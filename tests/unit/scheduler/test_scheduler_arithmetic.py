@@ -235,3 +235,15 @@ def test_cron_across_a_day_the_zone_skipped():
                            anchor=0, zone=apia)
     assert thirtieth == to_ms(dt.datetime(2011, 12, 30, 12, 0, tzinfo=apia))
     assert shown(thirtieth, apia) == "2011-12-31T12:00:00+14:00"
+
+
+def test_one_instant_reckoned_in_two_zones_in_turn_gives_each_its_own_time():
+    """12:00 UTC is 14:00 in Paris (09:00 is tomorrow's) and 08:00 in New York (09:00 is
+    within the hour), however the two are interleaved."""
+    daily = {"kind": "cron", "expr": "0 9 * * *"}
+    moment = at(UTC, 2024, 6, 1, 12, 0)
+    for _ in range(2):
+        assert shown(next_after(daily, moment, anchor=0, zone=PARIS), PARIS) == \
+            "2024-06-02T09:00:00+02:00"
+        assert shown(next_after(daily, moment, anchor=0, zone=NEW_YORK), NEW_YORK) == \
+            "2024-06-01T09:00:00-04:00"
