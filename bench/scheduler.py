@@ -6,9 +6,10 @@ Run with ``.venv/bin/python bench/scheduler.py``. It prints:
   10,000 schedules of every shape (a sixth of them cron), in a zone with daylight
   saving:
 
-  - the soonest next due time reckoned from scratch, as it is once for each schedule
-    when it is made, changed or fires, beside croniter's own iteration over the same
-    crons (the peer; timed over a sample of them and scaled) — goal: at most 50 ms;
+  - the soonest next due time reckoned from scratch, all from one instant as a tick
+    or a listing does (each schedule's is reckoned once when it is made, changed or
+    fires), beside croniter's own iteration over the same crons (the peer; timed over
+    a sample of them and scaled) — goal: at most 50 ms;
   - the same found as the supervisor finds it each tick, from the next due times
     stored and indexed (the query for due ones and for the soonest), beside reckoning
     from scratch in the same run — goal: at most 50 ms;
