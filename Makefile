@@ -55,8 +55,9 @@ lint: setup
 test: lint $(MCP_STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25
 
-bench: setup
-	$(BIN)/python bench/startup.py
+# Every benchmark in bench/, one after another, then one table of their figures.
+bench: setup $(MCP_STAMP)
+	$(BIN)/python bench/_all.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info $(MCP_SERVERS)

@@ -1,10 +1,9 @@
-"""The agent's own costs: ranking tools, resuming a long session, the turn loop per call.
+"""The agent's own costs: resuming a long session, the turn loop per call.
 
-Run with ``.venv/bin/python bench/agent.py [rank] [resume] [loop] [long]`` (all by default). Each figure is a median of many runs in a
-fresh temporary home, printed with its goal:
+Run with ``.venv/bin/python bench/agent.py [resume] [loop] [long]`` (all by default).
+Each figure is a median of many runs in a fresh temporary home, printed with its goal
+(ranking the tools for a message, cold and warm, is ``bench/ranking.py``):
 
-a. ranking 500 enabled tools for one message, with the index warm (the tools'
-   index is built once per tool list): goal at most 5 ms;
 b. resuming a session of 10,000 messages: ``Host.open`` plus what a resumed turn
    does before it calls the model — find the session, build the provider's view of
    its history (the memories message first, then every stored message as a
@@ -27,7 +26,6 @@ d. a turn in a long chat: prompt to reply with the echo model in a chat of 10,00
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import os
 import statistics
@@ -40,18 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 RUNS = int(os.environ.get("BENCH_RUNS", "9"))
-RANK_RUNS = 200
 SESSION_MESSAGES = 10_000
 CALLS_PER_TURN = 20
 TURNS = int(os.environ.get("BENCH_TURNS", "4"))
-
-MESSAGES = [
-    "Email Sam the quarterly report and add dinner at 8 to my calendar",
-    "How many words are in this paragraph?",
-    "what files are in my Downloads folder?",
-    "convert 250 dollars to euros at today's rate",
-    "hello there",
-]
 
 
 def verdict(value_ms: float, goal_ms: float) -> str:
@@ -60,54 +49,6 @@ def verdict(value_ms: float, goal_ms: float) -> str:
 
 def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
-
-
-def make_tools(count: int) -> list:
-    """``count`` tools with realistic descriptions, triggers and schemas."""
-    from workbench.tools.registry import Tool
-
-    verbs = ["export", "import", "archive", "validate", "render", "sync", "audit", "tag", "merge",
-             "rotate", "encrypt", "compress", "preview", "index", "restore", "send", "list", "read"]
-    nouns = ["email signature", "calendar event", "file checksum", "folder permission",
-             "image metadata", "currency rate", "weather forecast", "git commit", "timer",
-             "contact", "word count", "invoice", "playlist", "spreadsheet", "backup",
-             "database table", "shopping list", "photo album", "translation"]
-    tools = []
-    for n, (verb, noun) in enumerate(itertools.islice(itertools.cycle(
-            itertools.product(verbs, nouns)), count)):
-        name = f"{verb}_{noun.replace(' ', '_')}_{n}"
-        tools.append(Tool(
-            name=name, description=f"{verb.capitalize()} the {noun} of a project or a person. "
-                                   f"Use when the user asks to {verb} a {noun}.",
-            parameters={"type": "object", "properties": {
-                "target": {"type": "string", "description": f"Which {noun}."},
-                "dry_run": {"type": "boolean", "description": "Only say what would change."}}},
-            extension=f"ext-{n % 25}", source="extension", function=name, folder=Path("."),
-            entry=None, runtime="python", always_available=(n % 100 == 0),
-            triggers=(f"{verb} my {noun}", f"please {verb} the {noun}")))
-    return tools
-
-
-def bench_ranking() -> None:
-    from workbench.tools.disclosure import disclose
-    from workbench.tools.ranking import index_for, rank_tools
-
-    tools = make_tools(500)
-    start = time.perf_counter()
-    index_for(tools)
-    built = (time.perf_counter() - start) * 1000
-    samples, plans = [], []
-    for message in itertools.islice(itertools.cycle(MESSAGES), RANK_RUNS):
-        start = time.perf_counter()
-        rank_tools(tools, message)
-        samples.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        disclose(tools, message, 6000)
-        plans.append(time.perf_counter() - start)
-    ranked = median_ms(samples)
-    print(f"a. rank 500 tools for one message    median {ranked:6.3f} ms   {verdict(ranked, 5)}")
-    print(f"   (index built once in {built:.1f} ms; the whole disclosure choice, "
-          f"median {median_ms(plans):.3f} ms)")
 
 
 def make_session(home_root: Path) -> str:
@@ -274,10 +215,10 @@ def bench_long_turn(root: Path) -> None:
     short_id = make_short_session(root / "home")
     figures = asyncio.run(_long_and_short(root, long_id, short_id))
     long, short = median_ms(figures["long"]), median_ms(figures["short"])
-    ratio = long / short
-    print(f"d. a turn in a 10,000-message chat  median {long:6.1f} ms   "
-          f"a 10-message chat {short:6.1f} ms   {ratio:4.2f}x   goal <= 1.1x  "
-          f"{'ok' if ratio <= 1.1 else 'OVER'}")
+    from _report import report
+
+    report("agent", "d. a turn in a 10,000-message chat", long, short, "a 10-message chat",
+           max_ratio=1.1)
     print(f"   the loop blocked at most, per turn: long chat median "
           f"{median_ms(figures['long_block']):.1f} ms, short chat "
           f"{median_ms(figures['short_block']):.1f} ms, no turn {median_ms(figures['idle_block']):.1f} ms "
@@ -287,8 +228,8 @@ def bench_long_turn(root: Path) -> None:
 def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="workbench-bench-agent-"))
     os.environ["WORKBENCH_HOME"] = str(root / "home")
-    parts = {"rank": bench_ranking, "resume": lambda: bench_resume(root),
-             "loop": lambda: bench_loop(root), "long": lambda: bench_long_turn(root)}
+    parts = {"resume": lambda: bench_resume(root), "loop": lambda: bench_loop(root),
+             "long": lambda: bench_long_turn(root)}
     chosen = sys.argv[1:] or list(parts)
     unknown = [name for name in chosen if name not in parts]
     if unknown:

@@ -155,6 +155,20 @@ async def measure_starts(name: str, command: str, args: list[str], tool: str,
     return samples
 
 
+def _reporter():
+    """``_report.report``, loaded by path: this file's folder is off the import path."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_report", HERE / "_report.py")
+    assert spec is not None and spec.loader is not None
+    module = sys.modules["_report"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.report
+
+
+report = _reporter()
+
+
 async def main() -> int:
     missing = [p for p in (EVERYTHING, TIME) if not p.exists()]
     if missing:
@@ -170,15 +184,15 @@ async def main() -> int:
         for label, found in samples.items():
             print(f"  {label:<34} p50 {pct(found, 0.5):6.3f} ms  p95 {pct(found, 0.95):6.3f} ms"
                   f"  mean {statistics.fmean(found) * 1000:6.3f} ms")
-        print(f"  ratio workbench/direct (p50): {ratio:.2f}x   goal <= {GOAL}x "
-              f"{'ok' if ratio <= GOAL else 'OVER'}")
+        report("mcp", f"warm call, {name} / {tool} through the workbench", pct(through, 0.5),
+               pct(base, 0.5), "the SDK's direct call", max_ratio=GOAL)
     for name, command, args, tool, arguments in CASES:
         starts = await measure_starts(name, command, args, tool, arguments)
         print(f"{name}: start to first answer ({STARTS} starts each way, alternating)")
         for label, found in starts.items():
             print(f"  {label:<34} p50 {pct(found, 0.5):8.1f} ms  p95 {pct(found, 0.95):8.1f} ms")
-        extra = pct(starts["sandboxed"], 0.5) - pct(starts["unsandboxed"], 0.5)
-        print(f"  the sandbox adds (p50): {extra:+.1f} ms")
+        report("mcp", f"start to first answer, {name}, sandboxed", pct(starts["sandboxed"], 0.5),
+               pct(starts["unsandboxed"], 0.5), "unsandboxed start")
     return 0 if worst <= GOAL else 1
 
 

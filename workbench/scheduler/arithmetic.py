@@ -26,6 +26,7 @@ from workbench.scheduler.cron import CronSpec
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 MS = dt.timedelta(milliseconds=1)
 EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
+ONE_MINUTE = dt.timedelta(minutes=1)
 CRON_SCAN = 2_000
 """How many cron matches one look-ahead may pass over before giving up."""
 
@@ -111,33 +112,45 @@ def next_after(schedule: dict[str, Any], after: int, *, anchor: int, zone: dt.tz
     raise ValueError(f"unknown schedule kind {kind!r}")
 
 
+_last_wall: list[tuple[Any, Any, Any]] = [(None, None, None)]
+"""``_wall_clock``'s last answer, ``(after, zone, found)``, as one tuple (threads share it)."""
+
+
+def _wall_clock(after: int, zone: dt.tzinfo) -> tuple[dt.datetime, dt.datetime | None]:
+    """The naive wall-clock time at ``after`` in ``zone``, and the one three hours before
+    when the clocks changed in between (else None). The last answer is kept: a tick
+    reckons every schedule from the same instant."""
+    seen_after, seen_zone, seen = _last_wall[0]
+    if seen_after == after and seen_zone is zone:
+        return seen
+    moment = dt.datetime.fromtimestamp(after / 1000, zone)
+    before = from_ms(after - 3 * 3_600_000, zone)
+    found = (moment.replace(tzinfo=None),
+             before.replace(tzinfo=None) if before.utcoffset() != moment.utcoffset() else None)
+    _last_wall[0] = (after, zone, found)
+    return found
+
+
 def _cron_next(expr: str, after: int, zone: dt.tzinfo) -> int | None:
     """Cron matches are wall-clock minutes, found without a zone and then placed in it."""
     try:
         spec = CronSpec.parse(expr)
     except ValueError:
         return None
-    moment = from_ms(after, zone)
-    local = moment.replace(tzinfo=None)
-    if spec.hours_any:
-        # Near a repeated hour, look from three hours back, so its second pass is not missed.
-        earlier = from_ms(after - 3 * 3_600_000, zone)
-        if earlier.utcoffset() != moment.utcoffset():
-            local = earlier.replace(tzinfo=None)
+    local, earlier = _wall_clock(after, zone)
+    if spec.hours_any and earlier is not None:
+        local = earlier  # near a repeated hour: look from before it, not to miss its second pass
     best: int | None = None
     for _ in range(CRON_SCAN):
         naive = spec.next_match(local)
         if naive is None:
             return best
-        candidates = [local_ms(naive, zone)]
+        found = local_ms(naive, zone)
         if spec.hours_any:
             second = local_ms(naive.replace(fold=1), zone)
-            if second > candidates[0]:  # a repeated time: its second pass matches too
-                candidates.append(second)
-        for found in candidates:
-            if found > after and (best is None or found < best):
-                best = found
-        if candidates[0] > after:
-            return best
-        local = naive + dt.timedelta(minutes=1)
+            if found < second and after < second and (best is None or second < best):
+                best = second  # a repeated time: its second pass matches too
+        if found > after:
+            return found if best is None or found < best else best
+        local = naive + ONE_MINUTE
     return best

@@ -11,10 +11,9 @@ matches. ``W`` and ``#`` are refused: they are not in every cron.
 from __future__ import annotations
 
 import bisect
-import calendar
 import datetime as dt
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 YEARS_AHEAD = 10
@@ -36,6 +35,10 @@ class CronSpec:
     weekdays_any: bool
     hours_any: bool
     """The hour field is a wildcard (``*``, ``*/N``): a repeated hour matches twice."""
+    month_days_known: dict[int, tuple[int, ...]] = field(
+        default_factory=dict, compare=False, hash=False, repr=False)
+    """Matching days by ``year * 12 + month``: one dictionary for every expression with
+    the same day fields (see ``_parse``)."""
 
     @classmethod
     def parse(cls, expr: str) -> CronSpec:
@@ -44,43 +47,106 @@ class CronSpec:
         Raises:
             ValueError: It is not a cron expression of five fields this module matches.
         """
-        return _parse(" ".join(expr.split()).lower())
+        found = _SPECS.get(expr)
+        if found is None:
+            if len(_SPECS) >= SPECS_KEPT:
+                _SPECS.clear()
+            found = _SPECS[expr] = _parse(" ".join(expr.split()).lower())
+        return found
 
     def day_matches(self, day: dt.date) -> bool:
         in_month = day.day in self.days or (
-            self.last_day and day.day == calendar.monthrange(day.year, day.month)[1])
+            self.last_day and day.day == month_length(day.year, day.month))
         in_week = (day.weekday() + 1) % 7 in self.weekdays
         if self.days_any or self.weekdays_any:
             return in_month and in_week
         return in_month or in_week
 
+    def month_days(self, year: int, month: int) -> tuple[int, ...]:
+        """The days of one month that match, in order (reckoned once for every
+        expression with the same day fields, so 10,000 of them reckon a month once)."""
+        known = self.month_days_known
+        found = known.get(year * 12 + month)
+        if found is None:
+            if len(known) >= MONTH_DAYS_KEPT:
+                known.clear()
+            first = dt.date(year, month, 1)
+            found = known[year * 12 + month] = tuple(
+                day for day in range(1, month_length(year, month) + 1)
+                if self.day_matches(first.replace(day=day)))
+        return found
+
     def next_match(self, start: dt.datetime) -> dt.datetime | None:
-        """The first matching minute at or after the naive wall-clock time ``start``."""
-        moment = start.replace(second=0, microsecond=0)
-        if moment < start:
-            moment += dt.timedelta(minutes=1)
+        """The first matching minute at or after the naive wall-clock time ``start``.
+
+        It jumps field by field — to the next allowed month, then day, hour and minute —
+        so a rare date (February 29th, a Friday the 13th) costs a few steps a year.
+        """
+        year, month, day, hour, minute = start.year, start.month, start.day, start.hour, start.minute
+        if start.second or start.microsecond:
+            minute += 1
+        months, hours, minutes = self.months, self.hours, self.minutes
+        every_day = self.days_any and self.weekdays_any
         limit = start.year + YEARS_AHEAD
-        while moment.year <= limit:
-            if moment.month not in self.months:
-                index = bisect.bisect_right(self.months, moment.month)
-                year = moment.year + (index == len(self.months))
-                moment = dt.datetime(year, self.months[index % len(self.months)], 1)
+        while year <= limit:
+            if month > 12:
+                year, month, day, hour, minute = year + 1, 1, 1, 0, 0
                 continue
-            if not self.day_matches(moment.date()):
-                moment = dt.datetime(moment.year, moment.month, moment.day) + dt.timedelta(days=1)
+            if month not in months:
+                index = bisect.bisect_right(months, month)
+                if index == len(months):
+                    year, month = year + 1, months[0]
+                else:
+                    month = months[index]
+                day, hour, minute = 1, 0, 0
                 continue
-            index = bisect.bisect_left(self.hours, moment.hour)
-            if index == len(self.hours):
-                moment = dt.datetime(moment.year, moment.month, moment.day) + dt.timedelta(days=1)
+            if every_day:
+                if day > 28 and day > month_length(year, month):
+                    month, day, hour, minute = month + 1, 1, 0, 0
+                    continue
+            else:
+                days = self.month_days(year, month)
+                index = bisect.bisect_left(days, day)
+                if index == len(days):
+                    month, day, hour, minute = month + 1, 1, 0, 0
+                    continue
+                if days[index] != day:
+                    day, hour, minute = days[index], 0, 0
+            index = bisect.bisect_left(hours, hour)
+            if index == len(hours):
+                day, hour, minute = day + 1, 0, 0
                 continue
-            if self.hours[index] != moment.hour:
-                moment = moment.replace(hour=self.hours[index], minute=0)
-            index = bisect.bisect_left(self.minutes, moment.minute)
-            if index == len(self.minutes):
-                moment = moment.replace(minute=0) + dt.timedelta(hours=1)
+            if hours[index] != hour:
+                hour, minute = hours[index], 0
+            index = bisect.bisect_left(minutes, minute)
+            if index == len(minutes):
+                hour, minute = hour + 1, 0
                 continue
-            return moment.replace(minute=self.minutes[index])
+            return dt.datetime(year, month, day, hour, minutes[index])
         return None
+
+
+_LENGTHS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def month_length(year: int, month: int) -> int:
+    """How many days ``month`` (1–12) of ``year`` has (``calendar.monthrange`` without
+    the weekday it also reckons)."""
+    if month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0):
+        return 29
+    return _LENGTHS[month]
+
+
+MONTH_DAYS_KEPT = 1200
+"""How many months' matching days one set of day fields keeps before starting over."""
+
+_DAY_RULES: dict[tuple, dict[int, tuple[int, ...]]] = {}
+"""The ``month_days_known`` of each set of day fields."""
+
+_SPECS: dict[str, CronSpec] = {}
+"""Parsed expressions by their text as given (``parse``), ahead of the normalising cache."""
+
+SPECS_KEPT = 16384
 
 
 @functools.lru_cache(maxsize=4096)
@@ -102,11 +168,15 @@ def _parse(expr: str) -> CronSpec:
     def values(field: list, full: range) -> tuple[int, ...]:
         return tuple(full) if field == ["*"] else tuple(sorted(v for v in field if isinstance(v, int)))
 
+    day_set = frozenset(values([d for d in days if d != "l"] or (["*"] if "l" not in days else []),
+                               range(1, 32)))
+    weekday_set = frozenset(values(weekdays, range(7)))
+    days_any, weekdays_any = fields[2].startswith(("*", "?")), fields[4].startswith(("*", "?"))
+    rule = (day_set, "l" in days, weekday_set, days_any, weekdays_any)
+    if rule not in _DAY_RULES and len(_DAY_RULES) >= SPECS_KEPT:
+        _DAY_RULES.clear()
     return CronSpec(
-        minutes=values(minutes, range(60)), hours=values(hours, range(24)),
-        days=frozenset(values([d for d in days if d != "l"] or (["*"] if "l" not in days else []),
-                              range(1, 32))),
-        last_day="l" in days, months=values(months, range(1, 13)),
-        weekdays=frozenset(values(weekdays, range(7))),
-        days_any=fields[2].startswith(("*", "?")), weekdays_any=fields[4].startswith(("*", "?")),
-        hours_any=fields[1].startswith("*"))
+        minutes=values(minutes, range(60)), hours=values(hours, range(24)), days=day_set,
+        last_day="l" in days, months=values(months, range(1, 13)), weekdays=weekday_set,
+        days_any=days_any, weekdays_any=weekdays_any, hours_any=fields[1].startswith("*"),
+        month_days_known=_DAY_RULES.setdefault(rule, {}))

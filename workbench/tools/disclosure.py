@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from workbench.tools.ranking import ToolIndex, ToolListCache, index_for
+from workbench.tools.ranking import PerObject, ToolIndex, ToolListCache, index_for, known, prepare
 from workbench.tools.registry import HOST_RUNTIME, Tool
 
 CHARS_PER_TOKEN = 4
@@ -62,6 +63,42 @@ def schema_tokens(tool: Tool) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
+_known_tokens: PerObject[int] = PerObject()
+
+
+def _tokens_of(tool: Tool) -> int:
+    """``schema_tokens(tool)``, counted once per tool object (a new list of the same
+    tools, as a chat's switches give, counts none again)."""
+    found = _known_tokens.get(tool)
+    if found is None:
+        found = schema_tokens(tool)
+        _known_tokens.put(tool, found)
+    return found
+
+
+def prepare_soon(tools: Sequence[Tool]) -> threading.Thread | None:
+    """Read the words of ``tools`` for ranking and count their schema tokens, on a thread
+    of its own, off the path of whatever runs next: the loader calls it when tools are
+    loaded (at start, on a reload), so that the first message after the tool list
+    changed only assembles its catalog.
+
+    Returns:
+        The thread, or None when every tool was prepared already.
+    """
+    left = [tool for tool in tools if not (known(tool) and _known_tokens.get(tool) is not None)]
+    if not left:
+        return None
+
+    def work() -> None:
+        prepare(left)
+        for tool in left:
+            _tokens_of(tool)
+
+    thread = threading.Thread(target=work, name="workbench-tool-catalog", daemon=True)
+    thread.start()
+    return thread
+
+
 class ToolCatalog:
     """One list of enabled tools with its ranking index and schema tokens; build it with
     :func:`catalog_for`.
@@ -75,7 +112,7 @@ class ToolCatalog:
     def __init__(self, tools: Sequence[Tool]) -> None:
         self.tools: tuple[Tool, ...] = tuple(tools)
         self.index: ToolIndex = index_for(self.tools)
-        self._tokens = {id(tool): schema_tokens(tool) for tool in self.tools}
+        self._tokens = {id(tool): _tokens_of(tool) for tool in self.tools}
         self.total_tokens = sum(self._tokens.values())
 
     def tokens(self, tool: Tool) -> int:

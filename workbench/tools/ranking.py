@@ -9,11 +9,13 @@ and saturated once (``K1``). Words go through a small normaliser of our own
 stripping), and adjacent words also count as a pair, so a phrase outranks the same
 words scattered.
 
-An index is built once for a list of tools and cached by the identity of its tools
+An index is made once for a list of tools and cached by the identity of its tools
 (the index holds them, so the key cannot be reused while it lives): a reload builds
-new ``Tool`` objects and so a new index. A query is a dictionary walk over
-precomputed per-document contributions: ranking 500 tools takes well under a
-millisecond (``bench/agent.py``). ``alwaysAvailable`` tools skip ranking.
+new ``Tool`` objects and so a new index. It is made incrementally (``ToolIndex``):
+each tool's words are read once and kept for every list it is in, and each term's
+contributions are worked out the first time a message has it, so the first message
+after the tool list changes pays for the changed tools only, not for all of them
+(``bench/ranking.py``). ``alwaysAvailable`` tools skip ranking.
 
 Imports nothing of ours beyond the registry's ``Tool``.
 """
@@ -23,10 +25,11 @@ from __future__ import annotations
 import math
 import re
 import threading
+import weakref
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from workbench.tools.registry import Tool
@@ -102,14 +105,32 @@ def words(text: str) -> list[str]:
     """The words of ``text``: split on anything not a letter or digit (of any script)
     and at camelCase boundaries, lowercased, stop words and single letters dropped,
     stemmed."""
-    found = []
+    found: list[str] = []
+    known = _RAW_WORDS
     for raw in _WORD.findall(text):
-        for part in _CAMEL.split(raw):
-            word = part.lower()
-            if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
-                continue
-            found.append(stem(word))
+        made = known.get(raw)
+        if made is None:
+            if len(known) >= RAW_WORDS_KEPT:
+                known.clear()
+            made = known[raw] = _raw_words(raw)
+        found += made
     return found
+
+
+RAW_WORDS_KEPT = 50_000
+"""How many distinct raw tokens ``words`` remembers the words of before starting over."""
+
+_RAW_WORDS: dict[str, tuple[str, ...]] = {}
+
+
+def _raw_words(raw: str) -> tuple[str, ...]:
+    made = []
+    for part in _CAMEL.split(raw):
+        word = part.lower()
+        if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
+            continue
+        made.append(stem(word))
+    return tuple(made)
 
 
 def terms(text: str) -> list[str]:
@@ -213,8 +234,130 @@ def tool_fields(tool: Tool) -> list[list[str]]:
             words(name_words(tool.extension))]
 
 
+@dataclass(frozen=True)
+class ToolDocument:
+    """One tool as the index sees it: each field's length in terms, and each term's
+    ``(field, count)`` pairs in field order. Kept per tool's words (``document``), so a
+    new list of the same tools (a reload, a chat's switches) reuses them."""
+
+    lengths: tuple[int, ...]
+    counts: dict[str, tuple[tuple[int, int], ...]]
+
+
+DOCUMENTS_KEPT = 10_000
+"""How many tools' documents ``document`` keeps before starting over."""
+
+V = TypeVar("V")
+
+
+class PerObject(Generic[V]):
+    """Values kept for live objects, by identity: an object's value is forgotten when
+    the object goes (so what is kept never holds a tool, nor its host, alive)."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[weakref.ref, V]] = {}
+
+    def get(self, item: object) -> V | None:
+        found = self._items.get(id(item))
+        return found[1] if found is not None and found[0]() is item else None
+
+    def put(self, item: object, value: V) -> None:
+        items, key = self._items, id(item)
+
+        def forget(ref: weakref.ref) -> None:
+            if items.get(key, (None,))[0] is ref:
+                items.pop(key, None)
+
+        items[key] = (weakref.ref(item, forget), value)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class _Documents:
+    """Every document made, by tool object and by words, and which documents have each
+    term (so an index finds a term's tools without looking at all of them). Started
+    over as a whole past ``DOCUMENTS_KEPT``, with a new ``generation``: an index made
+    before that looks its terms up the slow way."""
+
+    def __init__(self) -> None:
+        self.generation = 0
+        self.start_over()
+
+    def start_over(self) -> None:
+        self.generation += 1
+        self.by_words: dict[tuple, ToolDocument] = {}
+        self.by_tool: PerObject[ToolDocument] = PerObject()
+        self.holders: dict[str, list[ToolDocument]] = {}
+
+    def get(self, tool: Tool) -> ToolDocument:
+        seen = self.by_tool.get(tool)
+        if seen is not None:
+            return seen
+        key = (tool.name, tool.description, tuple(tool.triggers), tool.extension)
+        found = self.by_words.get(key)
+        if found is None:
+            if len(self.by_words) >= DOCUMENTS_KEPT:
+                self.start_over()
+            found = self.by_words[key] = _make_document(tool)
+            holders = self.holders
+            for term in found.counts:
+                having = holders.get(term)
+                if having is None:
+                    holders[term] = [found]
+                else:
+                    having.append(found)
+        self.by_tool.put(tool, found)
+        return found
+
+
+def _make_document(tool: Tool) -> ToolDocument:
+    fields = tool_fields(tool)
+    counted = [Counter(field_terms) for field_terms in fields]
+    counts: dict[str, tuple[tuple[int, int], ...]] = {}
+    for term in set().union(*counted):
+        counts[term] = tuple((number, field[term]) for number, field in enumerate(counted)
+                             if term in field)
+    return ToolDocument(tuple(map(len, fields)), counts)
+
+
+_documents = _Documents()
+_documents_lock = threading.Lock()
+
+
+def document(tool: Tool) -> ToolDocument:
+    """``tool``'s document, made from its ``tool_fields`` once per distinct name,
+    description, triggers and extension name."""
+    with _documents_lock:
+        return _documents.get(tool)
+
+
+def prepare(tools: Iterable[Tool]) -> None:
+    """Make the documents of ``tools`` now, so that the first message ranked among them
+    only assembles its index."""
+    for tool in tools:
+        document(tool)
+
+
+def known(tool: Tool) -> bool:
+    """Whether ``tool``'s document is made (for this very tool object)."""
+    return _documents.by_tool.get(tool) is not None
+
+
+POSTINGS_KEPT = 20_000
+"""How many terms' postings one index keeps before starting over."""
+
+
 class ToolIndex:
     """The ranking index of one list of tools; build it with :func:`index_for`.
+
+    It scores exactly as :class:`Bm25` over ``tool_fields`` with ``TOOL_FIELDS`` would,
+    but builds incrementally: each tool's document is made once for its words and
+    shared by every list it is in (:func:`document`), the list's own figures (the
+    fields' average lengths) are summed when it is built, and a term's postings (its
+    BM25F contribution to each tool that has it) are worked out the first time a
+    message has the term. A new list of known tools costs a few hundred dictionary
+    look-ups, and one tool changed costs that tool's words.
 
     Attributes:
         tools: The tools, in the order given.
@@ -224,13 +367,79 @@ class ToolIndex:
     def __init__(self, tools: Sequence[Tool]) -> None:
         self.tools: tuple[Tool, ...] = tuple(tools)
         self.always: tuple[Tool, ...] = tuple(t for t in self.tools if t.always_available)
-        self._bm25 = Bm25([tool_fields(tool) for tool in self.tools], TOOL_FIELDS)
+        with _documents_lock:
+            get = _documents.get
+            self._documents = [get(tool) for tool in self.tools]
+            self._generation = _documents.generation
+        size = self.size = len(self._documents)
+        self._averages = [sum(column) / size for column in zip(*(d.lengths for d in self._documents))] \
+            if size else [0.0] * len(TOOL_FIELDS)
+        self._where = {id(doc): index for index, doc in enumerate(self._documents)}
+        """Where each document is; one in the list twice (the same words offered twice)
+        is also in ``_again``."""
+        self._again: dict[int, list[int]] = {}
+        if len(self._where) < size:
+            for index, doc in enumerate(self._documents):
+                if self._where[id(doc)] != index:
+                    self._again.setdefault(id(doc), []).append(index)
+        self._postings: dict[str, list[tuple[int, float]]] = {}
+
+    def _having(self, term: str) -> list[int]:
+        """The tools (their places in ``tools``) whose documents have ``term``."""
+        holders = None
+        with _documents_lock:
+            if self._generation == _documents.generation:
+                having = _documents.holders.get(term, ())
+                if len(having) <= self.size:  # else looking at this list's own is quicker
+                    holders = list(having)
+        if holders is not None:
+            where, again = self._where, self._again
+            found = [where[key] for key in map(id, holders) if key in where]
+            if again:
+                found += [index for doc in holders for index in again.get(id(doc), ())]
+            return sorted(found)
+        return [index for index, doc in enumerate(self._documents) if term in doc.counts]
+
+    def postings(self, term: str) -> list[tuple[int, float]]:
+        """``(tool, contribution)`` for every tool that has ``term``, in tool order."""
+        found = self._postings.get(term)
+        if found is not None:
+            return found
+        having = self._having(term)
+        found = []
+        if having:
+            df = len(having)
+            idf = math.log(1 + (self.size - df + 0.5) / (df + 0.5))
+            averages, documents = self._averages, self._documents
+            for index in having:
+                doc = documents[index]
+                tf = 0.0
+                for number, count in doc.counts[term]:
+                    field, average = TOOL_FIELDS[number], averages[number]
+                    norm = 1 - field.b + field.b * (doc.lengths[number] / average if average else 0.0)
+                    tf = tf + field.weight * count / norm
+                found.append((index, idf * tf * (K1 + 1) / (tf + K1)))
+        if len(self._postings) >= POSTINGS_KEPT:
+            self._postings.clear()
+        self._postings[term] = found
+        return found
+
+    def scores(self, query: Iterable[str]) -> dict[int, float]:
+        """Each matching tool's score for the distinct ``query`` terms (as
+        :meth:`Bm25.scores`)."""
+        totals: dict[int, float] = {}
+        get = totals.get
+        for term in query:
+            for index, contribution in self.postings(term):
+                totals[index] = get(index, 0.0) + contribution
+        return totals
 
     def search(self, message: str) -> list[tuple[Tool, float]]:
         """Every tool ``message`` matches (``alwaysAvailable`` ones too), best first,
         with its score; tools that match nothing are left out."""
-        return [(self.tools[index], score)
-                for index, score in self._bm25.ranked(query_terms(message))]
+        ranked = sorted(self.scores(query_terms(message)).items(),
+                        key=lambda item: (-item[1], item[0]))
+        return [(self.tools[index], score) for index, score in ranked]
 
     def rank(self, message: str) -> list[tuple[Tool, float]]:
         """``search`` without the ``alwaysAvailable`` tools, which skip ranking: they

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ToolError
 from workbench.tools.precedence import Conflict, source_rank
+from workbench.tools.disclosure import prepare_soon
 from workbench.tools.registry import HOST_RUNTIME, LoadError, Tool, ToolRegistry
 
 if TYPE_CHECKING:
@@ -216,6 +217,7 @@ class ToolSources:
             source.load()
         for source in self:
             self._add(source)
+        prepare_soon(self.registry.all_tools())
 
     def reload(self, name: str) -> None:
         """Load one source again and put what it offers now in place of what it did
@@ -228,6 +230,7 @@ class ToolSources:
         tools changed: an MCP server's list did), without loading it again."""
         self.registry.remove_origin(name)
         self._add(self._sources[name], errors=False)
+        prepare_soon(self.registry.all_tools())
 
     def _add(self, source: ToolSource, *, errors: bool = True) -> None:
         earliest = source_rank(source.precedence)

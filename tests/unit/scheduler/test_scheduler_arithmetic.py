@@ -10,6 +10,7 @@ import pytest
 from croniter import croniter
 
 from workbench.scheduler.arithmetic import from_ms, next_after, to_ms
+from workbench.scheduler.shapes import ScheduleError, check_schedule
 
 PARIS = ZoneInfo("Europe/Paris")
 NEW_YORK = ZoneInfo("America/New_York")
@@ -183,3 +184,66 @@ def test_every_shape_answers_strictly_after_the_clock():
     for shape in shapes:
         found = next_after(shape, now, anchor=now - 5 * 60_000, zone=NEW_YORK)
         assert found is not None and found > now, shape
+
+
+def test_cron_field_jumps_match_croniter_on_rare_dates():
+    """Rare dates are reached by jumping to the next month and day that can match, and land
+    where croniter's minute-by-minute reckoning does."""
+    start = dt.datetime(2023, 1, 1, 0, 0, tzinfo=UTC)
+    for expr in ["0 12 29 2 *", "30 6 13 * 5", "0 0 L 2 *", "15 3 31 * *", "0 9 1,15 2,8 1",
+                 "*/20 23 28-31 * *", "0 0 * 2 0", "45 4 L 1-6 *"]:
+        reference = croniter(expr, start)
+        moment = to_ms(start)
+        for _ in range(12):
+            moment = next_after({"kind": "cron", "expr": expr}, moment, anchor=0, zone=UTC)
+            assert moment == to_ms(reference.get_next(dt.datetime)), expr
+
+
+def test_cron_on_february_29th_waits_for_the_next_leap_year_in_local_time():
+    feb29 = {"kind": "cron", "expr": "30 2 29 2 *"}
+    assert series(feb29, at(NEW_YORK, 2025, 3, 1, 0, 0), NEW_YORK, 2) == [
+        "2028-02-29T02:30:00-05:00", "2032-02-29T02:30:00-05:00"]
+    last = {"kind": "cron", "expr": "0 0 L 2 *"}
+    assert series(last, at(PARIS, 2024, 1, 1, 0, 0), PARIS, 2) == [
+        "2024-02-29T00:00:00+01:00", "2025-02-28T00:00:00+01:00"]
+
+
+def test_a_cron_date_that_never_comes_is_refused_and_never_due():
+    never = {"kind": "cron", "expr": "* * 31 2 *"}
+    with pytest.raises(ScheduleError, match="never fires"):
+        check_schedule(never)
+    assert next_after(never, at(UTC, 2024, 1, 1, 0, 0), anchor=0, zone=UTC) is None
+
+
+def test_cron_in_a_zone_whose_clocks_move_half_an_hour():
+    """Lord Howe Island moves its clocks from 02:00 to 02:30: 02:15 that night fires at
+    02:45, as much past the jump as it was past the start of the gap."""
+    lord_howe = ZoneInfo("Australia/Lord_Howe")
+    nightly = {"kind": "cron", "expr": "15 2 * * *"}
+    assert series(nightly, at(lord_howe, 2024, 10, 5, 12, 0), lord_howe, 2) == [
+        "2024-10-06T02:45:00+11:00", "2024-10-07T02:15:00+11:00"]
+
+
+def test_cron_across_a_day_the_zone_skipped():
+    """Samoa went from December 29th to December 31st 2011: a daily cron fires on the
+    31st, and one for the 30th at the instant the old offset gives that wall time."""
+    apia = ZoneInfo("Pacific/Apia")
+    daily = {"kind": "cron", "expr": "0 12 * * *"}
+    assert series(daily, at(apia, 2011, 12, 29, 13, 0), apia, 2) == [
+        "2011-12-31T12:00:00+14:00", "2012-01-01T12:00:00+14:00"]
+    thirtieth = next_after({"kind": "cron", "expr": "0 12 30 12 *"}, at(apia, 2011, 12, 29, 13, 0),
+                           anchor=0, zone=apia)
+    assert thirtieth == to_ms(dt.datetime(2011, 12, 30, 12, 0, tzinfo=apia))
+    assert shown(thirtieth, apia) == "2011-12-31T12:00:00+14:00"
+
+
+def test_one_instant_reckoned_in_two_zones_in_turn_gives_each_its_own_time():
+    """12:00 UTC is 14:00 in Paris (09:00 is tomorrow's) and 08:00 in New York (09:00 is
+    within the hour), however the two are interleaved."""
+    daily = {"kind": "cron", "expr": "0 9 * * *"}
+    moment = at(UTC, 2024, 6, 1, 12, 0)
+    for _ in range(2):
+        assert shown(next_after(daily, moment, anchor=0, zone=PARIS), PARIS) == \
+            "2024-06-02T09:00:00+02:00"
+        assert shown(next_after(daily, moment, anchor=0, zone=NEW_YORK), NEW_YORK) == \
+            "2024-06-01T09:00:00-04:00"

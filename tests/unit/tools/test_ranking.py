@@ -3,15 +3,28 @@ many decoys; ``alwaysAvailable`` tools skip ranking; the index is built once per
 
 from __future__ import annotations
 
+import gc
 import itertools
-import statistics
-import time
+import weakref
 from pathlib import Path
 
 import pytest
 
 from workbench.tools.disclosure import disclose, schema_tokens
-from workbench.tools.ranking import Bm25, Field, index_for, name_words, stem, terms, words
+from workbench.tools.ranking import (
+    TOOL_FIELDS,
+    Bm25,
+    Field,
+    document,
+    index_for,
+    name_words,
+    prepare,
+    query_terms,
+    stem,
+    terms,
+    tool_fields,
+    words,
+)
 from workbench.tools.registry import Tool
 
 
@@ -173,16 +186,40 @@ def test_the_index_is_built_once_per_tool_list():
     assert index_for(changed) is not index_for(tools)
 
 
-def test_ranking_500_tools_stays_fast():
-    tools = (decoys() * 2)[:488] + REAL
-    index = index_for(tools)
-    samples = []
-    for _ in range(30):
-        start = time.perf_counter()
-        index.rank("Email Sam the quarterly report and add dinner at 8 to my calendar")
-        samples.append(time.perf_counter() - start)
-    # The goal (bench/agent.py) is 5 ms; this bound only catches a gross regression.
-    assert statistics.median(samples) < 0.025
+MESSAGES = ["How many words are in this paragraph?", "Email Sam the quarterly report please",
+            "export my invoice and archive the backup", "what files are in my Downloads folder?",
+            "Add dinner with Sam at 8 on Thursday", "render the photo album preview", "hello"]
+
+
+def full_rebuild(tools: list[Tool]) -> Bm25:
+    """The index made from scratch, every tool's words read and every term worked out."""
+    return Bm25([tool_fields(t) for t in tools], TOOL_FIELDS)
+
+
+def test_an_incremental_index_ranks_exactly_as_a_full_rebuild():
+    before = decoys() + REAL
+    index_for(before).rank("warm every term up")  # its documents are kept from now on
+    for message in MESSAGES:
+        index_for(before).rank(message)
+    # One tool changed, one added, one removed, and the list reordered: a new list whose
+    # index reuses the documents of every tool it still has.
+    changed = [tool(t.name, t.description + " Also renders a preview.") if t.name == "render_backup"
+               else t for t in before[1:]]
+    after = [*reversed(changed), tool("shrink_photo", "Shrink a photo album.", ("shrink my photo",))]
+    for tools in (before, after, after[:40]):
+        index, reference = index_for(tools), full_rebuild(tools)
+        for message in MESSAGES:
+            expected = [(tools[i], score) for i, score in reference.ranked(query_terms(message))]
+            assert index.search(message) == expected, message
+    assert index_for(after).search("shrink the photo album")[0][0].name == "shrink_photo"
+
+
+def test_a_tools_words_are_read_once_for_every_list_it_is_in():
+    tools = decoys()[:30]
+    prepare(tools)
+    reloaded = [tool(t.name, t.description, t.triggers, extension=t.extension) for t in tools]
+    assert all(document(new) is document(old) for new, old in zip(reloaded, tools))
+    assert document(tool("other", "Another description.")) is not document(tools[0])
 
 
 def test_words_in_other_scripts_are_kept():
@@ -190,3 +227,30 @@ def test_words_in_other_scripts_are_kept():
     index = index_for([weather, tool("uhr", "Zeigt die Uhrzeit.")])
     assert [t.name for t, _ in index.rank("Wetter in Köln?")] == ["wetter"]
     assert "köln" in words("Köln")
+
+
+def test_the_same_tool_offered_twice_ranks_in_both_places():
+    twice = [REAL[0], *REAL[1:4], REAL[0]]
+    index, reference = index_for(twice), full_rebuild(twice)
+    message = "how many words is this"
+    assert index.search(message) == [(twice[i], s) for i, s in reference.ranked(query_terms(message))]
+    assert [t for t, _ in index.search(message)][:2] == [REAL[0], REAL[0]]
+
+
+def _clear_list_caches() -> None:
+    """Push the lists just ranked out of the small caches of recent lists."""
+    for n in range(10):
+        others = [tool(f"other_{n}", "Something else.")]
+        index_for(others)
+        disclose(others, "x", budget=10)
+
+
+def test_what_is_kept_for_ranking_does_not_keep_a_tool_alive():
+    made = tool("ephemeral_tool", "A tool that goes away.", ("go away",))
+    kept = weakref.ref(made)
+    index_for([made]).rank("go away")
+    disclose([made], "go away", budget=10)
+    del made
+    _clear_list_caches()
+    gc.collect()
+    assert kept() is None

@@ -10,6 +10,7 @@ with the host.
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from example_source import Greetings  # noqa: E402
 
 from workbench.core.host import Host  # noqa: E402
+from workbench.tools.ranking import index_for, known  # noqa: E402
 from workbench.tools.registry import Tool, ToolRegistry  # noqa: E402
 from workbench.tools.source import ToolSources  # noqa: E402
 
@@ -126,3 +128,17 @@ def test_a_source_that_fails_to_stop_does_not_keep_the_others_running() -> None:
     sources.register(Stubborn())
     asyncio.run(sources.stop())
     assert first.stopped
+
+
+def test_tools_are_prepared_for_ranking_when_their_source_loads() -> None:
+    """The loader reads the words of the tools it loaded on a thread of its own, so the
+    first message ranked among them finds their documents made."""
+    registry = ToolRegistry()
+    sources = ToolSources(registry)
+    sources.register(Greetings())
+    sources.rebuild()
+    for thread in [t for t in threading.enumerate() if t.name == "workbench-tool-catalog"]:
+        thread.join()
+    [greet] = registry.all_tools()
+    assert known(greet)
+    assert index_for(registry.all_tools()).rank("say hello to Anna")[0][0] is greet
