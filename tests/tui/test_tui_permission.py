@@ -113,6 +113,23 @@ class TestPrompt:
             assert {(grant["kind"], grant["value"], grant["scope"]) for grant in grants} == {
                 ("read", str(notes.parent), "session")}
 
+    async def test_the_arrows_move_along_the_buttons(self, make_app, until, notes: Path) -> None:
+        app = make_app(read_twice(notes))
+        async with app.run_test(size=SIZE) as pilot:
+            seen = await start(app, pilot, until)
+            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            screen = app.screen
+            await until(pilot, lambda: screen.focused is screen.query_one("#deny", Button))
+            await pilot.press("left")
+            await until(pilot, lambda: screen.focused is screen.query_one("#always", Button))
+            await pilot.press("left")
+            await until(pilot, lambda: screen.focused is screen.query_one("#session", Button))
+            await pilot.press("right", "left", "enter")
+            await until(pilot, lambda: not app.chat.busy)
+            assert [event.ok for event in ended(seen)] == [True, True]
+            scopes = {grant["scope"] for grant in app.host.store.list_grants("builtin.read_file")}
+            assert scopes == {"session"}
+
     async def test_always_with_the_mouse(self, make_app, until, notes: Path) -> None:
         app = make_app(read_twice(notes))
         async with app.run_test(size=SIZE) as pilot:

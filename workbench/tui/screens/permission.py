@@ -102,7 +102,7 @@ class PermissionScreen(ModalScreen[PermissionAnswer]):
     | s | Allow for this session |
     | a | Allow always |
     | d, escape | Deny |
-    | tab, shift+tab | Move between the optional boxes and the buttons |
+    | tab, shift+tab, right, left | Move between the optional boxes and the buttons |
     | space, enter | Tick or untick a box; press a button |
     """
 
@@ -114,6 +114,8 @@ class PermissionScreen(ModalScreen[PermissionAnswer]):
         Binding("a", "decide('always')", "Always"),
         Binding("d", "decide('deny')", "Deny"),
         Binding("escape", "decide('deny')", "Deny", show=False),
+        Binding("left", "app.focus_previous", "Previous", show=False),
+        Binding("right", "app.focus_next", "Next", show=False),
     ]
 
     def __init__(self, request: PermissionRequest) -> None:
