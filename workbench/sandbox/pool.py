@@ -288,6 +288,19 @@ class WorkerPool:
         self._measured[runtime] = size
         if task in self._charge:
             self._charge[task] = size
+            self._trim()
+
+    def _trim(self) -> None:
+        """Drop workers, those of the lanes called longest ago first, until the pool is
+        within its bounds again: a worker measured larger than it was charged."""
+        while (len(self._charge) > self.limits.total
+               or sum(self._charge.values()) > self.limits.memory_mb):
+            victim = next((lane for lane in self._lanes.values() if lane.workers), None)
+            if victim is None:
+                return
+            task = victim.workers.pop()
+            self._charge.pop(task, None)
+            _discard(task)
 
     def _touch(self, lane: _Lane) -> None:
         if lane.idle is not None:
