@@ -13,6 +13,11 @@ from __future__ import annotations
 
 import signal
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 CANCELLED = 4
 """``ExitCode.CANCELLED`` (``workbench.errors`` is not imported before the handler is in)."""
@@ -67,14 +72,35 @@ def main() -> None:
     # handling is; any other command started so keeps ignoring it.
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN or _call_form(sys.argv[1:]):
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: _interrupted_again(unraisable, hook)
     try:
-        from workbench.cli import main as run
-
+        # A ctrl+c while the CLI's modules are imported waits until they are: landing
+        # inside an import, it may be ignored (in a callback, "Exception ignored" and a
+        # traceback) or make the interpreter end by SIGINT instead of exit code 4
+        # (inside code a compiled module runs as it loads, pydantic's core).
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            from workbench.cli import main as run
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # one that came is handled here
         run()
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second ctrl+c while it is said
         _say_cancelled(sys.argv[1:])
         sys.exit(CANCELLED)
+    finally:
+        sys.unraisablehook = hook
+
+
+def _interrupted_again(unraisable: Any, hook: Callable[[Any], object]) -> None:
+    """``sys.unraisablehook`` while a command runs: a ctrl+c that landed where Python can
+    only ignore it (a callback, a finalizer) is delivered again, at the next instruction
+    that can be interrupted; anything else goes to ``hook`` (Python's report)."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+    else:
+        hook(unraisable)
 
 
 if __name__ == "__main__":

@@ -29,8 +29,17 @@ MOMENTS = ("_pydantic_core", "_sqlite3")
 CANCELLED = {"ok": False, "error": {"kind": "cancelled", "message": "the call was cancelled (SIGINT)"}}
 
 
-def loaded(pid: int, name: str) -> bool:
+def loaded(pid: int, name: str, command: list[str]) -> bool:
+    """Whether the command's own interpreter, ``command``, has loaded ``name``.
+
+    Until it runs ``exec``, the child of ``Popen`` is a copy of this test's process and
+    shows this process's maps (pydantic's core and SQLite's included): its command line
+    is read first, and an ``exec`` is never undone, so the maps read after it are the
+    command's."""
     try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            if handle.read().split(b"\0")[:-1] != [os.fsencode(word) for word in command]:
+                return False
         with open(f"/proc/{pid}/maps") as handle:
             return name in handle.read()
     except (FileNotFoundError, ProcessLookupError):
@@ -40,14 +49,15 @@ def loaded(pid: int, name: str) -> bool:
 def interrupted_at(moment: str, *args: str, ignore_sigint: bool = False) -> tuple[subprocess.CompletedProcess, bool]:
     """Run ``workbench ARGS``, SIGINT it once ``moment`` is loaded; the outcome, and
     whether the signal was sent while it ran."""
-    process = subprocess.Popen([*COMMAND, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    command = [*COMMAND, *args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, text=True, env=dict(os.environ),
                                preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
                                if ignore_sigint else None)
     sent = False
     try:
         deadline = time.monotonic() + 60
-        while process.poll() is None and not loaded(process.pid, moment):
+        while process.poll() is None and not loaded(process.pid, moment, command):
             assert time.monotonic() < deadline, f"{moment} was never loaded"
             time.sleep(0.002)  # a poll interval, not a wait for anything in particular
         if process.poll() is None:

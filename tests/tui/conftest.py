@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.css.query import NoMatches
 from textual.pilot import Pilot
 from textual.screen import Screen
-from visible import drawn
+from visible import drawn, wait_until
 
 from workbench.tui.app import WorkbenchApp, open_app
 
@@ -39,23 +37,7 @@ def until() -> Callable:
     """``await until(pilot, predicate)``: let the app run until ``predicate()`` holds, and
     return what it returned. A predicate that queries a widget not mounted yet
     (``NoMatches``) has not held yet: screens mount their children after they are shown."""
-
-    async def wait(pilot: Pilot, predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
-        # The bound only decides how long a failing test takes: a loaded machine (the suite
-        # runs in parallel) can take seconds for what a person sees at once.
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                held = predicate()
-            except NoMatches:
-                held = None
-            if held:
-                return held
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {predicate.__doc__ or predicate}")
-            await pilot.pause(0.02)
-
-    return wait
+    return wait_until
 
 
 @pytest.fixture

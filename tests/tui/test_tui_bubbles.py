@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Markdown
 
+from visible import until_shown
+
 from workbench.events import DisplayBubble, ToolCallEnded
 from workbench.tui.widgets.bubbles.bubble import Bubble, DiffBubble, ImageBubble, MarkdownBubble, TableBubble
 from workbench.tui.widgets.bubbles.diff_view import COMPARE_AT_ONCE, DiffView
@@ -238,12 +240,10 @@ class TestImageBubble:
             view = bubble.query_one(ImageView)
             await tab_to(pilot, bubble)
             await pilot.press("z")
-            await pilot.pause()
-            assert view.size.width == bubble.content_region.width
+            await until_shown(pilot, lambda: view.size.width == bubble.content_region.width)
             assert view.size.height == (view.size.width + 1) // 2  # a square, two pixels a cell
             await pilot.press("z")
-            await pilot.pause()
-            assert view.size == (16, 8)
+            await until_shown(pilot, lambda: view.size == (16, 8))
             assert bubble.query_one(".image-bubble--alt").render().plain == "(no description)"
 
     async def test_transparent_pixels_show_the_bubbles_background(self, make_app, until) -> None:
@@ -316,8 +316,7 @@ class TestTableBubble:
             assert table.max_scroll_x > 0
             await tab_to(pilot, table)
             await pilot.press(*["right"] * 9)
-            await pilot.pause()
-            assert table.scroll_x > 0
+            await until_shown(pilot, lambda: table.scroll_x > 0)
             assert table.cursor_column == 9
 
     async def test_odd_payloads_are_shown_as_text(self, make_app, until) -> None:
@@ -373,8 +372,7 @@ class TestDiffBubble:
             unified_height = view.size.height
             await tab_to(pilot, bubble)
             await pilot.press("v")
-            await pilot.pause()
-            assert view.split
+            await until_shown(pilot, lambda: view.split)
             rows = [line.plain for line in view.lines(view.size.width)]
             changed = next(row for row in rows if '"hi "' in row)
             left, _, right = changed.partition("│")
@@ -382,8 +380,7 @@ class TestDiffBubble:
             assert '+    """Say hello."""' in right
             assert view.size.height < unified_height
             await pilot.press("v")
-            await pilot.pause()
-            assert not view.split and view.size.height == unified_height
+            await until_shown(pilot, lambda: not view.split and view.size.height == unified_height)
 
     async def test_long_lines_fold_instead_of_being_cut(self, make_app, until) -> None:
         app = make_app([])
@@ -407,8 +404,7 @@ class TestDiffBubble:
             bubble = app.chat.query_one(DiffBubble)
             view = bubble.query_one(DiffView)
             await until(pilot, lambda: view.change is not None)
-            await pilot.pause()
-            assert "change  +1 −1" in bubble.query_one(".bubble--header").render().plain
+            await until_shown(pilot, lambda: "change  +1 −1" in bubble.query_one(".bubble--header").render().plain)
             plain = [line.plain.rstrip() for line in view.lines(70)]
             assert plain[0] == "@@ -698,7 +698,7 @@"
             assert any(line.endswith("+a new line") for line in plain)

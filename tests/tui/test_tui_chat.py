@@ -13,7 +13,7 @@ from workbench.tui.widgets.message_list import NoticeLine
 from workbench.tui.widgets.message_view import MessageView
 from workbench.tui.widgets.tool_call_card import ToolCallCard
 
-from visible import widget_lines
+from visible import until_shown, wait_until, widget_lines
 
 SIZE = (100, 30)
 
@@ -72,8 +72,7 @@ class TestPrompt:
         app = make_app([{"text": "never"}])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("space", "enter")
-            await pilot.pause()
-            assert app.host.chats.sessions() == []
+            await until_shown(pilot, lambda: app.host.chats.sessions() == [])
             assert texts(app) == []
 
     async def test_model_error_shows_as_a_notice(self, make_app, until) -> None:
@@ -114,8 +113,7 @@ class TestToolCalls:
                 ("read", str(workdir), True)]
             await pilot.press("d")
             await until(pilot, lambda: not app.chat.busy)
-            await pilot.pause()
-            assert app.screen is app.chat
+            await until_shown(pilot, lambda: app.screen is app.chat)
             card = app.chat.query_one(ToolCallCard)
             assert card.tool == "builtin.read_file"
             assert card.ok is False
@@ -161,8 +159,7 @@ class TestKeys:
             assert app.chat.check_action("cancel_turn", ()) is True
             await pilot.press("escape")
             await until(pilot, lambda: not app.chat.busy)
-            await pilot.pause()
-            assert "Cancelled." in notices(app)
+            await until_shown(pilot, lambda: "Cancelled." in notices(app))
             assert not app.host.chats.busy
             assert app.chat.check_action("cancel_turn", ()) is False
 
@@ -171,8 +168,7 @@ class TestKeys:
         async with app.run_test(size=SIZE) as pilot:
             assert app.return_code is None
             await pilot.press("ctrl+q")
-            await pilot.pause()
-            assert app.return_code == 0
+            await wait_until(pilot, lambda: app.return_code == 0)
         assert app.return_code == 0
 
     async def test_ctrl_q_quits_from_the_permission_prompt(self, make_app, until, workdir) -> None:
@@ -181,8 +177,7 @@ class TestKeys:
             await pilot.press(*"read", "enter")
             await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
             await pilot.press("ctrl+q")
-            await pilot.pause()
-            assert app.return_code == 0
+            await wait_until(pilot, lambda: app.return_code == 0)
         assert app.return_code == 0
         assert not app.host.chats.busy
 
@@ -193,8 +188,7 @@ class TestStartup:
         (workdir / ".workbench" / "config.toml").write_text('theme = "workbench-light"\n')
         app = make_app([])
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            assert any("is not trusted" in message for message in notices(app))
+            await until_shown(pilot, lambda: any("is not trusted" in message for message in notices(app)))
             assert app.theme == "workbench-dark"
 
     async def test_configured_theme_is_used(self, make_app, workdir: Path) -> None:
@@ -203,8 +197,7 @@ class TestStartup:
         (home / "config.toml").write_text('theme = "workbench-light"\n')
         app = make_app([])
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            assert app.theme == "workbench-light"
+            await until_shown(pilot, lambda: app.theme == "workbench-light")
             assert notices(app) == []
 
     async def test_unknown_theme_falls_back_with_a_notice(self, make_app, workdir: Path) -> None:
@@ -213,8 +206,7 @@ class TestStartup:
         (home / "config.toml").write_text('theme = "no-such-theme"\n')
         app = make_app([])
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            assert app.theme == "workbench-dark"
+            await until_shown(pilot, lambda: app.theme == "workbench-dark")
             [message] = notices(app)
             assert "unknown theme 'no-such-theme'" in message
             assert "using workbench-dark" in message
@@ -246,8 +238,7 @@ class TestChatKeysAndMenu:
             await pilot.press("slash")
             assert app.chat.query_one(SlashMenu).display
             await pilot.press("escape")
-            await pilot.pause()
-            assert not app.chat.query_one(SlashMenu).display
+            await until_shown(pilot, lambda: not app.chat.query_one(SlashMenu).display)
             assert app.chat.busy and app.host.chats.busy  # the turn goes on
             await pilot.press("escape")
             await until(pilot, lambda: not app.chat.busy)

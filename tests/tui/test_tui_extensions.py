@@ -14,6 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ext"))
 from ext_samples import DEFAULT_PERMISSIONS, make_tgz, tool, tree, write_extension  # noqa: E402
 from test_ext_registry import Registry  # noqa: E402
 
+from visible import until_shown
+
 from workbench.config.files import set_setting  # noqa: E402
 from workbench.config.home import Home  # noqa: E402
 from workbench.tui.paths import shown_path  # noqa: E402
@@ -72,8 +74,7 @@ async def review(pilot, until) -> ReviewScreen:
 async def select(pilot, screen: ExtensionsScreen, name: str) -> None:
     names = [extension.name for extension in screen.extension_list.extensions]
     screen.extension_list.highlighted = names.index(name)
-    await pilot.pause()
-    assert screen.selected is not None and screen.selected.name == name
+    await until_shown(pilot, lambda: screen.selected is not None and screen.selected.name == name)
 
 
 def message(screen: ExtensionsScreen) -> str:
@@ -268,8 +269,7 @@ class TestChanges:
             assert screen.check_action("update", ()) is None
             assert screen.check_action("trust", ()) is None
             await pilot.press("r", "u", "t")
-            await pilot.pause()
-            assert app.screen is screen and not screen.working
+            await until_shown(pilot, lambda: app.screen is screen and not screen.working)
             assert listed(screen) == {"builtin": "ok"}
 
     async def test_a_tampered_extension_is_held_and_t_trusts_it(self, make_app, until, home,

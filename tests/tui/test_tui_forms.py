@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from textual.widgets import Button, Input, RadioSet, SelectionList
 
+from visible import until_shown
+
 from workbench.events import AskUserRequest, RequestDenied, ToolCallEnded
 from workbench.tui.forms.action_question import ActionButtons, DiffQuestion, ImageQuestion
 from workbench.tui.forms.pick_question import ChoiceQuestion, FilesQuestion
@@ -157,8 +159,7 @@ class TestChoice:
         async with app.run_test(size=SIZE) as pilot:
             answer, form = await open_form(app, pilot, until, {"question": "Your name?"}, COLOR)
             await pilot.press(*"Ada", "ctrl+s")
-            await pilot.pause()
-            assert not answer.done()
+            await until_shown(pilot, lambda: not answer.done())
             assert app.screen is form
             assert form.problem == "Question 2 has no answer yet: pick one."
             shown = form.query_one("#ask-problem")
@@ -178,8 +179,7 @@ class TestChoice:
             answer, form = await open_form(app, pilot, until, {"question": "Your name?"},
                                            optional, colour)
             await pilot.press("ctrl+s")  # the name is not optional
-            await pilot.pause()
-            assert form.problem == "Question 1 has no answer yet: type an answer."
+            await until_shown(pilot, lambda: form.problem == "Question 1 has no answer yet: type an answer.")
             await pilot.press(*"Ada", "ctrl+s")
             assert await answered(pilot, until, answer) == ["Ada", None, None]
 
@@ -268,8 +268,7 @@ class TestDiff:
         async with app.run_test(size=SIZE) as pilot:
             answer, form = await open_form(app, pilot, until, DIFF)
             await pilot.press("ctrl+s")
-            await pilot.pause()
-            assert not answer.done()
+            await until_shown(pilot, lambda: not answer.done())
             assert form.problem == "The question has no answer yet: press one of the buttons."
 
 
@@ -367,8 +366,7 @@ class TestTable:
             answer, form = await open_form(app, pilot, until, TABLE)
             question = form.query_one(TableQuestion)
             await pilot.press("ctrl+n")  # after the first row
-            await pilot.pause()
-            assert len(question.table_rows) == 3
+            await until_shown(pilot, lambda: len(question.table_rows) == 3)
             assert form.focused is question.table_rows[1].query(Input).first()
             await pilot.press(*"Pay rent", "tab", *"Cy")
             await pilot.click(question.table_rows[0].query(Input).first())
@@ -386,8 +384,7 @@ class TestTable:
             await pilot.click(question.table_rows[1].query_one(".table-row--remove"))
             await pilot.pause()
             await pilot.click(question.query_one(".table-question--add"))
-            await pilot.pause()
-            assert len(question.table_rows) == 2
+            await until_shown(pilot, lambda: len(question.table_rows) == 2)
             assert form.focused is question.table_rows[1].query(Input).first()
             await pilot.press(*"Feed the cat")
             await pilot.click("#ask-send")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from textual_image.widget import SixelImage, TGPImage
-from visible import on_screen, screen_text
+from visible import on_screen, screen_text, until_shown
 
 from workbench.config.settings import validate
 from workbench.errors import ConfigError
@@ -188,10 +188,7 @@ class TestGraphics:
             for index in range(6):
                 await show(app, pilot, until, "markdown", {"text": "\n\n".join(f"Line {index}.{n}"
                                                                                for n in range(8))})
-            await pilot.pause()
-            # The chat follows its end, so the image has scrolled out of view: neither the
-            # widget nor any cell the terminal would draw the image in is on the screen.
-            assert not on_screen(app, graphic)
+            await until_shown(pilot, lambda: not on_screen(app, graphic))
             assert not _placeholders_on_screen(app)
             assert isinstance(app.chat.query(DisplayView).last().bubble, MarkdownBubble)
 

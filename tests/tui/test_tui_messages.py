@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from textual import events
-from visible import screen_lines, screen_text, widget_lines
+from visible import screen_lines, screen_text, until_shown, widget_lines
 
 from workbench.agent.messages import TextChunk
 from workbench.tui.widgets.message_list import MAX_MOUNTED, MessageList
@@ -98,8 +98,7 @@ class TestFocusAndCopy:
             assert any(n.message == f"Copied the reply ({len(reply)} characters, 3 lines)."
                        for n in app._notifications)
             await pilot.press("up", "c")
-            await pilot.pause()
-            assert app.clipboard == "how do I list files?"
+            await until_shown(pilot, lambda: app.clipboard == "how do I list files?")
 
     async def test_a_click_focuses_a_message_for_copying(self, make_app, until) -> None:
         app = make_app([{"text": "Clicked reply."}])
@@ -146,8 +145,7 @@ async def test_a_reply_is_markdown_while_it_streams(make_app, until) -> None:
         assert "**" not in "\n".join(lines)
         model.go.set()
         await until(pilot, lambda: not app.chat.busy)
-        await pilot.pause()
-        assert not reply.streaming
+        await until_shown(pilot, lambda: not reply.streaming)
         shown = [line.strip("▌ ") for line in widget_lines(reply)]
         assert "• first step" in shown and "• second step" in shown
 
@@ -219,16 +217,14 @@ class TestLongChat:
         async with app.run_test(size=SIZE) as pilot:
             messages = await resumed(pilot, until, session)
             await pilot.press("ctrl+home")
-            await pilot.pause()
-            assert messages.window[0] == 0
+            await until_shown(pilot, lambda: messages.window[0] == 0)
             assert "Message 0 from the user." in top_line(app, messages)
             text = screen_text(app)
             assert f"↓ {LONG - messages.window[1]:,} newer items · click or End for the latest" in text
             assert "earlier items" not in text
             assert len(app.chat.query(MessageView)) <= MAX_MOUNTED
             await pilot.press("ctrl+end")
-            await pilot.pause()
-            assert messages.window[1] == LONG
+            await until_shown(pilot, lambda: messages.window[1] == LONG)
             assert "Message 9999 from the assistant." in screen_text(app)
 
     async def test_scrolling_up_mounts_older_messages_without_moving_the_view(self, make_app,
@@ -274,8 +270,7 @@ class TestLongChat:
             assert messages.window[0] == 0
             assert len(app.chat.query(MessageView)) <= MAX_MOUNTED
             await pilot.press("end")  # on a message: the latest
-            await pilot.pause()
-            assert app.focused.text == "Message 119 from the assistant."
+            await until_shown(pilot, lambda: app.focused.text == "Message 119 from the assistant.")
             assert "Message 119 from the assistant." in screen_text(app)
 
     async def test_a_click_on_the_top_edge_jumps_to_the_first(self, make_app, until) -> None:
@@ -286,8 +281,7 @@ class TestLongChat:
             assert "earlier items" in screen_text(app)
             await pilot.click("#window-top")
             await until(pilot, lambda: messages.window[0] == 0)
-            await pilot.pause()
-            assert "Message 0 from the user." in top_line(app, messages)
+            await until_shown(pilot, lambda: "Message 0 from the user." in top_line(app, messages))
 
     async def test_sending_from_the_top_jumps_back_to_the_latest(self, make_app, until) -> None:
         app = make_app([{"text": "unused"}] * (LONG // 2) + [{"text": "Back at the end."}])
@@ -318,5 +312,4 @@ async def test_replies_are_redrawn_in_a_new_themes_colors(make_app, until) -> No
         assert heading_color() == app.theme_variables["text-primary"].lower()
         dark = heading_color()
         app.theme = "workbench-light"
-        await pilot.pause()
-        assert heading_color() == app.theme_variables["text-primary"].lower() != dark
+        await until_shown(pilot, lambda: heading_color() == app.theme_variables["text-primary"].lower() != dark)

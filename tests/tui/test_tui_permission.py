@@ -13,6 +13,8 @@ import pytest
 from textual.widgets import Button, Checkbox, Input, Select, Static, TextArea
 from textual.widgets._select import SelectOverlay
 
+from visible import until_shown
+
 from workbench.events import PermissionAnswer, PermissionRequest, RequestDenied, ToolCallEnded
 from workbench.tui.forms.schedule_screen import KINDS, MONTHS, ScheduleScreen
 from workbench.tui.paths import shown_path
@@ -489,15 +491,13 @@ class TestScheduleReview:
             assert screen.query_one("#schedule-summary").render().plain == \
                 "✗ the time must be HH:MM, from 00:00 to 23:59"
             await pilot.press("ctrl+s")
-            await pilot.pause()
-            assert app.screen is screen and screen.problem.startswith("the time must be")
+            await until_shown(pilot, lambda: app.screen is screen and screen.problem.startswith("the time must be"))
             assert screen.query_one("#schedule-message").render().plain == \
                 "Not saved: the time must be HH:MM, from 00:00 to 23:59"
             await retype(pilot, screen.query_one("#schedule-title", Input), "")
             await retype(pilot, screen.query_one("#schedule-time", Input), "08:00")
             await pilot.press("ctrl+s")
-            await pilot.pause()
-            assert app.screen is screen and screen.problem == "give it a title"
+            await until_shown(pilot, lambda: app.screen is screen and screen.problem == "give it a title")
             assert screen.query_one("#schedule-message").render().plain == \
                 "Not saved: give it a title"
             await retype(pilot, screen.query_one("#schedule-title", Input), "Morning")

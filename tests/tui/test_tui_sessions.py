@@ -7,7 +7,7 @@ import asyncio
 import json
 
 from textual.widgets import OptionList
-from visible import screen_text
+from visible import screen_text, until_shown
 
 from workbench.agent.messages import TextChunk
 from workbench.tui.screens.sessions import SessionsScreen
@@ -98,8 +98,7 @@ class TestList:
             await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
             await until(pilot, lambda: "No chats yet" in screen_text(app))
             await pilot.press("escape")
-            await pilot.pause()
-            assert app.screen is app.chat
+            await until_shown(pilot, lambda: app.screen is app.chat)
 
     async def test_escape_goes_back_to_the_chat_as_it_was(self, make_app, until) -> None:
         app = make_app([{"text": "Hello."}])
@@ -111,8 +110,7 @@ class TestList:
             assert "● current" in screen_text(app)
             assert screen.sessions[screen.query_one(OptionList).highlighted].id == current
             await pilot.press("escape")
-            await pilot.pause()
-            assert app.screen is app.chat and app.chat.session_id == current
+            await until_shown(pilot, lambda: app.screen is app.chat and app.chat.session_id == current)
             assert texts(app) == [("user", "hi"), ("assistant", "Hello.")]
 
 
@@ -128,8 +126,7 @@ class TestResume:
             await pilot.press("down", "enter")  # the second: Plants
             await until(pilot, lambda: app.chat.session_id == plants)
             await app.workers.wait_for_complete()
-            await pilot.pause()
-            assert app.screen is app.chat
+            await until_shown(pilot, lambda: app.screen is app.chat)
             assert texts(app) == [
                 ("user", "How often do ferns need water?"),
                 ("assistant", "Let me count the words first."),
@@ -181,8 +178,7 @@ class TestNewChat:
             first = app.chat.session_id
             await open_sessions(pilot, until)
             await pilot.press("n")
-            await pilot.pause()
-            assert app.screen is app.chat and app.chat.session_id is None
+            await until_shown(pilot, lambda: app.screen is app.chat and app.chat.session_id is None)
             assert texts(app) == []
             assert "Type a message and press Enter" in screen_text(app)
             await send(pilot, until, "two")
@@ -198,8 +194,7 @@ class TestNewChat:
             await send(pilot, until, "one")
             assert app.chat.session_id is not None
             await pilot.press("ctrl+l")
-            await pilot.pause()
-            assert app.chat.session_id is None and texts(app) == []
+            await until_shown(pilot, lambda: app.chat.session_id is None and texts(app) == [])
             assert app.focused is app.chat.prompt_input
 
     async def test_switching_is_refused_while_a_turn_runs(self, make_app, until) -> None:
@@ -210,8 +205,7 @@ class TestNewChat:
             await until(pilot, lambda: app.chat.busy)
             await pilot.press("ctrl+o")
             await pilot.press("ctrl+l")
-            await pilot.pause()
-            assert app.screen is app.chat
+            await until_shown(pilot, lambda: app.screen is app.chat)
             assert ("user", "think") in texts(app)
             assert any("before switching chats" in n.message for n in app._notifications)
             await pilot.press("escape")

@@ -5,7 +5,7 @@ the change set it applied, and ``u`` on the focused card undoing it through
 from __future__ import annotations
 
 from textual.widgets import Static
-from visible import screen_text
+from visible import screen_text, until_shown
 
 from workbench.tui.screens.permission import PermissionScreen
 from workbench.tui.widgets.tool_call_card import ToolCallCard
@@ -46,8 +46,7 @@ async def test_u_on_a_shell_calls_card_undoes_its_change_set(make_app, until, wo
         line = str(card.query_one(".tool-call-card--change", Static).render())
         assert f"change set {change_set}: undone" in line
         await pilot.press("u")  # once undone, there is nothing more to undo
-        await pilot.pause()
-        assert app.host.changes.show(change_set)["state"] == "undone"
+        await until_shown(pilot, lambda: app.host.changes.show(change_set)["state"] == "undone")
 
 
 async def test_the_network_card_answers_once_for_this_chat_or_deny(make_app, until) -> None:

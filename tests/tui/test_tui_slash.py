@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Input
-from visible import screen_text
+from visible import screen_text, until_shown
 
 from workbench.config.home import Home
 from workbench.mcp.config import ServerConfig, write_server
@@ -54,17 +54,14 @@ class TestMenu:
         async with app.run_test(size=SIZE) as pilot:
             assert not menu(app).display
             await pilot.press("slash")
-            await pilot.pause()
-            assert listed(app) == ["/new", "/sessions", "/model", "/copy", "/help"]
+            await until_shown(pilot, lambda: listed(app) == ["/new", "/sessions", "/model", "/copy", "/help"])
             text = screen_text(app)
             assert "/sessions  Switch to an earlier chat and continue it" in text
             assert "/help  The slash commands and the chat's keys" in text
             await pilot.press("s", "e")
-            await pilot.pause()
-            assert listed(app) == ["/sessions"]
+            await until_shown(pilot, lambda: listed(app) == ["/sessions"])
             await pilot.press("backspace", "backspace", "x", "y")
-            await pilot.pause()
-            assert listed(app) == [] and not menu(app).display
+            await until_shown(pilot, lambda: listed(app) == [] and not menu(app).display)
             assert app.focused is app.chat.prompt_input
 
     async def test_arrows_move_and_enter_runs_the_highlighted_command(self, make_app, until) -> None:
@@ -83,8 +80,7 @@ class TestMenu:
         app = make_app([])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("slash", "h", "tab")
-            await pilot.pause()
-            assert app.chat.prompt_input.text == "/help"
+            await until_shown(pilot, lambda: app.chat.prompt_input.text == "/help")
             assert listed(app) == ["/help"]
             await pilot.press("enter")
             await until(pilot, lambda: bool(notices(app)))
@@ -100,8 +96,7 @@ class TestMenu:
             await pilot.press("slash", "n")
             assert menu(app).display
             await pilot.press("escape")
-            await pilot.pause()
-            assert not menu(app).display
+            await until_shown(pilot, lambda: not menu(app).display)
             assert app.chat.prompt_input.text == "/n"
 
     async def test_a_click_on_a_command_runs_it(self, make_app, until) -> None:
@@ -121,12 +116,10 @@ class TestMenu:
             await pilot.press(*"question", "enter")
             await turn_ended(pilot, until)
             await pilot.press(*"/copy", "enter")
-            await pilot.pause()
-            assert app.clipboard == "The **answer** is 42."
+            await until_shown(pilot, lambda: app.clipboard == "The **answer** is 42.")
             assert app.chat.session_id is not None
             await pilot.press(*"/new", "enter")
-            await pilot.pause()
-            assert app.chat.session_id is None and texts(app) == []
+            await until_shown(pilot, lambda: app.chat.session_id is None and texts(app) == [])
 
     async def test_text_that_names_no_command_is_sent_as_a_prompt(self, make_app, until) -> None:
         app = make_app([{"text": "That is a path."}])
@@ -157,13 +150,11 @@ class TestMcpPrompts:
         async with app.run_test(size=SIZE) as pilot:
             await prompts_offered(pilot, until)
             await pilot.press(*"/mcp__everything__", "a")
-            await pilot.pause()
-            assert listed(app) == [ARGS_PROMPT]
+            await until_shown(pilot, lambda: listed(app) == [ARGS_PROMPT])
             assert (f"{ARGS_PROMPT} <city> <state>  A prompt with two arguments"
                     in screen_text(app))
             await pilot.press("backspace")
-            await pilot.pause()
-            assert {SIMPLE_PROMPT, ARGS_PROMPT} <= set(listed(app))
+            await until_shown(pilot, lambda: {SIMPLE_PROMPT, ARGS_PROMPT} <= set(listed(app)))
 
     async def test_a_prompt_without_arguments_is_sent_at_once(self, make_app, until) -> None:
         app = make_app([{"text": "Understood."}])
@@ -193,8 +184,7 @@ class TestMcpPrompts:
             assert app.focused is form.query_one("#argument-0", Input)
             # The required city is missing: not sent, the form says so.
             await pilot.press("ctrl+s")
-            await pilot.pause()
-            assert app.screen is form
+            await until_shown(pilot, lambda: app.screen is form)
             assert any("Fill in city (required)" in n.message for n in app._notifications)
             await pilot.press(*"Lyon", "enter")  # to the next field
             assert app.focused is form.query_one("#argument-1", Input)
@@ -214,8 +204,7 @@ class TestMcpPrompts:
             await pilot.press(*ARGS_PROMPT, "enter")
             await until(pilot, lambda: isinstance(app.screen, PromptArgumentsScreen))
             await pilot.press("escape")
-            await pilot.pause()
-            assert app.screen is app.chat and texts(app) == []
+            await until_shown(pilot, lambda: app.screen is app.chat and texts(app) == [])
             assert app.host.chats.sessions() == []
 
     async def test_arguments_typed_after_the_command(self, make_app, until) -> None:

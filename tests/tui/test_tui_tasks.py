@@ -15,6 +15,8 @@ from shell_helpers import open_screen, options_of, settle, text_of
 from textual.widgets import Input, OptionList, Select, TextArea
 from textual.widgets._select import SelectOverlay
 
+from visible import until_shown
+
 from workbench.tui.forms.schedule_screen import ScheduleScreen
 from workbench.tui.screens.confirm import ConfirmScreen
 from workbench.tui.screens.tasks import TasksScreen
@@ -230,19 +232,16 @@ async def test_a_field_problem_is_said_in_the_form_before_any_save(make_app, unt
         form = await open_form(pilot, until, "n")
         assert seen(form, "#schedule-message") == ""
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert seen(form, "#schedule-message") == "Not saved: give it a title"
+        await until_shown(pilot, lambda: seen(form, "#schedule-message") == "Not saved: give it a title")
         await pilot.press(*"Stretch", "ctrl+s")
-        await pilot.pause()
-        assert seen(form, "#schedule-message") == "Not saved: write the prompt each run sends"
+        await until_shown(pilot, lambda: seen(form, "#schedule-message") == "Not saved: write the prompt each run sends")
         await pilot.press("tab", *"Remind me to stretch.")
         form.query_one("#schedule-time", Input).focus()
         await pilot.press(*"25:00")
         assert seen(form, "#schedule-summary") == "✗ the time must be HH:MM, from 00:00 to 23:59"
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert seen(form, "#schedule-message") == \
-            "Not saved: the time must be HH:MM, from 00:00 to 23:59"
+        await until_shown(pilot, lambda: (seen(form, "#schedule-message") == \
+            "Not saved: the time must be HH:MM, from 00:00 to 23:59"))
         assert form.problem == "the time must be HH:MM, from 00:00 to 23:59"
         assert app.screen is form and form.query_one("#schedule-title", Input).value == "Stretch"
         await settle(pilot, until)
@@ -259,19 +258,16 @@ async def test_the_form_fits_and_scrolls_to_the_field_with_focus(make_app, until
         form.query_one("#schedule-prompt", TextArea).text = "Remind me."
         form.query_one("#schedule-day", Input).value = "32"
         await pilot.press("ctrl+s")  # and the message line shown
-        await pilot.pause()
-        assert seen(form, "#schedule-message") == \
-            "Not saved: schedule.day must be a whole number from 1 to 31"
+        await until_shown(pilot, lambda: (seen(form, "#schedule-message") == \
+            "Not saved: schedule.day must be a whole number from 1 to 31"))
         dialog, fields = form.query_one("#schedule-dialog"), form.query_one("#schedule-fields")
         assert dialog.region.bottom <= SIZE[1] and fields.max_scroll_y == 0
         await pilot.resize_terminal(80, 16)
-        await pilot.pause()
-        assert dialog.region.bottom <= 16 and fields.max_scroll_y > 0
+        await until_shown(pilot, lambda: dialog.region.bottom <= 16 and fields.max_scroll_y > 0)
         missed = form.query_one("#schedule-missed")
         form.query_one("#schedule-title", Input).focus()
         await pilot.press(*["tab"] * 6)  # prompt, repeats, month, day, time, run missed
-        await pilot.pause()
-        assert missed.has_focus
+        await until_shown(pilot, lambda: missed.has_focus)
         assert fields.scroll_y > 0 and fields.content_region.contains_region(missed.region)
         await pilot.press("tab", "tab")
         assert app.focused is form.query_one("#schedule-cancel")

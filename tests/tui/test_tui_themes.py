@@ -9,6 +9,8 @@ from textual.app import App
 from textual.color import Color
 from textual.command import CommandPalette
 
+from visible import until_shown
+
 from workbench.tui.app import open_app
 from workbench.tui.themes import THEMES_DIR, ThemeFileError, load_theme_file, load_themes, parse_theme
 
@@ -119,7 +121,6 @@ async def test_a_theme_chosen_in_the_palette_is_still_chosen_after_restart(home,
     try:
         assert again.theme == "workbench-high-contrast"
         async with again.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
-            assert again.theme == "workbench-high-contrast"
+            await until_shown(pilot, lambda: again.theme == "workbench-high-contrast")
     finally:
         again.host.close()

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from textual.widgets import ProgressBar
-from visible import screen_text
+from visible import screen_text, until_shown
 
 from workbench.tui.widgets.tool_call_card import ToolCallActions, ToolCallCard
 
@@ -58,8 +58,7 @@ async def test_a_running_call_shows_its_label_description_and_bar(make_app, unti
         # The log is there on demand only.
         assert "info: step 1 done" not in text
         await pilot.press("x")  # not focused: the key does nothing to the card
-        await pilot.pause()
-        assert card.has_class("-running")
+        await until_shown(pilot, lambda: card.has_class("-running"))
         app.host.chats.cancel()
         await until(pilot, lambda: not app.chat.busy)
 
@@ -86,18 +85,15 @@ async def test_the_log_is_shown_and_hidden_by_key_and_by_click(make_app, until) 
         assert "info: step 1 done" in text and "info: step 3 done" in text
         assert card.logs_open and card.has_class("-logs-open")
         await pilot.press("enter")
-        await pilot.pause()
-        assert not card.logs_open
+        await until_shown(pilot, lambda: not card.logs_open)
         assert "info: step 1 done" not in screen_text(app)
 
         # Mouse: a click on "▸ 3 log lines".
         await pilot.click(ToolCallActions, offset=(2, 0))
-        await pilot.pause()
-        assert card.logs_open
+        await until_shown(pilot, lambda: card.logs_open)
         assert "info: step 2 done" in screen_text(app)
         await pilot.click(ToolCallActions, offset=(2, 0))
-        await pilot.pause()
-        assert not card.logs_open
+        await until_shown(pilot, lambda: not card.logs_open)
 
 
 async def test_x_cancels_the_focused_call_and_the_turn_goes_on(make_app, until) -> None:
@@ -113,9 +109,7 @@ async def test_x_cancels_the_focused_call_and_the_turn_goes_on(make_app, until) 
         await pilot.press("x")
         await until(pilot, lambda: card.ok is not None, timeout=30)
         await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
-        await pilot.pause()
-
-        assert card.ok is False and card.has_class("-error")
+        await until_shown(pilot, lambda: card.ok is False and card.has_class("-error"))
         assert card.outcome == CANCELLED
         text = screen_text(app)
         assert CANCELLED in text
@@ -138,8 +132,7 @@ async def test_a_click_on_cancel_stops_the_call(make_app, until) -> None:
         plain = actions.visual.plain
         await pilot.click(ToolCallActions, offset=(plain.index("✕") + 2, 0))
         await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
-        await pilot.pause()
-        assert card.outcome == CANCELLED
+        await until_shown(pilot, lambda: card.outcome == CANCELLED)
         assert "Stopped, as you asked." in screen_text(app)
         assert stored_tool_result(app)["error"]["kind"] == "cancelled"
 
@@ -151,8 +144,7 @@ async def test_escape_still_cancels_the_whole_turn(make_app, until) -> None:
         card = await start_count(pilot, until)
         await pilot.press("escape")
         await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
-        await pilot.pause()
-        assert card.ok is False
+        await until_shown(pilot, lambda: card.ok is False)
         text = screen_text(app)
         assert "Cancelled." in text and "never said" not in text
 
@@ -166,7 +158,6 @@ async def test_c_copies_a_finished_cards_outcome(make_app, until) -> None:
         await pilot.press("ctrl+up", "up")
         assert app.focused is card_of(app)
         await pilot.press("c")
-        await pilot.pause()
-        assert app.clipboard == "✓ counted=2"
+        await until_shown(pilot, lambda: app.clipboard == "✓ counted=2")
         assert any("Copied the outcome of slow-py.slow_count" in n.message
                    for n in app._notifications)

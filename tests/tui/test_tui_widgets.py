@@ -5,6 +5,8 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.widgets import ProgressBar
 
+from visible import until_shown
+
 from workbench.tui.widgets.message_view import MessageView
 from workbench.tui.widgets.prompt_input import PromptInput
 from workbench.tui.widgets.tool_call_card import ToolCallCard, summarize_arguments, summarize_result
@@ -44,8 +46,7 @@ async def test_tool_call_card_progress_then_error() -> None:
         assert bar.percentage == 0.4
         assert str(card.query_one(".tool-call-card--label").render()) == "step 2 of 5"
         card.finish(False, error={"kind": "timeout", "message": "the call took longer than 1 s"})
-        await pilot.pause()
-        assert card.outcome == "✗ the call took longer than 1 s"
+        await until_shown(pilot, lambda: card.outcome == "✗ the call took longer than 1 s")
         assert card.has_class("-error") and not card.has_class("-running")
         assert not bar.display
 
@@ -60,8 +61,7 @@ async def test_message_view_streams_then_renders_markdown(until) -> None:
         await until(pilot, lambda: lines_of(view) and "Hello you" in lines_of(view)[0])
         assert view.has_class("-streaming")
         await view.finish("Hello **world**")
-        await pilot.pause()
-        assert lines_of(view)[0].strip().endswith("Hello world")
+        await until_shown(pilot, lambda: lines_of(view)[0].strip().endswith("Hello world"))
         assert not view.streaming and not view.has_class("-streaming")
 
 
@@ -78,8 +78,7 @@ async def test_prompt_input_enter_submits_and_ctrl_j_breaks_the_line() -> None:
     async with app.run_test() as pilot:
         box.focus()
         await pilot.press("a", "ctrl+j", "b", "enter")
-        await pilot.pause()
-        assert app.submitted == ["a\nb"]
+        await until_shown(pilot, lambda: app.submitted == ["a\nb"])
         assert box.text == "a\nb"
 
 

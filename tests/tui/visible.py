@@ -6,7 +6,14 @@ its compositor (``Screen._compositor``); tests ask these functions instead.
 
 from __future__ import annotations
 
+import inspect
+import time
+from collections.abc import Callable
+from typing import Any
+
 from textual.app import App
+from textual.css.query import NoMatches
+from textual.pilot import Pilot
 from textual.geometry import Region
 from textual.widget import Widget
 
@@ -45,3 +52,47 @@ def on_screen(app: App, widget: Widget) -> bool:
 def widget_lines(widget: Widget) -> list[str]:
     """What ``widget`` draws, line by line (whether or not it is scrolled into view)."""
     return [strip.text for strip in widget.render_lines(Region(0, 0, *widget.size))]
+
+
+def described(predicate: Callable[[], Any]) -> str:
+    """What ``predicate`` waits for: its docstring, else its source line (a lambda's)."""
+    if predicate.__doc__:
+        return predicate.__doc__
+    try:
+        return inspect.getsource(predicate).strip()
+    except (OSError, TypeError):
+        return repr(predicate)
+
+
+async def wait_until(pilot: Pilot, predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
+    """Let the app run until ``predicate()`` holds, and return what it returned. A
+    predicate that queries a widget not mounted yet (``NoMatches``) has not held yet:
+    screens mount their children after they are shown."""
+    # The bound only decides how long a failing test takes: a loaded machine (the suite
+    # runs in parallel) can take seconds for what a person sees at once.
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            held = predicate()
+        except NoMatches:
+            held = None
+        if held:
+            return held
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {described(predicate)}")
+        await pilot.pause(0.02)
+
+
+async def until_shown(pilot: Pilot, predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
+    """Let the app run until ``predicate()`` holds and the top screen has drawn every
+    change (what a person sees then), and return what ``predicate`` returned."""
+    held: list[Any] = []
+
+    def seen() -> bool:
+        value = predicate()
+        held[:] = [value]
+        return bool(value) and drawn(pilot.app)
+
+    seen.__doc__ = f"{described(predicate)}, drawn"
+    await wait_until(pilot, seen, timeout)
+    return held[0]

@@ -20,7 +20,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Label, Static, TabbedContent, TabPane, Tabs
 
 from workbench.core.host import Host
 from workbench.core.status import StatusReport
@@ -192,8 +192,14 @@ class ExtensionsScreen(ChangesInThread, Screen):
     # --- tabs --------------------------------------------------------------------
 
     def action_show_tab(self, tab: str) -> None:
-        """Switch to the tab ``tab`` (``installed``, ``marketplace`` or ``status``)."""
-        self.query_one(TabbedContent).active = tab
+        """Switch to the tab ``tab`` (``installed``, ``marketplace`` or ``status``).
+
+        The key goes the way a click on the tab goes, through the tab bar: the bar's own
+        message that shows the first tab as the screen opens is then handled before it,
+        never after (set on ``TabbedContent`` directly, a key pressed as the screen opens
+        was undone by that message a moment later)."""
+        tabbed = self.query_one(TabbedContent)
+        tabbed.query_one(Tabs).active = tabbed.get_tab(tab).id or ""
 
     @on(TabbedContent.TabActivated)
     def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
