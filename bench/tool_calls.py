@@ -388,6 +388,8 @@ def _timed_child(work, label: str = "") -> float:
             work()
             spent = _cpu() - cpu
             os.write(write, f"{time.perf_counter() - start} {spent}".encode())
+        except BaseException as exc:  # said, then the parent says which layer failed
+            print(f"{label}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         finally:
             os._exit(0)
     os.close(write)
@@ -395,7 +397,7 @@ def _timed_child(work, label: str = "") -> float:
     os.close(read)
     os.waitpid(pid, 0)
     if not data:
-        raise RuntimeError("the measured layer failed")
+        raise RuntimeError(f"the measured layer failed: {label}")
     wall, cpu = (float(x) for x in data.split())
     CPU.setdefault(label, []).append(cpu)
     return wall
@@ -406,7 +408,7 @@ def _mapped_child(inner) -> None:
     import socket
 
     from workbench.sandbox._libc import CLONE_NEWUSER, unshare
-    from workbench.sandbox.zygote import _map_user
+    from workbench.sandbox.userns import map_user
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
@@ -421,7 +423,7 @@ def _mapped_child(inner) -> None:
         finally:
             os._exit(0)
     ours.recv(1)
-    _map_user(pid, os.getuid(), os.getgid())
+    map_user(pid, os.getuid(), os.getgid())
     ours.send(b"m")
     os.waitpid(pid, 0)
 
@@ -504,7 +506,7 @@ def _supervised_chmod(policy, target: Path, runs: int) -> list[float]:
     import socket
 
     from workbench.sandbox import metadata, seccomp
-    from workbench.sandbox.zygote import recv_fds_raw, send_fds
+    from workbench.sandbox.zygote import recv_fds, send_fds
 
     samples = []
     for _ in range(runs):
@@ -521,7 +523,7 @@ def _supervised_chmod(policy, target: Path, runs: int) -> list[float]:
             os.write(write, str(time.perf_counter() - start).encode())
             os._exit(0)
         os.close(write)
-        _, fds = recv_fds_raw(ours)
+        _, fds = recv_fds(ours)
         broker = metadata.Broker(fds[0], policy.write, (os.getuid(), os.getgid()))
         while not select.select([read], [], [], 0)[0]:
             if select.select([fds[0]], [], [], 0.05)[0]:
