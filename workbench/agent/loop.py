@@ -161,8 +161,7 @@ class TurnLoop:
                  + ("is kept up to there, marked failed" if marked else
                     "could not be marked failed: its calls are answered when the session next runs")
                  + "; free some space and send it again")
-        self.publish(TurnEnded(session_id=session_id, status="error", text=text, error=error))
-        return TurnResult(session_id, "error", text, error)
+        return self._ended_turn(session_id, "error", text, error)
 
     async def _run_batch(self, session_id: str, calls: list[ToolCall], user_text: str) -> None:
         """Run one model message's calls: consecutive parallel-safe calls together, the
@@ -260,10 +259,13 @@ class TurnLoop:
 
     async def _end_off_loop(self, session_id: str, status: str, text: str) -> TurnResult:
         await off_loop(lambda: self.store.touch_session(session_id))
-        self.publish(TurnEnded(session_id=session_id, status=status, text=text))
-        return TurnResult(session_id, status, text)
+        return self._ended_turn(session_id, status, text)
 
     def _end(self, session_id: str, status: str, text: str, error: str | None = None) -> TurnResult:
         self.store.touch_session(session_id)
+        return self._ended_turn(session_id, status, text, error)
+
+    def _ended_turn(self, session_id: str, status: str, text: str,
+                    error: str | None = None) -> TurnResult:
         self.publish(TurnEnded(session_id=session_id, status=status, text=text, error=error))
         return TurnResult(session_id, status, text, error)

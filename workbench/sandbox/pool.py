@@ -260,11 +260,16 @@ class WorkerPool:
 
     def _room(self, lane: _Lane) -> bool:
         """Whether one more worker fits, after dropping those of lanes used longer ago."""
-        need = self._measured.get(lane.policy.runtime, DEFAULT_CHARGE_MB)
-        while (len(self._charge) + 1 > self.limits.total
-               or sum(self._charge.values()) + need > self.limits.memory_mb):
+        return self._within(1, self._measured.get(lane.policy.runtime, DEFAULT_CHARGE_MB), spare=lane)
+
+    def _within(self, count: int, memory_mb: float, spare: _Lane | None = None) -> bool:
+        """Drop workers, those of the lanes called longest ago first (never ``spare``'s),
+        until ``count`` more workers holding ``memory_mb`` fit in the bounds; whether
+        they do."""
+        while (len(self._charge) + count > self.limits.total
+               or sum(self._charge.values()) + memory_mb > self.limits.memory_mb):
             victim = next((other for other in self._lanes.values()
-                           if other is not lane and other.workers), None)
+                           if other is not spare and other.workers), None)
             if victim is None:
                 return False
             task = victim.workers.pop()
@@ -288,19 +293,7 @@ class WorkerPool:
         self._measured[runtime] = size
         if task in self._charge:
             self._charge[task] = size
-            self._trim()
-
-    def _trim(self) -> None:
-        """Drop workers, those of the lanes called longest ago first, until the pool is
-        within its bounds again: a worker measured larger than it was charged."""
-        while (len(self._charge) > self.limits.total
-               or sum(self._charge.values()) > self.limits.memory_mb):
-            victim = next((lane for lane in self._lanes.values() if lane.workers), None)
-            if victim is None:
-                return
-            task = victim.workers.pop()
-            self._charge.pop(task, None)
-            _discard(task)
+            self._within(0, 0.0)  # measured larger than it was charged: back within the bounds
 
     def _touch(self, lane: _Lane) -> None:
         if lane.idle is not None:
