@@ -229,8 +229,9 @@ async def test_a_program_under_tmp_is_said_to_be_missing_because_the_shells_tmp_
     answer = await shell_lab.run("source /tmp/venv/bin/activate && pytest")
     assert answer["exit_code"] != 0
     assert answer["note"].startswith("/tmp/venv/bin/activate was not found because")
-    plain = await shell_lab.run("ls /nowhere")
-    assert plain["exit_code"] != 0 and "note" not in plain
+    assert not (shell_lab.project / "absent").exists()
+    plain = await shell_lab.run("ls absent")  # missing in the project itself: no note
+    assert plain["exit_code"] != 0 and "note" not in plain, plain
 
 
 def test_a_chats_allowed_hosts_are_kept_with_it_and_its_network_set_from_the_cli(tmp_path, home):
