@@ -38,7 +38,33 @@ async def test_u_on_a_shell_calls_card_undoes_its_change_set(make_app, until, wo
         if app.focused is not card:
             await pilot.press("up")
         assert app.focused is card
+        # A word typed on the focused card is typing: "u" asks, the next letter says no,
+        # and both reach the prompt; nothing is undone.
         await pilot.press("u")
+        await until_shown(pilot, lambda: f"Undo change set {change_set}? u again undoes it"
+                          in screen_text(app))
+        await pilot.press(*"se it")
+        await until_shown(pilot, lambda: app.chat.prompt_input.text == "use it")
+        assert "u again undoes it" not in screen_text(app)
+        assert (workdir / "notes.txt").read_text() == "after\n"
+        assert app.host.changes.show(change_set)["state"] != "undone"
+        # Esc says no too and comes back to the prompt.
+        card.focus()
+        await pilot.press("u", "escape")
+        await until_shown(pilot, lambda: app.focused is app.chat.prompt_input)
+        assert app.chat.prompt_input.text == "use it"
+        assert (workdir / "notes.txt").read_text() == "after\n"
+        # An arrow says no and moves on, as it would have.
+        card.focus()
+        await pilot.press("u")
+        await until_shown(pilot, lambda: "u again undoes it" in screen_text(app))
+        await pilot.press("down")
+        await until_shown(pilot, lambda: "u again undoes it" not in screen_text(app))
+        assert app.chat.prompt_input.text == "use it"
+        assert app.host.changes.show(change_set)["state"] != "undone"
+        # u, then u again, undoes.
+        card.focus()
+        await pilot.press("u", "u")
         await until(pilot, lambda: card.state.undone, timeout=30)
         assert (workdir / "notes.txt").read_text() == "before\n"
         assert not (workdir / "new.txt").exists()

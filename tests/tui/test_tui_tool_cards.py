@@ -106,6 +106,9 @@ async def test_x_cancels_the_focused_call_and_the_turn_goes_on(make_app, until) 
             await pilot.press("up")
         assert app.focused is card
         assert card.check_action("cancel_call", ()) is True
+        await pilot.press("x")  # asks on the card first
+        await until_shown(pilot, lambda: "Cancel this call? x again cancels it" in screen_text(app))
+        assert card.ok is None and not card.state.stopping
         await pilot.press("x")
         await until(pilot, lambda: card.ok is not None, timeout=30)
         await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)

@@ -357,6 +357,12 @@ class ChatScreen(Screen):
         if not self.host.chats.cancel_call(message.call_id):
             self.notify("That call is not running any more.", severity="warning")
 
+    @on(ToolCallCard.TypedAway)
+    def typed_on_a_card(self, message: ToolCallCard.TypedAway) -> None:
+        self.prompt_input.focus()
+        if message.text:
+            self.prompt_input.insert(message.text)
+
     @on(ToolCallCard.UndoRequested)
     def undo_change(self, message: ToolCallCard.UndoRequested) -> None:
         self._undo_change(message.card, message.change_set)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -150,9 +151,14 @@ class ToolCallCard(Vertical, can_focus=True):
     | Key | Does |
     | --- | --- |
     | l, enter | Show or hide the call's log. |
-    | x | Cancel this call (only while it runs; the turn goes on). |
-    | u | Undo the change the call made to the project (a shell command's change set). |
+    | x | Cancel this call (only while it runs; the turn goes on): asks, ``x`` again does it. |
+    | u | Undo the change the call made to the project (a shell command's change set): asks, ``u`` again does it. |
     | c | Copy the outcome (or the arguments while it runs). |
+
+    The two keys that undo something ask first, on the card: a person who focused the
+    card and then typed a word beginning with ``u`` or ``x`` has asked for nothing, so
+    any other key answers no and goes to the prompt with the letter before it
+    (``TypedAway``); Esc answers no and goes back to the prompt.
 
     Clicking the ``▸ log`` line toggles the log; clicking ``✕ cancel`` cancels.
 
@@ -166,8 +172,8 @@ class ToolCallCard(Vertical, can_focus=True):
 
     BINDINGS = [
         Binding("l,enter", "toggle_logs", "Log"),
-        Binding("x", "cancel_call", "Cancel call"),
-        Binding("u", "undo_change", "Undo change"),
+        Binding("x", "ask('cancel_call')", "Cancel call"),
+        Binding("u", "ask('undo_change')", "Undo change"),
         Binding("c", "copy", "Copy"),
     ]
 
@@ -219,6 +225,7 @@ class ToolCallCard(Vertical, can_focus=True):
         }
         & > .tool-call-card--outcome { max-height: 6; }
         & > .tool-call-card--change { height: 1; color: $text-secondary; }
+        & > .tool-call-card--question { height: auto; color: $text-warning; display: none; }
         &.-ok > .tool-call-card--outcome { color: $text-success; }
         &.-error > .tool-call-card--outcome { color: $text-error; }
     }
@@ -248,10 +255,28 @@ class ToolCallCard(Vertical, can_focus=True):
         def control(self) -> ToolCallCard:
             return self.card
 
+    class TypedAway(Message):
+        """Keys pressed on the card were typing, not actions: ``text`` goes to the prompt."""
+
+        def __init__(self, card: ToolCallCard, text: str) -> None:
+            super().__init__()
+            self.card = card
+            self.text = text
+
+        @property
+        def control(self) -> ToolCallCard:
+            return self.card
+
+    ASKING = {"undo_change": ("u", "Undo change set {change_set}? u again undoes it · any other key, no"),
+              "cancel_call": ("x", "Cancel this call? x again cancels it · any other key, no")}
+    """The actions a key asks about before doing: their key and the question."""
+
     def __init__(self, call_id: str, tool: str, arguments: Any = None, *,
                  state: ToolCallState | None = None) -> None:
         super().__init__()
         self.state = state or ToolCallState(call_id, tool, arguments)
+        self.asking: str | None = None
+        """The action (``undo_change``, ``cancel_call``) the card asks about, if any."""
         self.border_title = Text(self.state.tool)
         self._set_state_classes()
 
@@ -298,6 +323,7 @@ class ToolCallCard(Vertical, can_focus=True):
             yield Static(self._log_text(), classes="tool-call-card--log")
         yield Static(Text(state.outcome), classes="tool-call-card--outcome")
         yield Static(self._change_text(), classes="tool-call-card--change")
+        yield Static("", classes="tool-call-card--question")
 
     def _change_text(self) -> Content:
         state = self.state
@@ -366,6 +392,11 @@ class ToolCallCard(Vertical, can_focus=True):
         outcome = self.query_one(".tool-call-card--outcome", Static)
         outcome.update(Text(state.outcome))
         outcome.display = not state.running
+        for question in self.query(".tool-call-card--question").results(Static):
+            asked = self.ASKING.get(self.asking or "")
+            question.display = asked is not None
+            if asked is not None:
+                question.update(Text(asked[1].format(change_set=state.change_set)))
         for bar in self.query(ProgressBar):
             bar.update(progress=state.progress * 100)
             bar.display = state.running
@@ -392,6 +423,42 @@ class ToolCallCard(Vertical, can_focus=True):
         self._refresh_parts()
 
     # --- what the person does -------------------------------------------------
+
+    def ask(self, action: str) -> None:
+        """Ask on the card before ``action`` (a key in ``ASKING``) is done."""
+        if self.check_action(action, ()) is not True:
+            getattr(self, f"action_{action}")()  # says why it cannot
+            return
+        self.asking = action
+        self._refresh_parts()
+        self.call_after_refresh(self.scroll_visible, animate=False)
+
+    def _stop_asking(self) -> None:
+        if self.asking is not None:
+            self.asking = None
+            self._refresh_parts()
+
+    def on_key(self, event: events.Key) -> None:
+        """While the card asks: its key again does it; Esc says no (back to the prompt);
+        a printable key says no and is typed in the prompt after the asking letter, so
+        nothing typed is lost; any other key (an arrow, Tab) says no and does its work."""
+        if self.asking is None:
+            return
+        action, (letter, _question) = self.asking, self.ASKING[self.asking]
+        self._stop_asking()
+        if event.key == letter:
+            getattr(self, f"action_{action}")()
+        elif event.key == "escape":
+            self.post_message(self.TypedAway(self, ""))
+        elif event.is_printable and event.character:
+            self.post_message(self.TypedAway(self, letter + event.character))
+        else:
+            return
+        event.stop()
+        event.prevent_default()
+
+    def on_blur(self) -> None:
+        self._stop_asking()
 
     def action_toggle_logs(self) -> None:
         """Show or hide the call's log."""
@@ -434,7 +501,12 @@ class ToolCallCard(Vertical, can_focus=True):
         self.notify(f"Copied the {'outcome' if state.outcome else 'arguments'} of {state.tool}.",
                     title="Copied")
 
+    def action_ask(self, action: str) -> None:
+        self.ask(action)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "ask":
+            return self.check_action(str(parameters[0]), ()) if parameters else None
         if action == "cancel_call":
             return self.state.running and not self.state.stopping
         if action == "toggle_logs":
