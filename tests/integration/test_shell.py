@@ -234,6 +234,54 @@ async def test_a_program_under_tmp_is_said_to_be_missing_because_the_shells_tmp_
     assert plain["exit_code"] != 0 and "note" not in plain, plain
 
 
+async def test_the_exit_code_is_always_the_commands_own(shell_lab):
+    """The supervisor reads PID 1's status the middle process sent before it ended,
+    whichever of the two the poll lists first: once in about forty commands the old
+    code answered the middle process's 0 for a command that failed."""
+    wrong = []
+    for _ in range(60):
+        answer = await shell_lab.run("c=$((RANDOM % 200 + 1)); echo $c; exit $c")
+        if answer["exit_code"] != int(answer["output"]):
+            wrong.append((answer["output"].strip(), answer["exit_code"]))
+    assert not wrong, f"exit codes answered wrong (said, answered): {wrong}"
+
+
+async def test_a_scripts_interpreter_under_tmp_is_said_to_be_missing_too(shell_lab, tmp_path):
+    """Bash 5.2 says only "cannot execute: required file not found" for a script whose
+    ``#!`` names a missing interpreter; when that interpreter is under /tmp, the note
+    says why (read from the script's first line in the project, nothing else)."""
+    script = shell_lab.project / "run.sh"
+    script.write_text("#!/tmp/venv/bin/python\nprint(1)\n")
+    script.chmod(0o755)
+    answer = await shell_lab.run("./run.sh")
+    assert answer["exit_code"] == 127, answer
+    assert answer["note"].startswith("/tmp/venv/bin/python was not found because the shell's "
+                                     "/tmp is its own"), answer
+    script.write_text("#!/usr/bin/env -S /tmp/v/bin/python3 -u\nprint(1)\n")
+    answer = await shell_lab.run(f"{script}")
+    assert answer["note"].startswith("/tmp/v/bin/python3 was not found"), answer
+    # a missing interpreter elsewhere is bash's own answer, with no note
+    script.write_text("#!/opt/nothing/python\n")
+    answer = await shell_lab.run("./run.sh")
+    assert answer["exit_code"] == 127 and "note" not in answer, answer
+
+
+async def test_what_a_command_prints_never_makes_the_host_read_past_the_project(shell_lab, tmp_path):
+    """The note reads a script's first line only beneath the project, a regular file,
+    no link followed: a command that prints bash's message naming a file outside, a
+    link out, a FIFO or a ``#!`` line with hostile text gets no note, at once."""
+    outside = tmp_path / "outside.sh"
+    outside.write_text("#!/tmp/leaked-from-outside\n")
+    (shell_lab.project / "link.sh").symlink_to(outside)
+    os.mkfifo(shell_lab.project / "pipe.sh")
+    (shell_lab.project / "odd.sh").write_text("#!/tmp/x\x1b]0;owned\x07\n")
+    (shell_lab.project / "long.sh").write_text("#!/tmp/" + "a" * 5000 + "\n")
+    for named in (str(outside), "../outside.sh", "link.sh", "pipe.sh", "odd.sh", "long.sh"):
+        answer = await shell_lab.run(
+            f"echo 'bash: line 1: {named}: cannot execute: required file not found'; exit 127")
+        assert answer["exit_code"] == 127 and "note" not in answer, (named, answer)
+
+
 def test_a_chats_allowed_hosts_are_kept_with_it_and_its_network_set_from_the_cli(tmp_path, home):
     """"Allow for this chat" on a network card holds in the resumed chat (kept in the
     store), and `workbench sessions network` reads and sets the chat's network, never

@@ -185,16 +185,20 @@ def open_at_beneath(dirfd: int, relative: str, flags: int = os.O_RDONLY, mode: i
     return _walk(dirfd, parts, flags, relative)
 
 
-def read_beneath(root: str | os.PathLike[str], relative: str, limit: int) -> bytes:
+def read_beneath(root: str | os.PathLike[str] | int, relative: str, limit: int, *,
+                 head: bool = False) -> bytes:
     """The bytes of the regular file ``relative`` inside ``root`` (see
-    :func:`open_beneath`), at most ``limit`` of them.
+    :func:`open_beneath`; ``root`` may be a folder's descriptor, as for
+    :func:`open_at_beneath`), at most ``limit`` of them; with ``head``, its first
+    ``limit`` bytes whatever its size.
 
     Raises:
         OSError: As :func:`open_beneath`; ``EISDIR``/``EINVAL`` for what is not a
             regular file (a FIFO is never opened for reading: it could block); ``EFBIG``
-            past ``limit``.
+            past ``limit`` (unless ``head``).
     """
-    probe = open_beneath(root, relative, os.O_PATH)
+    probe = (open_at_beneath(root, relative, os.O_PATH) if isinstance(root, int)
+             else open_beneath(root, relative, os.O_PATH))
     try:
         info = os.fstat(probe)
         if not stat.S_ISREG(info.st_mode):
@@ -206,9 +210,12 @@ def read_beneath(root: str | os.PathLike[str], relative: str, limit: int) -> byt
         os.close(probe)
     try:
         chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 16):
+        while chunk := os.read(fd, min(1 << 16, limit + 1 - size) if head else 1 << 16):
             size += len(chunk)
             if size > limit:
+                if head:
+                    chunks.append(chunk[: len(chunk) - (size - limit)])
+                    break
                 raise OSError(errno.EFBIG, f"larger than {limit} bytes", relative)
             chunks.append(chunk)
         return b"".join(chunks)

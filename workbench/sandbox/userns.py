@@ -138,7 +138,30 @@ def watch(pid: int, sync: socket.socket, policy: Policy, owner: tuple[int, int],
     poller.register(sync.fileno(), select.POLLIN)
     broker = None
     reported = None
+    sync_open = True
     timeout = int(every_s * 1000) if tick is not None else None
+
+    def from_middle() -> None:
+        """One message from the middle process: PID 1's status, or the broker's socket."""
+        nonlocal broker, reported, sync_open
+        try:
+            message, fds = recv_raw(sync)
+        except OSError:
+            message, fds = b"", []
+        if message.startswith(b"status") and len(message) == 10:
+            reported = struct.unpack("i", message[6:])[0]
+            if on_status is not None:
+                on_status(reported)
+        elif fds and broker is None and message.startswith(b'{"listener"'):
+            broker = metadata.Broker(fds[0], [*policy.write, *policy.runtime_write], owner)
+            poller.register(fds[0], select.POLLIN)
+            fds = fds[1:]
+        for extra in fds:
+            os.close(extra)
+        if not message:
+            poller.unregister(sync.fileno())
+            sync_open = False
+
     while True:
         ready = poller.poll(timeout)
         if tick is not None:
@@ -147,26 +170,15 @@ def watch(pid: int, sync: socket.socket, policy: Policy, owner: tuple[int, int],
             if fd == pidfd:
                 _, status = os.waitpid(pid, 0)
                 os.close(pidfd)
+                # What the middle process sent before it ended is read first, whatever
+                # order the poll listed the two in: PID 1's status may be among it.
+                while sync_open and select.select([sync], [], [], 0)[0]:
+                    from_middle()
                 if broker is not None:
                     os.close(broker.listener)
                 return reported if reported is not None else status
             if fd == sync.fileno():
-                try:
-                    message, fds = recv_raw(sync)
-                except OSError:
-                    message, fds = b"", []
-                if message.startswith(b"status") and len(message) == 10:
-                    reported = struct.unpack("i", message[6:])[0]
-                    if on_status is not None:
-                        on_status(reported)
-                elif fds and broker is None and message.startswith(b'{"listener"'):
-                    broker = metadata.Broker(fds[0], [*policy.write, *policy.runtime_write], owner)
-                    poller.register(fds[0], select.POLLIN)
-                    fds = fds[1:]
-                for extra in fds:
-                    os.close(extra)
-                if not message:
-                    poller.unregister(sync.fileno())
+                from_middle()
             elif broker is not None and fd == broker.listener:
                 if events & (select.POLLHUP | select.POLLERR) or not broker.handle():
                     poller.unregister(fd)

@@ -30,7 +30,7 @@ from workbench.config.settings import NETWORK_LEVELS, Settings
 from workbench.errors import ToolError
 from workbench.events import NETWORK_ANSWERS, NetworkRequest, RequestDenied
 from workbench.sandbox.client import ZygoteClient
-from workbench.sandbox.paths import PathChanged, pin_path
+from workbench.sandbox.paths import PathChanged, Pin, open_pinned, pin_path, read_beneath
 from workbench.sandbox.policy import Limits
 from workbench.sandbox.proxy import internal, parse_address
 from workbench.shell import network
@@ -75,18 +75,53 @@ LONGEST_S = 28 * 60
 """The longest any command may run (the bound of ``shell.max_timeout_s``)."""
 
 
-_TMP_PROGRAM = re.compile(r"(/tmp/[^\s:'\"]+)(?:: bad interpreter)?: No such file or directory")
+_TMP_PROGRAM = re.compile(r"['‘]?(/tmp/[^\s:'\"‘’]+)['’]?(?:: bad interpreter)?: No such file or directory")
+_NO_INTERPRETER = re.compile(r": ([^\s:'\"]+): cannot execute: required file not found")
+_TMP_PATH = re.compile(r"/tmp/[A-Za-z0-9._+@%=,/-]{1,200}")
 
 
-def _missing_tmp_program(output: str) -> str:
-    """Why a program or file named under ``/tmp`` was not found, when bash (or the
-    program) said only "No such file": the shell's ``/tmp`` is its own, empty at each
-    command, not the host's. The host's ``/tmp`` is never looked at, so the answer
-    tells nothing of what is there."""
-    found = _TMP_PROGRAM.search(output)
+def _interpreter_under_tmp(output: str, project: Pin) -> str:
+    """The ``/tmp`` interpreter a script's ``#!`` line names, when bash said only that
+    the script "cannot execute: required file not found" (bash 5.2 names no
+    interpreter). The script is read beneath the project (its first line, a regular
+    file, no link followed); a script elsewhere is not looked at."""
+    found = _NO_INTERPRETER.search(output)
     if found is None:
         return ""
-    return (f"{found.group(1)} was not found because the shell's /tmp is its own, empty at "
+    script, folder = found.group(1), project.path.rstrip("/") + "/"
+    if script.startswith("/"):
+        if not script.startswith(folder):
+            return ""
+        script = script[len(folder):]
+    try:
+        fd = open_pinned(project)  # the very folder the command ran on
+        if fd is None:
+            return ""
+        try:
+            first = read_beneath(fd, script, 256, head=True).split(b"\n", 1)[0]
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, PathChanged):
+        return ""
+    if not first.startswith(b"#!"):
+        return ""
+    words = first[2:].decode("utf-8", "replace").split()
+    if words[:1] == ["/usr/bin/env"] or words[:1] == ["/bin/env"]:
+        words = [w for w in words[1:] if not w.startswith("-")]
+    named = _TMP_PATH.fullmatch(words[0]) if words else None
+    return named.group(0) if named else ""
+
+
+def _missing_tmp_program(output: str, project: Pin) -> str:
+    """Why a program or file named under ``/tmp`` was not found, when bash (or the
+    program) said only "No such file", or a script's ``#!`` line names one: the shell's
+    ``/tmp`` is its own, empty at each command, not the host's. The host's ``/tmp`` is
+    never looked at, so the answer tells nothing of what is there."""
+    found = _TMP_PROGRAM.search(output)
+    missing = found.group(1) if found else _interpreter_under_tmp(output, project)
+    if not missing:
+        return ""
+    return (f"{missing} was not found because the shell's /tmp is its own, empty at "
             "each command, not the host's /tmp: put the program or file in the project, or run "
             "a program of the host's installation (the folders shell.programs names)")
 
@@ -263,7 +298,7 @@ class ShellSource(ToolSource):
             answer["not_applied"] = apply_error
         if ran.net_events:
             answer["network"] = [event["message"] for event in ran.net_events[:20]]
-        missing = _missing_tmp_program(answer["output"])
+        missing = await asyncio.to_thread(_missing_tmp_program, answer["output"], pin)
         if missing:
             note = f"{note}; {missing}" if note else missing
         if note:
