@@ -539,7 +539,7 @@ class ToolGateway:
         return ToolContext(sink=sink, asker=ask,
                            chat=ChatContext(user_message=options.user_message,
                                             session_id=options.session_id, locale=self.locale,
-                                            project=self._project(), review_writes=self.reviews()),
+                                            project_of=self._project, review_writes=self.reviews()),
                            granted=granted, authorize=authorize, requester=request)
 
     def _project(self) -> str | None:
