@@ -56,7 +56,11 @@ test: lint $(MCP_STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25
 
 # Every benchmark in bench/, one after another, then one table of their figures.
+# bench/tool_calls.py measures bwrap per call (Debian's bubblewrap) beside our calls.
 bench: setup $(MCP_STAMP)
+	@command -v bwrap >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
+		|| { apt-get install -y -qq bubblewrap >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq bubblewrap; }; } \
+		|| echo "note: bubblewrap (Debian) could not be installed; bench/tool_calls.py says its peer is not measured"
 	$(BIN)/python bench/_all.py
 
 clean:

@@ -2,7 +2,8 @@
 
 A benchmark calls :func:`report` for each figure it has a goal for (or wants in the
 table): the figure, the baseline measured in the same run and what that baseline is,
-and the goal — a time (``max_ms``) or a ratio to the baseline (``max_ratio``). It
+and the goal — a time (``max_ms``), a ratio to the baseline (``max_ratio``) or
+what the figure may add to the baseline (``max_over_ms``). It
 prints the line; when ``BENCH_TABLE`` names a file (``bench/_all.py`` sets it), the row
 is also appended to it as one JSON object, for the table.
 
@@ -28,6 +29,8 @@ class Row:
         baseline_name: What the baseline is (the old design, a peer, a floor).
         max_ms: The goal as a time, or None.
         max_ratio: The goal as a ratio ``figure / baseline``, or None.
+        max_over_ms: The goal as what the figure may add to the baseline
+            (``figure - baseline``, milliseconds), or None.
     """
 
     bench: str
@@ -37,6 +40,7 @@ class Row:
     baseline_name: str
     max_ms: float | None = None
     max_ratio: float | None = None
+    max_over_ms: float | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -48,6 +52,8 @@ class Row:
             return f"<= {self.max_ms:g} ms"
         if self.max_ratio is not None:
             return f"<= {self.max_ratio:g}x"
+        if self.max_over_ms is not None:
+            return f"<= +{self.max_over_ms:g} ms"
         return "-"
 
     @property
@@ -56,6 +62,8 @@ class Row:
             return self.figure <= self.max_ms
         if self.max_ratio is not None and self.ratio is not None:
             return self.ratio <= self.max_ratio
+        if self.max_over_ms is not None and self.baseline is not None:
+            return self.figure - self.baseline <= self.max_over_ms
         return None
 
 
@@ -65,7 +73,7 @@ def verdict(met: bool | None) -> str:
 
 def report(bench: str, name: str, figure: float, baseline: float | None = None,
            baseline_name: str = "", *, max_ms: float | None = None,
-           max_ratio: float | None = None) -> Row:
+           max_ratio: float | None = None, max_over_ms: float | None = None) -> Row:
     """Print one figure beside its baseline and goal; add it to the table when one is kept.
 
     Args:
@@ -76,8 +84,9 @@ def report(bench: str, name: str, figure: float, baseline: float | None = None,
         baseline_name: What the baseline is.
         max_ms: The goal as a time.
         max_ratio: The goal as a ratio to the baseline.
+        max_over_ms: The goal as milliseconds added to the baseline.
     """
-    row = Row(bench, name, figure, baseline, baseline_name, max_ms, max_ratio)
+    row = Row(bench, name, figure, baseline, baseline_name, max_ms, max_ratio, max_over_ms)
     against = (f"   baseline {baseline:9.3f} ms ({baseline_name})   x{row.ratio:.2f}"
                if baseline is not None and row.ratio is not None else "")
     print(f"{name:<52} {figure:9.3f} ms{against}   goal {row.goal} {verdict(row.met)}", flush=True)

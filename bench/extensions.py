@@ -28,6 +28,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import report  # noqa: E402
+
 RUNS = int(os.environ.get("BENCH_RUNS", "9"))
 COUNT = int(os.environ.get("BENCH_EXTENSIONS", "50"))
 GOAL_MS = 100.0
@@ -130,11 +134,10 @@ def main() -> None:
             none_ms.append(sample(empty, work))
             many_ms.append(sample(full, work))
         none, many = statistics.median(none_ms), statistics.median(many_ms)
-        extra = many - none
         print(f"start, no extensions        {none:7.1f} ms   (median of {RUNS})")
         print(f"start, {COUNT} extensions        {many:7.1f} ms   (median of {RUNS})")
-        print(f"difference                  {extra:7.1f} ms   goal <= {GOAL_MS:.0f} ms"
-              f"   {'ok' if extra <= GOAL_MS else 'OVER'}")
+        report("extensions", f"Host.open + close, {COUNT} extensions installed", many, none,
+               "the same with none installed", max_over_ms=GOAL_MS)
         if os.environ.get("BENCH_PROFILE"):
             subprocess.run([sys.executable, "-c", PROFILED], env=env_for(full, work), cwd=work,
                            check=True)

@@ -29,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _report import report  # noqa: E402
+
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", "300"))
 GOAL_MS = 2.0
 
@@ -92,12 +94,10 @@ async def main() -> None:
     listener.close()
     server.close()
     base = statistics.median(direct)
-    print(f"a. direct GET (baseline):       {base:.3f} ms")
-    for label, samples in (("b. through the proxy (HTTP):  ", forwarded),
-                           ("c. through a CONNECT tunnel:  ", tunnelled)):
-        median = statistics.median(samples)
-        verdict = "ok" if median - base <= GOAL_MS else "OVER"
-        print(f"{label} {median:.3f} ms  (+{median - base:.3f} ms; goal +{GOAL_MS:g} ms: {verdict})")
+    for label, samples in (("GET through the proxy (HTTP)", forwarded),
+                           ("GET through a CONNECT tunnel", tunnelled)):
+        report("proxy", label, statistics.median(samples), base, "a direct GET, fresh connection",
+               max_over_ms=GOAL_MS)
     addresses = [ipaddress.ip_address(a) for a in (
         "8.8.8.8", "10.0.0.1", "100.64.0.1", "::1", "::ffff:127.0.0.1", "2002:7f00:1::",
         "2606:4700:4700::1111", "64:ff9b::1", "fe80::1", "93.184.216.34")]

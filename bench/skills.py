@@ -14,6 +14,7 @@ import statistics
 import time
 from pathlib import Path
 
+from _report import report
 from workbench.capabilities import memories
 from workbench.core.memory_context import MemoryItem, plan_context
 
@@ -45,8 +46,8 @@ def main() -> None:
     baseline = timed(found, fresh=True)
     plan_context(found, 200_000)
     steady = timed(found, fresh=False)
-    print(f"listing {COUNT} skills: {steady:.1f} ms with front matter read before "
-          f"(goal <= 10 ms); {baseline:.1f} ms parsing every one anew (baseline, same run)")
+    report("skills", f"listing {COUNT} skills, front matter read before", steady, baseline,
+           "every front matter parsed anew", max_ms=10)
 
 
 if __name__ == "__main__":

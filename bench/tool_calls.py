@@ -14,10 +14,14 @@ TypeScript (Deno) it prints p50 and p95 of:
 - a long run of calls with no gap at all (``RUNS`` of them): every call still needs a
   fresh worker, so past the pool's few this is bounded by how fast workers start
   (printed without a goal);
+- a call on a ready worker alone (``Worker.call``: the call sent, the tool imported
+  and run in the worker, its answer read), from the spaced calls: Deno's beside
+  Python's (goal: at most ``READY_RATIO`` times it);
 - the peer designs, per call: a fresh ``deno run`` with permission flags importing the
   tool and calling it, and ``bwrap`` (bubblewrap) running ``python -I -S`` doing the
-  same, when it is installed (else the line says it is missing); each with the ratio
-  of our back-to-back p50 to it.
+  same, when it is installed (else the line says it is missing, and Python's figures
+  stand beside a bare interpreter's start instead). Each of our figures is reported
+  (``_report.report``) beside the peer of its runtime, with the ratio.
 
 Overhead is a call's time minus the in-process time. Goals: spaced and back-to-back
 calls at most 4 ms (Python) and 5 ms (Deno) at p50; a first call at most 60 ms for
@@ -53,6 +57,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import report  # noqa: E402
+
 RUNS = int(os.environ.get("BENCH_RUNS", "40"))
 FIRSTS = int(os.environ.get("BENCH_FIRSTS", "8"))
 GAP_S = 0.05
@@ -60,6 +68,10 @@ GAP_S = 0.05
 BURST = int(os.environ.get("BENCH_BURST", "4"))
 """Calls of one turn made back to back."""
 TURNS = int(os.environ.get("BENCH_TURNS", "12"))
+
+READY_RATIO = 1.1
+"""Deno's call on a ready worker (``Worker.call``: the call sent, the tool imported and
+run, its answer read) against Python's in the same run: as fast, within a tenth."""
 
 PY = "def trivial(args, ctx):\n    return {'n': args.get('n', 0) + 1}\n"
 TS = "export function trivial(args: { n?: number }) { return { n: (args.n ?? 0) + 1 }; }\n"
@@ -161,9 +173,24 @@ async def measure(root: Path, runtime: str) -> dict[str, list[float]]:
     from workbench.core.host import Host
     from workbench.tools.loader import load_extension
 
+    from workbench.sandbox.worker_host import Worker
+
     folder = make_extension(root, runtime)
     name = f"trivial_{runtime}"
-    found: dict[str, list[float]] = {"first": [], "spaced": [], "burst": [], "sustained": []}
+    found: dict[str, list[float]] = {"first": [], "spaced": [], "burst": [], "sustained": [],
+                                     "ready": []}
+    plain_call = Worker.call
+
+    async def worker_call(self, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return await plain_call(self, *args, **kwargs)
+        finally:
+            if timing_ready:
+                found["ready"].append(time.perf_counter() - start)
+
+    timing_ready = False
+    Worker.call = worker_call  # type: ignore[method-assign]
 
     async def timed(label: str, index: int) -> None:
         start = time.perf_counter()
@@ -185,9 +212,11 @@ async def measure(root: Path, runtime: str) -> dict[str, list[float]]:
             await asyncio.sleep(0.05)
             await timed("first", index)
         since = cpu_ms(zygote)
+        timing_ready = True  # the spaced calls' workers were ready long before their call
         for index in range(RUNS):
             await asyncio.sleep(GAP_S)
             await timed("spaced", index)
+        timing_ready = False
         spent("spaced", since)
         host.sandbox.forget()
         for turn in range(TURNS + 1):
@@ -206,6 +235,7 @@ async def measure(root: Path, runtime: str) -> dict[str, list[float]]:
             await timed("sustained", index)
         await pool_ready(host)
         spent("sustained", since)
+    Worker.call = plain_call  # type: ignore[method-assign]
     return found
 
 
@@ -258,7 +288,7 @@ def bwrap_per_call(root: Path) -> list[float] | None:
             "--ro-bind-try", "/lib", "/lib", "--ro-bind-try", "/lib64", "/lib64",
             "--ro-bind", sys.base_prefix, sys.base_prefix, "--ro-bind", str(folder), str(folder),
             "--proc", "/proc", "--dev", "/dev",
-            sys.executable, "-I", "-S", "-c", PEER_PY.format(folder=str(folder))]
+            os.path.realpath(sys.executable), "-I", "-S", "-c", PEER_PY.format(folder=str(folder))]
     samples = []
     since = children_cpu_ms()
     for _ in range(max(10, RUNS // 2)):
@@ -360,9 +390,13 @@ def shell_part(root: Path) -> None:
     firsts, laters = asyncio.run(measure_shell(root))
     print(line("shell: first call (cold worker)", firsts, bash_ms))
     print(line("shell: later calls (warm worker)", laters, bash_ms, 15))
+    report("tool_calls", "shell: later calls of `true` (warm worker)", pct(laters, 0.5), bash_ms,
+           "a bare `bash -c true`", max_over_ms=15)
     applied, copied = apply_thousand(root)
     print(line("a plain copy of 1,000 files", copied))
     print(line("shell: apply a 1,000-file change set", applied, 0.0, 1000))
+    report("tool_calls", "shell: apply a 1,000-file change set", pct(applied, 0.5), pct(copied, 0.5),
+           "a plain copy of the same files", max_ms=1000)
 
 
 CPU: dict[str, list[float]] = {}
@@ -550,28 +584,38 @@ def main() -> None:
     print(line("a call's messages, json.loads", bare))
     print(line("a call's messages, protocol.decode", checked, pct(bare, 0.5)))
     goals = {"python": (60, 4), "deno": (60, 5)}
-    bursts: dict[str, float] = {}
-    for runtime in ("python", "deno"):
-        found = asyncio.run(measure(root, runtime))
+    found = {runtime: asyncio.run(measure(root, runtime)) for runtime in ("python", "deno")}
+    for runtime, samples in found.items():
         first_goal, later_goal = goals[runtime]
-        print(line(f"{runtime}: first call (cold worker)", found["first"], floor_ms, first_goal))
-        print(line(f"{runtime}: spaced calls ({GAP_S * 1000:g} ms apart)", found["spaced"], floor_ms,
+        print(line(f"{runtime}: first call (cold worker)", samples["first"], floor_ms, first_goal))
+        print(line(f"{runtime}: spaced calls ({GAP_S * 1000:g} ms apart)", samples["spaced"], floor_ms,
                    later_goal) + cpu_note(f"{runtime}:spaced"))
-        print(line(f"{runtime}: back-to-back, turns of {BURST}", found["burst"], floor_ms, later_goal)
+        print(line(f"{runtime}: back-to-back, turns of {BURST}", samples["burst"], floor_ms, later_goal)
               + cpu_note(f"{runtime}:burst"))
-        print(line(f"{runtime}: {RUNS} calls with no gap at all", found["sustained"], floor_ms)
+        print(line(f"{runtime}: {RUNS} calls with no gap at all", samples["sustained"], floor_ms)
               + cpu_note(f"{runtime}:sustained"))
-        bursts[runtime] = pct(found["burst"], 0.5)
-    peers = {"fresh `deno run` per call": ("peer:deno", fresh_deno_run(root))}
+        print(line(f"{runtime}: its call on a ready worker", samples["ready"]))
+    deno_peer = fresh_deno_run(root)
     bwrapped = bwrap_per_call(root)
+    print(line("peer: fresh `deno run` per call", deno_peer) + cpu_note("peer:deno"))
     if bwrapped is None:
-        print("bwrap per call: not measured, bwrap is not installed here")
+        print("peer: bwrap per call: not measured, bwrap (Debian's bubblewrap) is not installed here")
     else:
-        peers["bwrap per call (python -I -S)"] = ("peer:bwrap", bwrapped)
-    for label, (key, samples) in peers.items():
-        peer = pct(samples, 0.5)
-        ratios = "  ".join(f"{runtime} back-to-back / it {ours / peer:5.2f}" for runtime, ours in bursts.items())
-        print(line(f"peer: {label}", samples) + cpu_note(key) + f"   {ratios}")
+        print(line("peer: bwrap per call (python -I -S)", bwrapped) + cpu_note("peer:bwrap"))
+    peers = {"python": (bwrapped, "bwrap per call (python -I -S)") if bwrapped is not None
+             else (bare_interpreter(), "bare `python -I -S` start (no bwrap here)"),
+             "deno": (deno_peer, "fresh `deno run` per call")}
+    for runtime, samples in found.items():
+        first_goal, later_goal = goals[runtime]
+        peer, peer_name = pct(peers[runtime][0], 0.5), peers[runtime][1]
+        report("tool_calls", f"{runtime}: first call (cold worker), overhead",
+               pct(samples["first"], 0.5) - floor_ms, peer, peer_name, max_ms=first_goal)
+        report("tool_calls", f"{runtime}: spaced calls ({GAP_S * 1000:g} ms apart), overhead",
+               pct(samples["spaced"], 0.5) - floor_ms, peer, peer_name, max_ms=later_goal)
+        report("tool_calls", f"{runtime}: back-to-back calls, overhead", pct(samples["burst"], 0.5)
+               - floor_ms, peer, peer_name, max_ms=later_goal)
+    report("tool_calls", "deno: its call on a ready worker", pct(found["deno"]["ready"], 0.5),
+           pct(found["python"]["ready"], 0.5), "python's, same run", max_ratio=READY_RATIO)
     if os.environ.get("BENCH_ONLY") == "calls":
         return
     shell_part(root)

@@ -410,3 +410,26 @@ async def test_a_grant_revoked_while_its_call_runs_starts_no_worker_for_it(lab, 
     after = await lab.host.tools.call("peek", {"path": str(other / "note.txt"), "go": str(go)},
                                      CallOptions(prompt=False))
     assert after.ok and after.result.startswith("refused"), after.result
+
+
+async def test_a_grant_revoked_while_a_refill_is_put_off_starts_no_worker_for_it(lab, tmp_path):
+    """After a call that leaves a ready worker, the lane's next workers start only once
+    its burst of calls ends; a grant revoked before then is in none of them."""
+    granted, other = folders(tmp_path)
+    reader(lab, "python", granted, other)
+    lab.host.gateway.responder = Person("always")
+    pool = lab.host.sandbox.pool
+    for _ in range(3):  # back to back: the lane keeps more than one worker
+        outcome = await lab.host.tools.call("peek", {"path": str(other / "note.txt")})
+        assert outcome.ok and outcome.result == "other note", outcome.error
+    await ready(lab.host)
+    outcome = await lab.host.tools.call("peek", {"path": str(other / "note.txt")})
+    assert outcome.ok and outcome.result == "other note", outcome.error
+    assert pool.put_off() == ["pooled.peek"], "a ready worker was left: the refill waits"
+    assert lab.host.grants.revoke("peek", "read", str(other)) == 1
+    assert not pool.put_off() and not in_pool(lab.host, other)
+    await ready(lab.host)  # what was put off would start now
+    assert not in_pool(lab.host, other), "a worker was started with the revoked grant"
+    after = await lab.host.tools.call("peek", {"path": str(other / "note.txt")},
+                                     CallOptions(prompt=False))
+    assert after.ok and after.result.startswith("refused"), after.result

@@ -219,7 +219,7 @@ class ToolGateway:
         except ToolError as exc:
             return self.refused(call_id, name, arguments, options, exc)
         try:
-            self._validate(tool, arguments)
+            text = self._validate(tool, arguments)
         except ToolError as exc:
             return self.refused(call_id, tool.qualified_name, arguments, options, exc)
         event = {"tool_call_id": call_id, "tool_name": tool.qualified_name, "args": arguments,
@@ -247,7 +247,8 @@ class ToolGateway:
             return self.refused(call_id, tool.qualified_name, arguments, options, exc,
                                  context=join_contexts(decision.contexts))
         return await self._run(call_id, tool, decision.arguments, options, granted,
-                               model_arguments=arguments, contexts=decision.contexts)
+                               model_arguments=arguments, contexts=decision.contexts,
+                               arguments_json=text if decision.arguments is arguments else None)
 
     # --- the steps ---------------------------------------------------------
 
@@ -268,8 +269,15 @@ class ToolGateway:
         self._validators[tool.qualified_name] = (tool.parameters, validator, quick)
         return validator, quick
 
-    def _validate(self, tool: Tool, arguments: Any) -> None:
-        size = len(json.dumps(arguments, default=str).encode())
+    def _validate(self, tool: Tool, arguments: Any) -> str | None:
+        """Check the arguments' size, JSON and schema; returns them as JSON text, as the
+        store keeps them (None when they are not JSON), so they are written once.
+
+        Raises:
+            ToolError: ``input_too_large`` or ``invalid_arguments``.
+        """
+        text = _json_text(arguments)
+        size = len((text if text is not None else json.dumps(arguments, default=str)).encode())
         if size > self.max_input_bytes:
             raise ToolError("input_too_large",
                             f"arguments are {size} bytes; the limit is {self.max_input_bytes}")
@@ -278,13 +286,14 @@ class ToolGateway:
             raise ToolError("invalid_arguments", f"{found[0]}: {found[1]}", pointer=found[0])
         validator, quick = self._validator(tool)
         if quick is not None and quick(arguments):
-            return
+            return text
         errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
         if errors:
             first = errors[0]
             pointer = "".join(f"/{p}" for p in first.absolute_path)
             raise ToolError("invalid_arguments", f"{pointer or '/'}: {first.message}",
                             pointer=pointer or "")
+        return text
 
     def _check_rewrite(self, call_id: str, tool: Tool, hook: Hook, replaced: Any,
                        original: Any, options: CallOptions) -> None:
@@ -392,14 +401,16 @@ class ToolGateway:
 
     async def _run(self, call_id: str, tool: Tool, arguments: Any, options: CallOptions,
                    granted: list[Requirement], *, model_arguments: Any = None,
-                   contexts: list[str] | None = None) -> ToolOutcome:
+                   contexts: list[str] | None = None,
+                   arguments_json: str | None = None) -> ToolOutcome:
         key = tool.qualified_name
         model_arguments = arguments if model_arguments is None else model_arguments
         # The records go behind the call (the store's writer thread commits them in
         # order); reading them, or closing the store, waits for them: see store/writer.py.
         self.store.start_tool_call(call_id, key, arguments, options.caller, options.session_id,
                                    model_call_id=options.model_call_id,
-                                   message_id=options.message_id, audit=True, defer=True)
+                                   message_id=options.message_id, audit=True, defer=True,
+                                   arguments_json=arguments_json)
         self.publish(ToolCallStarted(call_id=call_id, tool=key, arguments=arguments,
                                      caller=options.caller, session_id=options.session_id))
         self.observe("on_tool_execution_start", {"id": call_id, "name": key, "args": model_arguments,
@@ -410,7 +421,7 @@ class ToolGateway:
         try:
             result = await deadline.run(self._stoppable(call_id, ctx, self.runner(
                 tool, arguments, ctx, timeout_ms=tool.timeout_ms or self.default_timeout_ms)))
-            self._check_result(result)
+            text = self._check_result(result)
         except asyncio.CancelledError:
             # The cancellation reached the runner in this task, which stopped the tool.
             ctx.signal.abort("cancelled")
@@ -428,7 +439,7 @@ class ToolGateway:
             ctx.signal.abort("tool")
             return await finish("error", error={"kind": "tool", "message": "the host failed running "
                                                 f"the call: {type(exc).__name__}: {exc}"})
-        return await finish("ok", result=result)
+        return await finish("ok", result=result, result_json=text)
 
     def cancel_call(self, call_id: str) -> bool:
         """Stop one running call, leaving the rest of its turn running.
@@ -471,8 +482,9 @@ class ToolGateway:
             self._running.pop(call_id, None)
             self._stopping.discard(call_id)
 
-    def _check_result(self, result: Any) -> None:
-        """Refuse a result larger than the output bound, or not JSON (never cut it).
+    def _check_result(self, result: Any) -> str:
+        """Refuse a result larger than the output bound, or not JSON (never cut it);
+        returns it as JSON text, as the store keeps it (so it is written once).
 
         Raises:
             ToolError: of kind ``output_too_large``.
@@ -481,16 +493,19 @@ class ToolGateway:
         found = jsontext.encodable(result)
         if found is not None:  # NaN, Infinity, a lone surrogate, nesting past the bound
             raise ValueError(f"{found[0]}: {found[1]}")
-        try:
-            size = len(json.dumps(result).encode())
-        except (TypeError, ValueError):
+        text = _json_text(result)
+        if text is None:
             # Measured as text anyway, so that a huge result is named for its size.
             size = len(json.dumps(result, default=str).encode())
             if size <= self.max_output_bytes:
-                raise
+                json.dumps(result)  # raises, saying what is not JSON
+        else:
+            size = len(text.encode())
         if size > self.max_output_bytes:
             raise ToolError("output_too_large",
                             f"the result is {size} bytes; the limit is {self.max_output_bytes}")
+        assert text is not None
+        return text
 
     def _context(self, call_id: str, tool: Tool, options: CallOptions,
                  deadline: _PausableDeadline, granted: list[Requirement]) -> ToolContext:
@@ -539,7 +554,7 @@ class ToolGateway:
         return ToolContext(sink=sink, asker=ask,
                            chat=ChatContext(user_message=options.user_message,
                                             session_id=options.session_id, locale=self.locale,
-                                            project=self._project(), review_writes=self.reviews()),
+                                            project_of=self._project, review_writes=self.reviews()),
                            granted=granted, authorize=authorize, requester=request)
 
     def _project(self) -> str | None:
@@ -571,14 +586,15 @@ class ToolGateway:
 
     def _finish(self, call_id: str, key: str, options: CallOptions, status: str,
                 result: Any = None, error: dict[str, Any] | None = None,
-                context: str | None = None, details: dict[str, Any] | None = None) -> ToolOutcome:
+                context: str | None = None, details: dict[str, Any] | None = None,
+                result_json: str | None = None) -> ToolOutcome:
         if error is not None and isinstance(error.get("message"), str):
             # A tool's own words may hold a lone surrogate, which no record or terminal takes.
             error = {**error, "message": jsontext.printable(error["message"])}
         if self.call_log is not None:
             self.call_log.finish(call_id, key)
         self.store.finish_tool_call(call_id, status, result=result, error=error, audit=True,
-                                    defer=True)
+                                    defer=True, result_json=result_json)
         outcome = ToolOutcome(call_id, key, status == "ok", result=result, error=error,
                               context=context, details=dict(details or {}))
         self.observe("on_tool_execution_end", {"id": call_id, "name": key,
@@ -603,8 +619,10 @@ class _Finisher:
         self.contexts = contexts
 
     async def __call__(self, status: str, result: Any = None,
-                       error: dict[str, Any] | None = None) -> ToolOutcome:
+                       error: dict[str, Any] | None = None,
+                       result_json: str | None = None) -> ToolOutcome:
         gateway = self.gateway
+        checked = result
         details: dict[str, Any] = {}
         hooks = gateway.hooks.for_event("on_tool_result", self.options.without_hooks_of)
         if hooks and gateway.run_hook is not None:
@@ -620,7 +638,8 @@ class _Finisher:
             self.contexts.extend(decision.contexts)
         return gateway._finish(self.call_id, self.tool.qualified_name, self.options, status,
                                result=result, error=error, context=join_contexts(self.contexts),
-                               details=details)
+                               details=details,
+                               result_json=result_json if result is checked else None)
 
 
 REWRITE_GRANT = Requirement(REWRITE_KIND, REWRITE_VALUE,
@@ -639,6 +658,15 @@ def _changed_keys(original: Any, replaced: Any) -> set[str]:
 
 
 _MISSING = object()
+
+
+def _json_text(value: Any) -> str | None:
+    """``value`` as the store writes JSON (``store.db.dump_json``), or None when it is not
+    JSON (a type ``json`` cannot write, a cycle)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
 
 
 def _listing(state: str, reqs: Iterable[Requirement], key: str = "") -> str:

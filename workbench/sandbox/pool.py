@@ -10,7 +10,10 @@ limits or code changed since it was started is never used.
 
 How many a lane keeps (its ``target``) follows use: none until the tool was called,
 one after a call, one more each time a call found no worker ready (or came while
-another call of the lane ran), up to ``PoolLimits.per_tool``. A lane nobody called
+another call of the lane ran), up to ``PoolLimits.per_tool``. A call after which its
+lane still holds a ready worker puts the start of the next ones off until no call of
+the lane came for ``REFILL_QUIET_S`` (a burst's next call takes the ready one, and
+does not share the cores with workers starting); a lane dropped meanwhile starts none. A lane nobody called
 for ``PoolLimits.idle_s`` seconds is dropped. All lanes together hold at most
 ``PoolLimits.total`` workers and ``PoolLimits.memory_mb`` of resident memory (each
 worker charged what its processes hold once ready, one still starting what the last
@@ -44,6 +47,11 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CHARGE_MB = 64.0
 """What a starting worker is charged before any worker of its runtime was measured."""
+
+REFILL_QUIET_S = 0.008
+"""A lane that still holds a ready worker after a call starts its next ones only once
+no call of it came for this long: a worker's start costs some 10 ms of CPU (Deno's
+more), which on a machine of few cores the next calls of a burst would wait for."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +114,13 @@ class _Lane:
         self.target = 0
         self.running = 0
         self.idle: asyncio.TimerHandle | None = None
+        self.refill: asyncio.TimerHandle | None = None
+        """The start of its next workers, put off while its calls come in a burst."""
+
+    def has_ready(self) -> bool:
+        """Whether a worker of the lane is ready (its start ended, without an error)."""
+        return any(task.done() and not task.cancelled() and task.exception() is None
+                   for task in self.workers)
 
 
 class WorkerPool:
@@ -203,7 +218,22 @@ class WorkerPool:
             lane = self._lanes[(owner, digest)] = _Lane(owner, digest, policy)
             self._touch(lane)
         lane.target = max(lane.target, 1)
+        if lane.refill is not None:
+            lane.refill.cancel()
+            lane.refill = None
+        if not lane.has_ready():
+            self._fill(lane)  # the next call would wait for a worker: start it now
+            return
+        with contextlib.suppress(RuntimeError):  # no running loop: start now
+            lane.refill = asyncio.get_running_loop().call_later(
+                REFILL_QUIET_S, self._refill, (owner, digest), lane)
+            return
         self._fill(lane)
+
+    def _refill(self, key: tuple[str, str], lane: _Lane) -> None:
+        lane.refill = None
+        if self._lanes.get(key) is lane:  # not dropped since (grants, code or settings changed)
+            self._fill(lane)
 
     def forget(self, owner: str | None = None) -> None:
         """Drop the lanes of one owner, or all (grants, extensions or settings changed)."""
@@ -221,6 +251,10 @@ class WorkerPool:
             found[lane.owner] = found.get(lane.owner, 0) + len(lane.workers)
         return found
 
+    def put_off(self) -> list[str]:
+        """The owners whose lane's next workers are put off until its burst of calls ends."""
+        return [lane.owner for lane in self._lanes.values() if lane.refill is not None]
+
     def lanes(self) -> list[tuple[str, Policy, int]]:
         """Each lane's owner, policy and how many workers it holds."""
         return [(lane.owner, lane.policy, len(lane.workers)) for lane in self._lanes.values()]
@@ -230,16 +264,26 @@ class WorkerPool:
         return len(self._charge), sum(self._charge.values())
 
     def starting(self) -> list[asyncio.Task[Worker]]:
-        """The workers the pool holds, ready or still starting."""
+        """The workers the pool holds, ready or still starting; a start put off while a
+        lane's calls came in a burst (``REFILL_QUIET_S``) is made now, since whoever asks
+        is about to wait for what a next call would find."""
+        for key, lane in list(self._lanes.items()):
+            if lane.refill is not None:
+                lane.refill.cancel()
+                self._refill(key, lane)
+        return self._tasks()
+
+    def _tasks(self) -> list[asyncio.Task[Worker]]:
         return [task for lane in self._lanes.values() for task in lane.workers]
 
     async def aclose(self) -> None:
         """Drop every lane, awaiting the workers still starting so none is left running."""
-        tasks = self.starting()
+        tasks = self._tasks()
         for key in list(self._lanes):
             lane = self._lanes.pop(key)
-            if lane.idle is not None:
-                lane.idle.cancel()
+            for handle in (lane.idle, lane.refill):
+                if handle is not None:
+                    handle.cancel()
         self._charge.clear()
         for task in tasks:
             task.cancel()
@@ -315,8 +359,10 @@ class WorkerPool:
         lane = self._lanes.pop(key, None)
         if lane is None:
             return
-        if lane.idle is not None:
-            lane.idle.cancel()
+        for handle in (lane.idle, lane.refill):
+            if handle is not None:
+                handle.cancel()
+        lane.refill = None
         for task in lane.workers:
             self._charge.pop(task, None)
             _discard(task)

@@ -166,6 +166,9 @@ class StoreBase:
         """Returns the current time in unix milliseconds; replace it in tests."""
         self.writer = Writer(lambda: _writer_connection(path))
         """Commits the writes queued behind their callers; see ``writer.py``."""
+        self._queued_starts: dict[str, Any] = {}
+        """Tool calls whose start waits for the writer, by id: their end joins it
+        (``toolcalls._QueuedStart``), so a fast call is written once."""
 
     @classmethod
     def open(cls, path: str | Path) -> Self:

@@ -25,6 +25,7 @@ This module must not import anything above the store.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -53,16 +54,57 @@ def _decode(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+class _QueuedStart:
+    """A call's start queued behind its caller; its end joins it while it waits.
+
+    A fast call ends before the writer takes its start: the end is then handed to the
+    start (``end``), and the writer inserts the call's row as ended, with both audit
+    entries, in one write (no update of a row just inserted). Once the writer has
+    taken the start (``taken``), the end is queued as a write of its own.
+    """
+
+    __slots__ = ("end", "taken")
+
+    def __init__(self) -> None:
+        self.end: tuple[str, str | None, str | None, bool, tuple[int, ...]] | None = None
+        """status, result, error (as JSON text), audit, and the end's clock readings."""
+        self.taken = False
+
+
+def _written_with_start(conn: sqlite3.Connection) -> None:
+    """The end of a call that joined its queued start: nothing left to write."""
+
+
+_JOINING = threading.Lock()
+"""Guards ``_QueuedStart``: the caller's end joining it, the writer taking it."""
+
+
 def _write_start(conn: sqlite3.Connection, call_id: str, tool: str, arguments: str | None,
                  caller: str, session_id: str | None, model_call_id: str | None,
-                 message_id: int | None, owner: Owner, audit: bool, clock: Clock) -> None:
-    """The start's statements on ``conn``, inside the caller's transaction or savepoint."""
+                 message_id: int | None, owner: Owner, audit: bool, clock: Clock,
+                 queued: _QueuedStart | None = None,
+                 starts: dict[str, _QueuedStart] | None = None) -> None:
+    """The start's statements on ``conn``, inside the caller's transaction or savepoint;
+    with the call's end too, when it joined the queued start (``_QueuedStart``)."""
+    end = None
+    if queued is not None:
+        with _JOINING:
+            queued.taken = True
+            if starts is not None and starts.get(call_id) is queued:
+                del starts[call_id]
+            end = queued.end  # read each time: a group run again applies this again
+    status, result, error, ended_at = "running", None, None, None
+    ticks: Clock | None = None
+    if end is not None:
+        status, result, error = end[0], end[1], end[2]
+        ticks = iter(end[4]).__next__
+        ended_at = ticks()
     try:
         conn.execute(
-            f"INSERT INTO tool_calls ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', "
-            "NULL, NULL, ?, NULL, ?, ?)",
-            (call_id, session_id, message_id, model_call_id, tool, arguments, caller, clock(),
-             owner.pid, owner.start))
+            f"INSERT INTO tool_calls ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?, ?, ?, ?, ?)",
+            (call_id, session_id, message_id, model_call_id, tool, arguments, caller, status,
+             result, error, clock(), ended_at, owner.pid, owner.start))
     except sqlite3.IntegrityError as exc:
         # The keys guard the insert; the lookups run only to say which refused it.
         raise _start_refused(conn, call_id, session_id, model_call_id, message_id, exc) from None
@@ -71,6 +113,8 @@ def _write_start(conn: sqlite3.Connection, call_id: str, tool: str, arguments: s
         if model_call_id is not None:
             detail["model_call_id"] = model_call_id
         insert_audit(conn, clock(), caller, "tool.call", tool, detail)
+    if end is not None and end[3] and ticks is not None:
+        insert_audit(conn, ticks(), caller, f"tool.{status}", tool, {"call_id": call_id})
 
 
 def _start_refused(conn: sqlite3.Connection, call_id: str, session_id: str | None,
@@ -134,7 +178,7 @@ class ToolCallsMixin(AuditMixin):
     def start_tool_call(self, call_id: str, tool: str, arguments: Any, caller: str,
                         session_id: str | None = None, *, model_call_id: str | None = None,
                         message_id: int | None = None, audit: bool = False,
-                        defer: bool = False) -> None:
+                        defer: bool = False, arguments_json: str | None = None) -> None:
         """Record that a tool call started, owned by this process.
 
         Args:
@@ -150,23 +194,32 @@ class ToolCallsMixin(AuditMixin):
                 tool, detail the call's id), in the same transaction.
             defer: Queue the write to the writer thread and return at once (see the
                 module docstring); inside a transaction of this thread it is written there.
+            arguments_json: ``arguments`` already written as ``dump_json`` writes them
+                (the gateway measured them so): kept as is, not written again.
 
         Raises:
             StoreError: When a call with this id (or this model id in this message)
                 exists, or the session does not (at once, or with ``defer`` at the next
                 flush, as a ``DeferredWriteError``).
         """
-        write = partial(_write_start, call_id=call_id, tool=tool, arguments=dump_json(arguments),
+        text = dump_json(arguments) if arguments_json is None or arguments is None else arguments_json
+        write = partial(_write_start, call_id=call_id, tool=tool, arguments=text,
                         caller=caller, session_id=session_id, model_call_id=model_call_id,
                         message_id=message_id, owner=this_process(), audit=audit)
         if defer:
-            self._defer(f"start of tool call {call_id!r}", write, 1 + audit, key=call_id)
+            queued = _QueuedStart()
+            with _JOINING:
+                self._queued_starts[call_id] = queued
+            self._defer(f"start of tool call {call_id!r}",
+                        partial(write, queued=queued, starts=self._queued_starts), 1 + audit,
+                        key=call_id)
             return
         with self.transaction():
             write(self._db.conn, clock=self.clock)
 
     def finish_tool_call(self, call_id: str, status: str, result: Any = None,
-                         error: Any = None, *, audit: bool = False, defer: bool = False) -> None:
+                         error: Any = None, *, audit: bool = False, defer: bool = False,
+                         result_json: str | None = None) -> None:
         """Record how a running tool call ended.
 
         Args:
@@ -178,6 +231,8 @@ class ToolCallsMixin(AuditMixin):
                 subject its tool, detail its id), in the same transaction.
             defer: Queue the write behind the call's start (see ``start_tool_call``); when
                 that start was refused, this end is not written.
+            result_json: ``result`` already written as ``dump_json`` writes it: kept as
+                is, not written again.
 
         Raises:
             ValueError: When ``status`` is not a final status (at once, always).
@@ -187,9 +242,26 @@ class ToolCallsMixin(AuditMixin):
         if status not in FINAL_STATUSES:
             raise ValueError(f"unknown final status {status!r}; "
                              f"expected one of {sorted(FINAL_STATUSES)}")
-        write = partial(_write_finish, call_id=call_id, status=status, result=dump_json(result),
-                        error=dump_json(error), audit=audit)
+        text = dump_json(result) if result_json is None or result is None else result_json
+        error_text = dump_json(error)
+        write = partial(_write_finish, call_id=call_id, status=status, result=text,
+                        error=error_text, audit=audit)
         if defer:
+            with _JOINING:  # the start still waits for the writer: the end joins it
+                queued = self._queued_starts.get(call_id)
+                if queued is not None and not queued.taken and queued.end is None:
+                    queued.end = (status, text, error_text, audit,
+                                  tuple(self.clock() for _ in range(1 + audit)))
+                    del self._queued_starts[call_id]
+                    joined = True
+                else:
+                    joined = False
+            if joined:
+                # Written with its start; queued still, as nothing, so that a start
+                # refused names its end as not attempted, as it would have been.
+                self._write_behind(Write(f"end of tool call {call_id!r}", _written_with_start,
+                                         needs=call_id))
+                return
             self._defer(f"end of tool call {call_id!r}", write, 1 + audit, needs=call_id)
             return
         with self.transaction():

@@ -127,14 +127,24 @@ class ChatContext:
     locale: str | None = None
     project: str | None = None
     """The chat's folder (``$project``), when it may be given to tools (a Workbench
-    addition: ``projectFolder``)."""
+    addition: ``projectFolder``); see ``project_of``."""
     review_writes: bool = False
     """Whether a change to a file is to be shown as a diff question and written only
     when accepted (the ``tools.review_writes`` setting; ``reviewWrites``)."""
+    project_of: Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
+    """Finds ``project`` the first time it is asked for (``project_folder``): resolving
+    the folder costs system calls that a call whose tool never reads it (an MCP
+    server's, a host tool's) should not pay."""
+
+    def project_folder(self) -> str | None:
+        """``project``, found now by ``project_of`` when it was not found yet."""
+        if self.project_of is not None:
+            self.project, self.project_of = self.project_of(), None
+        return self.project
 
     def to_json(self) -> dict[str, Any]:
         return {"userMessage": self.user_message, "sessionId": self.session_id, "locale": self.locale,
-                "projectFolder": self.project, "reviewWrites": self.review_writes}
+                "projectFolder": self.project_folder(), "reviewWrites": self.review_writes}
 
 
 @dataclass

@@ -273,3 +273,31 @@ def test_a_forked_child_does_not_inherit_the_writer(store: Store) -> None:
                       "refused": "the store was opened before this process was forked; "
                                  "open it again here"}
     assert store.get_tool_call("parent")["status"] == "ok"
+
+
+def test_a_call_that_ends_before_its_start_is_written_is_written_once(store: Store) -> None:
+    store.writer.gather_s = LONG
+    statements: list[str] = []
+    store.writer.trace = statements.append
+    store.start_tool_call("fast", "t", {"n": 1}, "model", audit=True, defer=True)
+    store.finish_tool_call("fast", "ok", result={"n": 2}, audit=True, defer=True)
+    store.flush()
+    assert not [s for s in statements if s.startswith("UPDATE")], statements
+    assert [s.split()[2] for s in statements if s.startswith("INSERT")] == \
+        ["tool_calls", "audit_log", "audit_log"]
+    call = store.get_tool_call("fast")
+    assert (call["status"], call["result"], call["arguments"]) == ("ok", {"n": 2}, {"n": 1})
+    assert call["started_at"] < call["ended_at"]
+    assert [action for _, action, _, _ in _audit(store)] == ["tool.call", "tool.ok"]
+    store.finish_tool_call("fast", "error", audit=True, defer=True)  # ended once only
+    with pytest.raises(DeferredWriteError, match="already ended"):
+        store.flush()
+
+
+def test_a_call_whose_start_was_written_ends_by_its_own_write(store: Store) -> None:
+    store.start_tool_call("slow", "t", {}, "model", audit=True, defer=True)
+    store.flush()  # the writer took the start: the end cannot join it
+    store.finish_tool_call("slow", "cancelled", audit=True, defer=True)
+    store.flush()
+    assert store.get_tool_call("slow")["status"] == "cancelled"
+    assert [action for _, action, _, _ in _audit(store)] == ["tool.call", "tool.cancelled"]
