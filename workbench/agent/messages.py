@@ -3,23 +3,44 @@
 from __future__ import annotations
 
 import os
-import random
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-_IDS = random.Random(os.urandom(32))
-"""Draws the ids of calls: seeded from the system once per process (again in a forked
-child), so that making an id is no system call. A system call on a call's path lets
-the store's writer thread take the interpreter from it (``os.urandom`` cost a call some
-50 us so on a busy machine). No tool sees these ids; they need to be unique, not secret."""
 
-os.register_at_fork(after_in_child=lambda: _IDS.seed(os.urandom(32)))
+class _Ids:
+    """The random bytes call ids are cut from, drawn from the system 4 KiB at a time
+    (again in a forked child): making an id is seldom a system call, which on a call's
+    path lets the store's writer thread take the interpreter from it (``os.urandom``
+    per id cost a call some 50 us on a busy machine). The bytes are the system's own,
+    so an id is as hard to guess as one from ``secrets``."""
+
+    SIZE = 4096
+
+    def __init__(self) -> None:
+        self.pool = b""
+        self.at = 0
+        self.lock = threading.Lock()  # no two threads are given the same bytes
+        os.register_at_fork(after_in_child=self.forget)
+
+    def forget(self) -> None:
+        self.pool, self.at, self.lock = b"", 0, threading.Lock()
+
+    def draw(self, count: int) -> bytes:
+        with self.lock:
+            if self.at + count > len(self.pool):
+                self.pool, self.at = os.urandom(self.SIZE), 0
+            start, self.at = self.at, self.at + count
+            return self.pool[start:self.at]
+
+
+_IDS = _Ids()
 
 
 def new_call_id() -> str:
     """Our own id for a tool call: the key of its record, whatever id the model gave it
     (96 random bits)."""
-    return f"call_{_IDS.getrandbits(96):024x}"
+    return f"call_{_IDS.draw(12).hex()}"
 
 
 @dataclass

@@ -277,7 +277,9 @@ class ToolGateway:
             ToolError: ``input_too_large`` or ``invalid_arguments``.
         """
         text = _json_text(arguments)
-        size = len((text if text is not None else json.dumps(arguments, default=str)).encode())
+        # "surrogatepass": a lone surrogate is measured here and refused just below
+        size = len((text if text is not None else json.dumps(arguments, default=str))
+                   .encode("utf-8", "surrogatepass"))
         if size > self.max_input_bytes:
             raise ToolError("input_too_large",
                             f"arguments are {size} bytes; the limit is {self.max_input_bytes}")
