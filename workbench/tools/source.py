@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ToolError
-from workbench.tools.precedence import Conflict, source_rank
+from workbench.precedence import Conflict, source_rank
 from workbench.tools.disclosure import prepare_soon
 from workbench.tools.registry import HOST_RUNTIME, LoadError, Tool, ToolRegistry
 
