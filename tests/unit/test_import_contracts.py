@@ -59,12 +59,20 @@ def test_the_copy_as_it_is_keeps_every_contract(tmp_path: Path) -> None:
      "Layers: front-ends over core"),
     # The TUI renders the core's rows; it does not count tools in the registry itself.
     ("workbench/tui/probe.py", "import workbench.tools.registry\n",
-     "The TUI reaches the store, the sandbox"),
+     "The faces reach the services and the foundations only through the core"),
     # The schedule form checks a schedule through the core (core/schedule_forms.py).
     ("workbench/tui/probe.py", "import workbench.scheduler.shapes\n",
-     "The TUI reaches config, extensions"),
+     "The faces reach the services and the foundations only through the core"),
     ("workbench/cli/probe.py", "import workbench.scheduler.spec\n",
-     "The CLI reaches permissions, hooks"),
+     "The faces reach the services and the foundations only through the core"),
+    # The CLI reads and writes the config through core/config_files.py.
+    ("workbench/cli/probe.py", "import workbench.config.home\n",
+     "The faces reach the services and the foundations only through the core"),
+    # A face reaches the core through the Host and the modules of its rows, never its internals.
+    ("workbench/cli/probe.py", "from workbench.core.gateway import ToolGateway\n",
+     "The faces import the core's public API alone"),
+    ("workbench/tui/probe.py", "import workbench.core.loading\n",
+     "The faces import the core's public API alone"),
 ])
 def test_an_import_the_docstring_does_not_allow_breaks_its_contract(
         tmp_path: Path, where: str, source: str, contract: str) -> None:
@@ -73,6 +81,14 @@ def test_an_import_the_docstring_does_not_allow_breaks_its_contract(
     # The summary names each contract then its verdict; a long name wraps.
     verdict = re.search(re.escape(contract) + r".*?\b(KEPT|BROKEN)\b", " ".join(result.stdout.split()))
     assert verdict and verdict.group(1) == "BROKEN", result.stdout
+
+
+def test_a_face_importing_the_cores_public_api_keeps_it(tmp_path: Path) -> None:
+    source = ("from workbench.core.calls import CallOptions\n"
+              "from workbench.core.sessions import SessionRow\n")
+    result = lint_copy(tmp_path, {"workbench/cli/probe.py": source,
+                                  "workbench/tui/probe.py": source})
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_an_import_for_type_checking_alone_does_not_count(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from workbench.cli.output import say, terminal
 from workbench.errors import ExitCode
 
 if TYPE_CHECKING:
-    from workbench.core.gateway import ToolOutcome
+    from workbench.core.calls import ToolOutcome
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """What cancels the call (ctrl+c, or a script's ``kill``), even when the command was
@@ -27,7 +27,7 @@ async def _until_stopped(call: Coroutine[Any, Any, ToolOutcome], writer: Any = N
     """Await ``call``; a stop signal cancels it (the tool is stopped and its record says
     so) and the outcome is then a ``cancelled`` error, printed like any other. So does
     the reader of ``writer``'s output going away (``| head``)."""
-    from workbench.core.gateway import ToolOutcome
+    from workbench.core.calls import ToolOutcome
 
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(call)
@@ -81,11 +81,10 @@ def call_command(
 ) -> None:
     """Call TOOL once; never prompts: a missing permission is an error (exit 3), and
     optional ones not granted are left out."""
-    from workbench.core.gateway import CallOptions
+    from workbench.core.calls import CallOptions
     from workbench.core.host import Host
     from workbench.headless.responder import HeadlessResponder, load_answers
     from workbench.headless.run import JsonlWriter
-    from workbench.mcp.naming import servers_named_by
 
     with reported():
         arguments = jsontext.loads(args, "--args")
@@ -94,7 +93,7 @@ def call_command(
                                       record=writer.request if writer else None)
         # Extensions load at the call, and MCP servers start only if the tool is theirs.
         with Host.open(responder=responder, defer_extensions=True) as host:
-            host.mcp.needed = servers_named_by(tool)
+            host.mcp.only_for(tool)
             grants = host.grants.from_flags(tool, grant, grant_all) if (grant or grant_all) else ()
             options = CallOptions(caller="person", grants=grants, prompt=False)
             if writer is not None:

@@ -31,19 +31,17 @@ def config_get(
     as_json: bool = typer.Option(False, "--json", help="Print JSON: key, value and origin."),
 ) -> None:
     """Print the value of one setting as it applies here."""
-    from workbench.config import Config, format_value, lookup
+    from workbench.core.config_files import setting
 
     with reported():
-        lookup(key)
-        config = Config.load()
-        value, where = config.get(key), config.origin(key)
-    _notify(config.notices)
+        row, notices = setting(key)
+    _notify(notices)
     if as_json:
-        say(json.dumps({"key": key, "value": value, "origin": where}))
+        say(json.dumps({"key": key, "value": row.value, "origin": row.origin}))
     elif origin:
-        say(f"{format_value(value)}\t{where}")
+        say(f"{row.shown}\t{row.origin}")
     else:
-        say(format_value(value))
+        say(row.shown)
 
 
 @config_app.command("set")
@@ -57,44 +55,27 @@ def config_set(
                                       "instead of the global config."),
 ) -> None:
     """Write a setting to the global config (or the project's), keeping its comments."""
-    from workbench.config import Home, format_value, parse_value, set_setting
+    from workbench.core.config_files import write
 
     with reported():
-        home = Home.resolve()
-        shown = format_value(parse_value(key, value))
-        path, notice = set_setting(home, Path.cwd(), key, value,
-                                   "project" if project else "global")
-    say(f"{key} = {shown} in {path}")
-    _notify([notice] if notice else [])
+        written = write(key, value, project=project)
+    say(f"{key} = {written.shown} in {written.path}")
+    _notify([written.notice] if written.notice else [])
 
 
 @config_app.command("path")
 def config_path() -> None:
     """Print the global config file and the project config found from here, with its trust."""
-    from workbench.config import Home, check_trust, find_project_config
-    from workbench.errors import ConfigError
+    from workbench.core.config_files import config_files
 
     with reported():
-        home = Home.resolve()
-        global_file = home.config_file
-        project_file = find_project_config(Path.cwd(), home)
-        state = ""
-        if project_file is not None:
-            try:
-                data = project_file.read_bytes()
-            except OSError as exc:
-                raise ConfigError(f"cannot read config file: {exc.strerror or exc}",
-                                  where=str(project_file)) from None
-            check = check_trust(home, project_file.parent.parent, data)
-            state = check.state
-            if check.state == "changed" and check.record is not None:
-                state = f"changed since trusted at {check.record.trusted_at}"
-    exists = "" if global_file.exists() else " (not created yet)"
-    say(f"global: {global_file}{exists}")
-    if project_file is None:
+        files = config_files()
+    exists = "" if files.global_exists else " (not created yet)"
+    say(f"global: {files.global_file}{exists}")
+    if files.project_file is None:
         say(f"project: none found from {Path.cwd()}")
     else:
-        say(f"project: {project_file} ({state})")
+        say(f"project: {files.project_file} ({files.project_state})")
 
 
 @config_app.command("list")
@@ -102,22 +83,19 @@ def config_list(
     as_json: bool = typer.Option(False, "--json", help="Print JSON: key, value, origin, help."),
 ) -> None:
     """Print every setting with its value and where the value comes from."""
-    from workbench.config import SETTINGS, Config, format_value
+    from workbench.core.config_files import settings
 
     with reported():
-        config = Config.load()
-        rows = config.items()
-    _notify(config.notices)
+        rows, notices = settings()
+    _notify(notices)
     if as_json:
-        say(json.dumps([
-            {"key": key, "value": value, "origin": where, "help": SETTINGS[key].help}
-            for key, value, where in rows], indent=2))
+        say(json.dumps([{"key": row.key, "value": row.value, "origin": row.origin, "help": row.help}
+                        for row in rows], indent=2))
         return
-    shown = [(key, format_value(value), where) for key, value, where in rows]
-    key_width = max(len(key) for key, _, _ in shown)
-    value_width = max(len(value) for _, value, _ in shown)
-    for key, value, where in shown:
-        say(f"{key:<{key_width}}  {value:<{value_width}}  {where}")
+    key_width = max(len(row.key) for row in rows)
+    value_width = max(len(row.shown) for row in rows)
+    for row in rows:
+        say(f"{row.key:<{key_width}}  {row.shown:<{value_width}}  {row.origin}")
 
 
 def trust_command(
@@ -126,20 +104,10 @@ def trust_command(
         help="A folder in the project; the current folder when omitted."),
 ) -> None:
     """Trust the project config found from PATH upward, in its current version."""
-    from workbench.config import Home, find_project_config, trust_project
-    from workbench.config.document import values_from_text
-    from workbench.errors import ConfigError
+    from workbench.core.config_files import trust
 
     with reported():
-        home = Home.resolve().ensure()
-        start = Path(path or Path.cwd()).absolute()
-        if not start.is_dir():
-            raise ConfigError("not a folder", where=str(start))
-        found = find_project_config(start, home)
-        if found is None:
-            raise ConfigError(f"no .workbench/config.toml in {start} or any folder above it")
-        record = trust_project(home, found.parent.parent)
-        keys = sorted(values_from_text(record.content, record.file))
-    say(f"trusted {record.file}")
-    say(f"sha256 {record.sha256}")
-    say(f"it sets: {', '.join(keys)}" if keys else "it sets nothing yet")
+        trusted = trust(path)
+    say(f"trusted {trusted.file}")
+    say(f"sha256 {trusted.sha256}")
+    say(f"it sets: {', '.join(trusted.keys)}" if trusted.keys else "it sets nothing yet")

@@ -10,9 +10,9 @@ from workbench.cli.output import say
 
 def doctor_command(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Try every sandbox layer and report which work; exit 1 when tools cannot run here."""
-    from workbench.sandbox.doctor import probe
+    from workbench.core.checks import sandbox_report
 
-    report = probe()
+    report = sandbox_report()
     if as_json:
         say(json.dumps(report.to_json(), indent=2))
     else:

@@ -47,9 +47,9 @@ def reported() -> Iterator[None]:
 
 def _store_path() -> str:
     try:
-        from workbench.config.home import Home
+        from workbench.core.home_paths import home_paths
 
-        return str(Home.resolve().db_path)
+        return str(home_paths().db_path)
     except Exception:  # the home itself cannot be resolved: the message still stands
         return "the store"
 
@@ -58,9 +58,9 @@ def _home_disk_full() -> bool:
     """Whether the filesystem of the home has no room left (SQLite may only say "disk I/O
     error" when it cannot make its shared-memory file)."""
     try:
-        from workbench.config.home import Home
+        from workbench.core.home_paths import home_paths
 
-        root = Home.resolve().root
+        root = home_paths().root
         stats = os.statvfs(root if root.exists() else root.parent)
     except Exception:
         return False
@@ -88,7 +88,7 @@ def describe(exc: BaseException) -> tuple[str, ExitCode] | None:
         if isinstance(exc, StoreError) and any(words in str(exc) for words in DAMAGED):
             return f"{_damaged(_store_path(), str(exc))}", exc.exit_code
         return str(exc), exc.exit_code
-    from workbench.store.turns import is_disk_full  # the error path alone needs the store
+    from workbench.core.home_paths import is_disk_full  # the error path alone needs the store
 
     if is_disk_full(exc) or (isinstance(exc, sqlite3.OperationalError) and _home_disk_full()):
         where = getattr(exc, "filename2", None) or getattr(exc, "filename", None) or _store_path()
@@ -114,9 +114,9 @@ def write_crash_log(exc: BaseException) -> Path | None:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     folders: list[Path] = []
     with contextlib.suppress(Exception):
-        from workbench.config.home import Home
+        from workbench.core.home_paths import home_paths
 
-        folders.append(Home.resolve().logs_dir)
+        folders.append(home_paths().logs_dir)
     import tempfile
 
     folders.append(Path(tempfile.gettempdir()))

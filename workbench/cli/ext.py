@@ -25,7 +25,7 @@ from workbench.text import visible
 
 if TYPE_CHECKING:
     from workbench.core.host import Host
-    from workbench.ext.plan import InstallPlan
+    from workbench.core.extension_views import InstallPlan
 
 ext_app = typer.Typer(help="Install, inspect and validate extensions.", no_args_is_help=True)
 
@@ -47,9 +47,9 @@ def validate(
     if not path.exists():
         say(f"workbench ext validate: {path} does not exist", err=True)
         raise typer.Exit(ExitCode.USAGE)
-    from workbench.manifest.validate import find_manifest, validate_extension
+    from workbench.core.checks import validate_extension
 
-    report = validate_extension(path)
+    report, shown = validate_extension(path)
     if as_json:
         say(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:
@@ -57,7 +57,6 @@ def validate(
             say(f"error: {problem.describe()}")
         for problem in report.warnings:
             say(f"warning: {problem.describe()}")
-        shown = find_manifest(path) or path
         counts = f"{_plural(len(report.errors), 'error')}, {_plural(len(report.warnings), 'warning')}"
         verdict = "valid" if report.valid else "invalid"
         say(f"{shown}: {verdict} ({counts})")
@@ -126,7 +125,7 @@ def _approver(*, yes: bool, as_json: bool, question: str) -> Callable[[InstallPl
 @contextlib.contextmanager
 def _declined() -> Iterator[None]:
     """A ``no`` from the person is not an error: say so and exit 4."""
-    from workbench.ext.errors import InstallDeclined
+    from workbench.core.extension_views import InstallDeclined
 
     try:
         yield
@@ -213,7 +212,7 @@ def remove(
         if found.builtin:
             host.extensions.remove(name)  # refuses, with the reason
         if not _confirm(f"Remove {name} with its private data?", yes=yes, what=f"Remove {name}"):
-            from workbench.ext.errors import InstallDeclined
+            from workbench.core.extension_views import InstallDeclined
 
             raise InstallDeclined(f"{name} was not removed")
         host.extensions.remove(name)

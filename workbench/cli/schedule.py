@@ -276,9 +276,8 @@ def resume_run(run_id: int = typer.Argument(..., metavar="ID"),
 @runs_app.command("exec", hidden=True)
 def exec_run(run_id: int = typer.Argument(..., metavar="ID")) -> None:
     """Execute one recorded run (the supervisor's child process)."""
-    from workbench.core.host import Host
-    from workbench.core.schedules import Schedules
+    from workbench.core.runs import execute_run
 
     with reported():
-        run = asyncio.run(Schedules.execute_run(Host.open, run_id, out=terminal()))
+        run = asyncio.run(execute_run(run_id, out=terminal()))
     say(json.dumps({"type": "run_ended", **run}, default=str, ensure_ascii=False))

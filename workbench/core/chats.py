@@ -297,6 +297,12 @@ class Chats:
         """Whether a turn is running."""
         return self.turn.busy
 
+    def disk_full(self, exc: BaseException) -> tuple[str, Path] | None:
+        """When ``exc`` (a prompt that could not be sent) says the disk holding the store
+        is full: what the failing write said and where the store is; None otherwise."""
+        said = self.store.disk_full(exc)
+        return None if said is None else (said, Path(self.store.path))
+
     def cancel(self) -> bool:
         """Cancel the running turn; returns whether there was one."""
         return self.turn.cancel()

@@ -16,6 +16,7 @@ from workbench.core.ctx_handler import CallHandler
 from workbench.core.load_record import LoadRecord
 from workbench.core.runner import SandboxRunner
 from workbench.errors import ToolError
+from workbench.precedence import Conflict
 from workbench.tools.inprocess import run_inprocess
 from workbench.tools.registry import LoadError, Tool, ToolRegistry
 from workbench.tools.source import SourceRow, ToolSource
@@ -106,6 +107,11 @@ class ExtensionSource(ToolSource):
             kind = "built-in" if entry["source"] == "builtin" else "extension"
             rows.setdefault(name, SourceRow(name, name, kind, counts.get(name, 0)))
         return list(rows.values())
+
+    def conflicts(self) -> list[Conflict]:
+        """The hook names (``EXTENSION.EVENT``) the extensions give more than once
+        (``HookRegistry.conflicts``); their tool names' are the registry's."""
+        return self._hooks.conflicts()
 
     async def call(self, tool: Tool, arguments: Any, ctx: Any, *, timeout_ms: int) -> Any:
         """Run the call in a sandboxed worker; where this machine cannot sandbox, in this

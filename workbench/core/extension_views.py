@@ -2,7 +2,8 @@
 
 ``host.extensions`` returns installed extensions (``InstalledExtension``), install,
 update and trust plans (``InstallPlan``) and registry search results
-(``SearchResult``); a front-end that names those types, or shows what a tool of an
+(``SearchResult``), and refuses a change a person declined (``InstallDeclined``);
+a front-end that names those types, or shows what a tool of an
 extension may do (``tool_permissions``: ``PermissionItem`` rows, the words the consent
 uses), imports them from here rather than from the ext package. Kept apart from
 ``extension_service`` so that opening a host does not import what only drawing them
@@ -12,11 +13,12 @@ needs. It must not import a front-end.
 from __future__ import annotations
 
 from workbench.ext.consent import PermissionItem, consent_of, permission_items
+from workbench.ext.errors import InstallDeclined
 from workbench.ext.installed import InstalledExtension
 from workbench.ext.plan import InstallPlan
 from workbench.ext.registry import SearchResult
 
-__all__ = ["InstallPlan", "InstalledExtension", "PermissionItem", "SearchResult",
+__all__ = ["InstallDeclined", "InstallPlan", "InstalledExtension", "PermissionItem", "SearchResult",
            "tool_permissions"]
 
 

@@ -79,7 +79,8 @@ def _load(registry: ToolRegistry, memories: Memories, loaded: Loaded, folder: Pa
             entry, runtime = manifest.resolve_entry(folder)
             for event, function in manifest.hooks.items():
                 hooks.add(Hook(extension=manifest.name, event=event, function=function,
-                               folder=folder, entry=entry, runtime=runtime, owner=owner))
+                               folder=folder, entry=entry, runtime=runtime, owner=owner,
+                               source=source))
         if providers is not None and manifest.providers:
             _register_providers(providers, folder, manifest, source, owner)
         loaded.extensions.append({"name": manifest.name, "version": version, "path": str(folder),

@@ -13,7 +13,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 
@@ -22,11 +22,12 @@ from workbench.agent.messages import new_call_id
 from workbench.config.settings import DEFAULTS
 from workbench.core.argument_check import Check, quick_check
 from workbench.core.call_log import CallLog
+from workbench.core.calls import CallOptions, ToolOutcome
 from workbench.errors import ToolError
 from workbench.events import (AskUserRequest, DisplayBubble, PermissionRequest, RequestDenied,
                               ToolCallEnded, ToolCallLog, ToolCallProgress, ToolCallStarted)
 from workbench.hooks import dispatch
-from workbench.hooks.dispatch import CONTEXT_LABEL, join_contexts
+from workbench.hooks.dispatch import join_contexts
 from workbench.hooks.registry import (REWRITE_KIND, REWRITE_VALUE, Hook, HookRegistry,
                                       rewrite_key)
 from workbench.permissions.broker import Broker, Refusal
@@ -43,55 +44,6 @@ _QUICK_DRAFTS = ("Draft6Validator", "Draft7Validator", "Draft201909Validator",
                  "Draft202012Validator")
 """The drafts whose type rules ``argument_check`` follows (by class name: ``jsonschema``
 is imported at the first validation, not when the host starts)."""
-
-
-@dataclass
-class ToolOutcome:
-    """What a call came to: a result, or an error of a known kind."""
-
-    call_id: str
-    tool: str
-    ok: bool
-    result: Any = None
-    error: dict[str, Any] | None = None
-    context: str | None = None
-    """Hooks' additional context, handed to the model as one ``[hook context]`` block."""
-    details: dict[str, Any] = field(default_factory=dict)
-    """Display metadata about the result (hooks may change it, never its receipts)."""
-
-    def to_json(self) -> dict[str, Any]:
-        data = {"ok": True, "result": self.result} if self.ok else {"ok": False, "error": self.error}
-        if self.context:
-            data["hook_context"] = f"{CONTEXT_LABEL}\n{self.context}"
-        return data
-
-
-@dataclass(frozen=True)
-class CallOptions:
-    """How one call is made.
-
-    Attributes:
-        caller: Who asked: ``model``, ``person``, ``schedule`` or ``agent``.
-        session_id: The chat session, if any.
-        grants: ``(kind, value)`` pairs granted for this call alone.
-        prompt: Whether a missing permission may be asked for; when false it fails
-            at once with kind ``permission``, and optional permissions not granted
-            are left out.
-        user_message: The message that triggered the call, for ``get_chat_context``.
-        model_call_id: The id the model gave the call (kept as data in its record; the
-            record's key is always ours).
-        message_id: The assistant message that asked for the call.
-    """
-
-    caller: str = "person"
-    session_id: str | None = None
-    grants: tuple[tuple[str, str], ...] = ()
-    prompt: bool = True
-    user_message: str = ""
-    without_hooks_of: frozenset[str] = frozenset()
-    """Extensions switched off for this call's chat: their hooks do not run."""
-    model_call_id: str | None = None
-    message_id: int | None = None
 
 
 class _PausableDeadline:

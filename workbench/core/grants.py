@@ -98,6 +98,15 @@ class Grants:
             pairs.append((kind, value))
         return tuple(pairs)
 
+    def standing(self, tool: str | None = None) -> list[dict[str, Any]]:
+        """Every standing grant and denial (``workbench grants list``), or only those of
+        ``tool`` (``EXTENSION.TOOL``, as the registry resolves it): ``Store.list_grants``'s rows.
+
+        Raises:
+            ToolError: No such tool.
+        """
+        return self.store.list_grants(self.registry.resolve(tool).grant_key if tool else None)
+
     def explain(self, name: str) -> list[dict[str, Any]]:
         """For each permission ``name`` (a tool, a provider as ``TYPE:EXTENSION/NAME``, a
         hook as ``hook:NAME``) declares: its state (``Broker.explain``), by which grant,

@@ -41,7 +41,7 @@ from workbench.core.schedules import Schedules
 from workbench.core.services import HostServices
 from workbench.core.settings_service import SettingsService
 from workbench.core.shell_service import ShellService
-from workbench.core.sources import BUILTIN_SOURCES
+from workbench.core.sources import extension_source, host_source, mcp_source, shell_source
 from workbench.core.switches import Switches
 from workbench.core.tool_service import ToolService
 from workbench.core.workspace import Workspace
@@ -178,8 +178,16 @@ class Host:
         """The settings as the Settings screen shows them (``core/settings_service.py``)."""
         self.shell = ShellService(sources=self.sources, store=store)
         """The shell's network in each chat (``core/shell_service.py``)."""
-        for make in BUILTIN_SOURCES:
-            self.sources.register(make(self))
+        # The built-in sources, registered as any other source is (``core/sources.py``).
+        self.sources.register(extension_source(extensions=self.extensions, memories=self.memories, hooks=self.hooks,
+                                               providers=self.providers, workspace=self.workspace,
+                                               sandbox=self.sandbox, registry=registry))
+        self.sources.register(host_source(chats=self.chats, store=store, loading=self.loading, tools=self.tools,
+                                          switches=self.switches, registry=registry, memories=self.memories,
+                                          providers=self.providers))
+        self.sources.register(mcp_source(mcp=self.mcp))
+        self.sources.register(shell_source(workspace=self.workspace, chats=self.chats, sandbox=self.sandbox,
+                                           store=store, changes=self.changes))
 
     @property
     def config(self) -> Config:

@@ -13,7 +13,7 @@ Beside ``extensions_status`` there are the tools a turn is offered only when it 
 them (see :mod:`workbench.tools.disclosure`): the bridge ``tool_search`` and
 ``tool_invoke`` when tool disclosure is on, and ``skill_load``, ``skill_file`` and
 ``memory_search`` when the chat has skills or memories. ``tool_invoke`` makes its call
-through ``host.chats.call_for_model``, the same door as the model's direct calls: the
+through ``Chats.call_for_model``, the same door as the model's direct calls: the
 chat's switches, validation, hooks, permissions and the audit all apply.
 """
 
@@ -31,7 +31,14 @@ from workbench.tools.registry import HOST_RUNTIME, Tool
 from workbench.tools.source import SourceRow, ToolSource
 
 if TYPE_CHECKING:
-    from workbench.core.host import Host
+    from workbench.core.chats import Chats
+    from workbench.core.loading import Loading
+    from workbench.core.memory_service import MemoryService
+    from workbench.core.providers import Providers
+    from workbench.core.switches import Switches
+    from workbench.core.tool_service import ToolService
+    from workbench.store import Store
+    from workbench.tools.registry import ToolRegistry
 
 HOST_EXTENSION = "workbench"
 """The extension name host-native tools are registered under (``workbench.extensions_status``)."""
@@ -69,19 +76,19 @@ RELOAD_WITHOUT_SESSION = (
     "reports the extensions without one.")
 
 
-def _extensions_status(host: Host):
+def _extensions_status(chats: Chats, store: Store, loading: Loading, tools: ToolService):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
         action = arguments.get("action", "status")
         details = bool(arguments.get("include_details", False))
         session_id = ctx.chat.session_id
         if action == "reload":
-            if host.chats.busy:
+            if chats.busy:
                 raise ToolError("unavailable", RELOAD_WHILE_STREAMING)
-            if session_id is None or host.store.get_session(session_id) is None:
+            if session_id is None or store.get_session(session_id) is None:
                 why = "no session context" if session_id is None else "session not found"
                 raise ToolError("unavailable", RELOAD_WITHOUT_SESSION.format(why=why))
-            await asyncio.to_thread(host.loading.reload)
-        report = host.tools.status_report(session_id)
+            await asyncio.to_thread(loading.reload)
+        report = tools.status_report(session_id)
         reloaded = action == "reload"
         return {"title": report.title(reloaded=reloaded),
                 "markdown": report.to_markdown(details=details, reloaded=reloaded)}
@@ -174,16 +181,16 @@ SKILL_FILE_DESCRIPTION = (
     "any other (a PDF, an image) as base64 with its mimeType (encoding: base64).")
 
 
-def _chat(host: Host, ctx: Any) -> str | None:
+def _chat(store: Store, ctx: Any) -> str | None:
     """The call's chat session when it exists (its switches apply), else None."""
-    found = host.store.get_session(ctx.chat.session_id) if ctx.chat.session_id else None
+    found = store.get_session(ctx.chat.session_id) if ctx.chat.session_id else None
     return found["id"] if found else None
 
 
-def _tool_search(host: Host):
+def _tool_search(store: Store, switches: Switches):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
         limit = int(arguments.get("limit", 5))
-        found = index_for(host.switches.tools(_chat(host, ctx))).search(arguments["query"])
+        found = index_for(switches.tools(_chat(store, ctx))).search(arguments["query"])
         matches = [{"name": tool.name, "extension": tool.extension, "description": tool.description,
                     "parameters": tool.parameters} for tool, _score in found[:limit]]
         answer: dict[str, Any] = {"query": arguments["query"], "matches": matches,
@@ -195,18 +202,18 @@ def _tool_search(host: Host):
     return handler
 
 
-def _tool_invoke(host: Host):
+def _tool_invoke(store: Store, registry: ToolRegistry, chats: Chats):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
         name = arguments["name"]
         try:
-            target = host.registry.resolve(name)
+            target = registry.resolve(name)
         except ToolError:
             target = None  # the gateway refuses it, audited like any unknown name
         if target is not None and target.runtime == HOST_RUNTIME and target.name in BRIDGE_TOOLS:
             raise ToolError("invalid_arguments", f"tool_invoke calls the tools tool_search finds, "
                             f"not {target.name}")
-        outcome = await host.chats.call_for_model(_chat(host, ctx), name, arguments.get("arguments", {}),
-                                            user_message=ctx.chat.user_message)
+        outcome = await chats.call_for_model(_chat(store, ctx), name, arguments.get("arguments", {}),
+                                             user_message=ctx.chat.user_message)
         reported = outcome.to_json()
         if outcome.ok:
             return {"tool": outcome.tool, **{k: v for k, v in reported.items() if k != "ok"}}
@@ -220,27 +227,27 @@ def _tool_invoke(host: Host):
     return handler
 
 
-def _memory_search(host: Host):
+def _memory_search(store: Store, memories: MemoryService, providers: Providers):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        chat, limit = _chat(host, ctx), int(arguments.get("limit", 5))
-        answer = await asyncio.to_thread(host.memories.search, arguments["query"], chat, limit)
+        chat, limit = _chat(store, ctx), int(arguments.get("limit", 5))
+        answer = await asyncio.to_thread(memories.search, arguments["query"], chat, limit)
         # The memory providers extensions register answer too, after the built-in memories.
-        return await host.providers.recall(answer, arguments["query"], chat, limit)
+        return await providers.recall(answer, arguments["query"], chat, limit)
 
     return handler
 
 
-def _skill_load(host: Host):
+def _skill_load(store: Store, memories: MemoryService):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        return await asyncio.to_thread(host.memories.load_skill, arguments["name"], _chat(host, ctx))
+        return await asyncio.to_thread(memories.load_skill, arguments["name"], _chat(store, ctx))
 
     return handler
 
 
-def _skill_file(host: Host):
+def _skill_file(store: Store, memories: MemoryService):
     async def handler(arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        return await asyncio.to_thread(host.memories.read_skill_file, arguments["name"], arguments["file"],
-                                       _chat(host, ctx))
+        return await asyncio.to_thread(memories.read_skill_file, arguments["name"], arguments["file"],
+                                       _chat(store, ctx))
 
     return handler
 
@@ -253,26 +260,27 @@ def _host_tool(name: str, description: str, parameters: dict[str, Any], handler:
                 handler=handler, **more)
 
 
-def host_tools(host: Host) -> list[Tool]:
-    """The host-native tools of ``host`` offered in every turn, ready to add to its registry."""
+def host_tools(*, chats: Chats, store: Store, loading: Loading, tools: ToolService) -> list[Tool]:
+    """The host-native tools offered in every turn, ready to add to the registry."""
     return [_host_tool("extensions_status", EXTENSIONS_STATUS_DESCRIPTION,
-                       EXTENSIONS_STATUS_PARAMETERS, _extensions_status(host))]
+                       EXTENSIONS_STATUS_PARAMETERS, _extensions_status(chats, store, loading, tools))]
 
 
-def on_demand_tools(host: Host) -> list[Tool]:
-    """The host-native tools of ``host`` offered only when a turn needs them (the bridge
-    with disclosure on, the memory tools with memories), ready to add to its registry."""
+def on_demand_tools(*, chats: Chats, store: Store, switches: Switches, registry: ToolRegistry,
+                    memories: MemoryService, providers: Providers) -> list[Tool]:
+    """The host-native tools offered only when a turn needs them (the bridge with
+    disclosure on, the memory tools with memories), ready to add to the registry."""
     return [
         _host_tool("tool_search", TOOL_SEARCH_DESCRIPTION, TOOL_SEARCH_PARAMETERS,
-                   _tool_search(host), parallel_safe=True),
+                   _tool_search(store, switches), parallel_safe=True),
         _host_tool("tool_invoke", TOOL_INVOKE_DESCRIPTION, TOOL_INVOKE_PARAMETERS,
-                   _tool_invoke(host), timeout_ms=TOOL_INVOKE_TIMEOUT_MS),
+                   _tool_invoke(store, registry, chats), timeout_ms=TOOL_INVOKE_TIMEOUT_MS),
         _host_tool("memory_search", MEMORY_SEARCH_DESCRIPTION, MEMORY_SEARCH_PARAMETERS,
-                   _memory_search(host), parallel_safe=True),
-        _host_tool("skill_load", SKILL_LOAD_DESCRIPTION, SKILL_LOAD_PARAMETERS, _skill_load(host),
-                   parallel_safe=True),
-        _host_tool("skill_file", SKILL_FILE_DESCRIPTION, SKILL_FILE_PARAMETERS, _skill_file(host),
-                   parallel_safe=True),
+                   _memory_search(store, memories, providers), parallel_safe=True),
+        _host_tool("skill_load", SKILL_LOAD_DESCRIPTION, SKILL_LOAD_PARAMETERS,
+                   _skill_load(store, memories), parallel_safe=True),
+        _host_tool("skill_file", SKILL_FILE_DESCRIPTION, SKILL_FILE_PARAMETERS,
+                   _skill_file(store, memories), parallel_safe=True),
     ]
 
 

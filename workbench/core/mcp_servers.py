@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ToolError, WorkbenchError
 from workbench.events import AskUserRequest, ExtensionStatusChanged, Notice
-from workbench.mcp.naming import extension_name, tool_name
+from workbench.mcp.naming import extension_name, servers_named_by, tool_name
 
 from workbench.core.sessions import find_session
 
@@ -246,6 +246,25 @@ class McpServers:
         return server_rows(self.server_list(), self.disabled(), self.manager,
                            self._failures)
 
+    def only_for(self, tool: str) -> None:
+        """Start, at the next load, only the servers a call of ``tool`` may need, as a
+        person names it (``mcp__S__T`` and ``mcp:S.T`` name ``S``; any other name, none),
+        so one call never waits for a server it does not use (``workbench call``)."""
+        self.needed = servers_named_by(tool)
+
+    @staticmethod
+    def entry(name: str, *, command: str | None = None, args: tuple[str, ...] = (),
+              env: dict[str, str] | None = None, cwd: str | None = None, url: str | None = None,
+              headers: dict[str, str] | None = None, timeout_ms: int | None = None,
+              sandbox: bool = False, grants: tuple[str, ...] = ()) -> ServerConfig:
+        """A server's entry as ``add`` takes it (``workbench mcp add``'s flags): a stdio
+        server's ``command`` and ``args``, or an HTTP one's ``url``; see ``ServerConfig``."""
+        from workbench.mcp.config import ServerConfig
+
+        return ServerConfig(name=name, command=command, args=args, env=env or {}, cwd=cwd,
+                            url=url, headers=headers or {}, timeout_ms=timeout_ms,
+                            sandbox=sandbox, grants=grants)
+
     def add(self, server: ServerConfig, *, scope: str = "global",
                 replace: bool = False) -> str | None:
         """Add a server entry (``workbench mcp add``) and register its tools.
@@ -429,6 +448,13 @@ class McpServers:
                                      call_id=call_id)
 
         return host_backend(tools=tools, call=call, subscribe=self.bus.subscribe)
+
+    async def serve_stdio(self, *, builtin: bool = True) -> None:
+        """Serve ``serve_backend`` as an MCP server on stdin and stdout until the client
+        goes (``workbench mcp serve``)."""
+        from workbench.mcp.serve import serve_stdio
+
+        await serve_stdio(self.serve_backend(builtin=builtin))
 
     async def aclose(self) -> None:
         """Stop every server and what it started (called by ``Host.aclose``)."""

@@ -24,7 +24,7 @@ from typing import Any
 from workbench.agent.providers import BUILTIN_MODELS
 from workbench.errors import ToolError
 from workbench.permissions.requirements import Requirement, TemplateRoots, requirements_of
-from workbench.tools.precedence import SOURCE_ORDER, Conflict, Party, PrecedenceRegistry, source_rank
+from workbench.precedence import SOURCE_ORDER, Conflict, Party, PrecedenceRegistry, source_rank
 from workbench.tools.registry import Tool
 
 PROVIDER_TYPES = ("model", "memory", "search")

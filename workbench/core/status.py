@@ -1,12 +1,13 @@
-"""The extension status report: what loaded, what did not and why, which tool and
-provider names clash.
+"""The extension status report: what loaded, what did not and why, which tool,
+provider and hook names clash.
 
 The report is built from what the last (re)load found — the extensions loaded, the
 registry, the memories they ship and the states the ``ExtensionManager`` reported
 (kept by :class:`~workbench.core.load_record.LoadRecord`) — never by checking the files again, so it is cheap
 enough to build at every reload. Providers are reported as ``provider_registration``
 (registered, conflicts, totals): a provider that loses its name to a built-in or to an
-extension first by name is a conflict, as a tool is. ``host.tools.status_report()`` builds it;
+extension first by name is a conflict, as a tool is; so is a hook name given twice
+(``hook_conflicts``, from the sources' conflicts). ``host.tools.status_report()`` builds it;
 ``workbench ext status`` prints it (:meth:`StatusReport.to_json`,
 :meth:`StatusReport.to_text`), the ``extensions_status`` tool returns
 :meth:`StatusReport.to_markdown`, and ``ExtensionStatusChanged`` carries its JSON.
@@ -29,7 +30,7 @@ from workbench.core.provider_registry import ProviderRegistry
 from workbench.ext.consent import permission_items
 from workbench.ext.plan import read_version
 from workbench.tools.disclosure import DisclosureSummary, catalog_for, is_on_demand, summarize
-from workbench.tools.precedence import Conflict
+from workbench.precedence import Conflict
 from workbench.tools.registry import HOST_RUNTIME, SOURCE_ORDER, Tool, ToolRegistry
 from workbench.tools.source import SourceRow
 
@@ -196,6 +197,10 @@ class StatusReport:
     more than one source gives; each party ``{"source", "extension"?, "path"?}``, the
     source ``user`` for the person's own (see ``Memories.conflicts``)."""
 
+    hook_conflicts: tuple[dict[str, Any], ...] = ()
+    """``{"hook_name", "winner", "shadowed"}`` per hook name (``EXTENSION.EVENT``) given
+    more than once: the winner's hook runs, the shadowed ones do not (``HookRegistry``)."""
+
     @property
     def provider_conflicts(self) -> list[dict[str, Any]]:
         return list((self.provider_registration or {}).get("conflicts", []))
@@ -216,7 +221,8 @@ class StatusReport:
         parts = [f"{self.total_loaded} loaded"]
         if self.load_errors:
             parts.append(f"{self.total_errors} errors")
-        conflicts = len(self.conflicts) + len(self.provider_conflicts) + len(self.memory_conflicts)
+        conflicts = (len(self.conflicts) + len(self.provider_conflicts) + len(self.memory_conflicts)
+                     + len(self.hook_conflicts))
         if conflicts:
             parts.append(f"{conflicts} conflicts")
         text = ("Reloaded: " if reloaded else "") + ", ".join(parts)
@@ -250,6 +256,7 @@ class StatusReport:
                 **(self.disclosure.to_json() if self.disclosure else {})},
             "provider_registration": self.provider_registration or _NO_PROVIDERS,
             "memory_conflicts": [dict(c) for c in self.memory_conflicts],
+            "hook_conflicts": [dict(c) for c in self.hook_conflicts],
             "sources": [dict(row) for row in self.sources],
             "total_loaded": self.total_loaded,
             "total_errors": self.total_errors,
@@ -307,6 +314,10 @@ class StatusReport:
             lines += [f"- `{c['tool_name']}`: {_party(c['winner'], strong=True)} wins; shadowed: "
                       + ", ".join(_party(s) for s in c["shadowed"]) for c in self.conflicts]
         lines += self._provider_markdown(details)
+        if self.hook_conflicts:
+            lines += ["", "### Hook Conflicts"]
+            lines += [f"- `{c['hook_name']}`: {_party(c['winner'], strong=True)} runs; shadowed: "
+                      + ", ".join(_party(s) for s in c["shadowed"]) for c in self.hook_conflicts]
         if self.memory_conflicts:
             lines += ["", "### Memory Conflicts"]
             lines += [f"- {line}" for line in _memory_conflict_lines(self.memory_conflicts)]
@@ -375,6 +386,10 @@ class StatusReport:
         for conflict in self.conflicts:
             lines.append(f"  {conflict['tool_name']}: {_party(conflict['winner'])} wins; "
                          f"shadowed: {', '.join(_party(s) for s in conflict['shadowed'])}")
+        if self.hook_conflicts:
+            lines.append(f"Hook conflicts: {len(self.hook_conflicts)}")
+            lines += [f"  {c['hook_name']}: {_party(c['winner'])} runs; "
+                      f"shadowed: {', '.join(_party(s) for s in c['shadowed'])}" for c in self.hook_conflicts]
         if self.memory_conflicts:
             lines.append(f"Memory conflicts: {len(self.memory_conflicts)}")
             lines += [f"  {line}" for line in _memory_conflict_lines(self.memory_conflicts)]
@@ -497,10 +512,12 @@ def _providers_of(name: str, folder: Path, providers: ProviderRegistry | None
                  for p in providers.all() if p.extension == name and p.folder == folder)
 
 
-def _conflicts(conflicts: Iterable[Conflict]) -> tuple[dict[str, Any], ...]:
-    return tuple({"tool_name": c.name, "winner": c.winner.to_json(),
+def _conflicts(conflicts: Iterable[Conflict], kind: str = "tool") -> tuple[dict[str, Any], ...]:
+    """The conflicts of ``kind`` as the report gives them: ``{"tool_name"}`` (or
+    ``{"hook_name"}``), ``winner``, ``shadowed``, each party ``{"source", "extension"}``."""
+    return tuple({f"{kind}_name": c.name, "winner": c.winner.to_json(),
                   "shadowed": [party.to_json() for party in c.shadowed]}
-                 for c in conflicts if c.kind == "tool")
+                 for c in conflicts if c.kind == kind)
 
 
 def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegistry,
@@ -542,7 +559,8 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
                     (record.state_of(Path(error.path)) if record is not None else None) or "broken",
                     error.message)
         for error in registry.load_errors)
-    shown = _conflicts(registry.conflicts() if conflicts is None else conflicts)
+    every_conflict = list(registry.conflicts() if conflicts is None else conflicts)
+    shown = _conflicts(every_conflict)
     counts = {"total_tools": len(available)}
     for source in SOURCE_ORDER:
         counts[f"{source}_count"] = sum(1 for tool in available if tool.source == source)
@@ -559,6 +577,7 @@ def build_status_report(*, loaded: Iterable[dict[str, Any]], registry: ToolRegis
                         built_at=built_at, session=session,
                         provider_registration=providers.registration() if providers else None,
                         memory_conflicts=tuple(memory_conflicts),
+                        hook_conflicts=_conflicts(every_conflict, "hook"),
                         sources=tuple({"source": name, **row.to_json()} for name, row in sources),
                         host_tools=tuple(t.name for t in available if t.runtime == HOST_RUNTIME),
                         disabled=tuple(found.name for found in (record.installed if record else ())

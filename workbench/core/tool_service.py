@@ -56,9 +56,7 @@ class ToolService:
         gateway; in a chat (``options.session_id``), as that chat sees its tools."""
         if not self.loading.ready():
             if options.session_id is None and not self.loading.loaded and self.mcp.needed is None:
-                from workbench.mcp.naming import servers_named_by
-
-                self.mcp.needed = servers_named_by(name)
+                self.mcp.only_for(name)
             try:
                 await asyncio.to_thread(self.loading.ensure)
             finally:

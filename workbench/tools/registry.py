@@ -23,7 +23,7 @@ from typing import Any
 
 from workbench.config.home import storage_name
 from workbench.errors import ToolError
-from workbench.tools.precedence import SOURCE_ORDER, Conflict, Party, PrecedenceRegistry, source_rank
+from workbench.precedence import SOURCE_ORDER, Conflict, Party, PrecedenceRegistry, source_rank
 
 __all__ = ["SOURCE_ORDER", "Conflict", "HOST_RUNTIME", "LoadError", "Tool", "ToolRegistry"]
 

@@ -17,7 +17,8 @@ the order they were registered, and treats them all alike:
 
 Adding a source is one module that subclasses ``ToolSource`` and one line that
 registers it (``host.sources.register(MySource(...))``; the built-in ones are
-registered the same way, in ``workbench.core.sources.BUILTIN_SOURCES``). A minimal
+registered the same way by ``Host``, each built by a factory of ``workbench.core.sources``
+from the services it needs). A minimal
 example is in ``tests/unit/tools/test_source.py``.
 
 This module imports only the tool registry and the precedence rule of ours, and is
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ToolError
-from workbench.tools.precedence import Conflict, source_rank
+from workbench.precedence import Conflict, source_rank
 from workbench.tools.disclosure import prepare_soon
 from workbench.tools.registry import HOST_RUNTIME, LoadError, Tool, ToolRegistry
 

@@ -66,3 +66,20 @@ def test_host_py_is_a_short_wiring_file() -> None:
     # The callbacks left are those lower layers take by design (the shell's settings,
     # the extension files' folder and reload, a saved proposal's card): no service's.
     assert source.count("lambda") == 4
+
+
+def test_a_builtin_source_is_built_from_the_services_it_needs_never_the_host() -> None:
+    from workbench.core import sources
+
+    factories = [sources.extension_source, sources.host_source, sources.mcp_source,
+                 sources.shell_source]
+    for factory in factories:
+        parameters = list(inspect.signature(factory).parameters.values())
+        assert parameters, factory.__name__
+        for parameter in parameters:
+            annotation = str(parameter.annotation)
+            assert parameter.kind is parameter.KEYWORD_ONLY, (factory.__name__, parameter.name)
+            assert annotation != "Host" and "Callable" not in annotation, (factory.__name__, annotation)
+    source = Path(inspect.getfile(Host)).read_text(encoding="utf-8")
+    # Each registered in one statement, as a source of one's own is.
+    assert [source.count(f"self.sources.register({f.__name__}(") for f in factories] == [1, 1, 1, 1]

@@ -439,7 +439,7 @@ async def test_a_host_tool_without_a_handler_is_unavailable():
 
 def test_host_tools_are_builtin_tools_of_workbench(project):
     with Host.open(cwd=project) as host:
-        (tool,) = host_tools(host)
+        (tool,) = host_tools(chats=host.chats, store=host.store, loading=host.loading, tools=host.tools)
         assert (tool.name, tool.extension, tool.source, tool.runtime) == (
             "extensions_status", "workbench", "builtin", HOST_RUNTIME)
         assert tool.parameters["properties"]["action"]["enum"] == ["status", "reload"]

@@ -236,12 +236,13 @@ class ChatScreen(Screen):
         except WorkbenchError as exc:
             await self.message_list.add_notice("error", str(exc))
         except Exception as exc:
-            said = self.host.store.disk_full(exc)
-            if said is None:
+            full = self.host.chats.disk_full(exc)
+            if full is None:
                 raise
             # Full before the turn could begin (its session or lease not written).
+            said, where = full
             await self.message_list.add_notice(
-                "error", f"Not sent: the disk holding {self.host.store.path} is full "
+                "error", f"Not sent: the disk holding {where} is full "
                 f"({said}). Free some space; press Up to bring your message back.")
         else:
             self.session_id = result.session_id

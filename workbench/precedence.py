@@ -1,4 +1,5 @@
-"""One precedence rule for every name more than one source can give: tools, providers.
+"""One precedence rule for every name more than one source can give: tools, providers,
+hooks.
 
 A ``PrecedenceRegistry`` keeps, per key (a tool's name, a provider's type and name),
 every candidate in precedence order: by the rank its registry gives it (the source's
@@ -7,8 +8,9 @@ were added. The first candidate wins the key; the others are shadowed, never dro
 ``conflicts()`` names each key held more than once as one ``Conflict`` shape, whatever
 kind of thing it is.
 
-This module imports nothing of ours (a leaf): the registries of tools and providers
-build on it.
+This module imports nothing of ours (a leaf): the registries of tools
+(``tools/registry.py``), providers (``core/provider_registry.py``) and hooks
+(``hooks/registry.py``) build on it.
 """
 
 from __future__ import annotations
@@ -61,8 +63,8 @@ class Conflict:
     """A key given more than once: who holds it and who is shadowed.
 
     Attributes:
-        kind: What the key names: ``tool``, or a provider's type (``model``, ``memory``,
-            ``search``).
+        kind: What the key names: ``tool``, ``hook``, or a provider's type (``model``,
+            ``memory``, ``search``).
         name: The name given more than once.
         winner: Who holds it.
         shadowed: The others, in precedence order.

@@ -1,4 +1,4 @@
-"""The one precedence rule tools and providers share, and its one ``Conflict`` shape."""
+"""The one precedence rule tools, providers and hooks share, and its one ``Conflict`` shape."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider
-from workbench.tools.precedence import Conflict, Party, PrecedenceRegistry, source_rank
+from workbench.hooks.registry import Hook, HookRegistry
+from workbench.precedence import Conflict, Party, PrecedenceRegistry, source_rank
 from workbench.tools.registry import Tool, ToolRegistry
 
 
@@ -66,7 +67,7 @@ def tool(name: str, source: str, extension: str) -> Tool:
                 function=name, folder=Path("."), entry=None, runtime="python")
 
 
-def test_tools_and_providers_report_conflicts_in_the_same_shape():
+def test_tools_providers_and_hooks_report_conflicts_in_the_same_shape():
     tools = ToolRegistry(platforms={"linux"})
     tools.add(tool("echo", "extension", "zed"))
     tools.add(tool("echo", "builtin", "core"))
@@ -75,9 +76,15 @@ def test_tools_and_providers_report_conflicts_in_the_same_shape():
         providers.add(RegisteredProvider(type="model", name="shared", extension=extension,
                                          source="extension", function="f", folder=Path("."),
                                          entry=Path("main.py"), runtime="python"))
+    hooks = HookRegistry()
+    for source in ("extension", "builtin"):
+        hooks.add(Hook(extension="zed", event="on_turn_end", function="f", folder=Path("."),
+                       entry=Path("main.py"), runtime="python", source=source))
     (of_tools,) = tools.conflicts()
     (of_providers,) = providers.conflicts()
-    assert type(of_tools) is type(of_providers) is Conflict
+    (of_hooks,) = hooks.conflicts()
+    assert type(of_tools) is type(of_providers) is type(of_hooks) is Conflict
+    assert (of_hooks.kind, of_hooks.name, of_hooks.winner.source) == ("hook", "zed.on_turn_end", "builtin")
     assert (of_tools.kind, of_tools.winner, of_tools.shadowed) == (
         "tool", Party("builtin", "core", "core.echo"), (Party("extension", "zed", "zed.echo"),))
     assert (of_providers.kind, of_providers.winner.extension,
