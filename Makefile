@@ -20,6 +20,10 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# Bytecode for the package and its dependencies now, not at the first start (which
+	@# would pay for it, or never keep it where PYTHONDONTWRITEBYTECODE is set).
+	$(BIN)/python -m compileall -q -j 0 workbench
+	@$(BIN)/python -m compileall -q -j 0 $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])') >/dev/null 2>&1 || true
 	@command -v espeak-ng >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
 		|| { apt-get install -y -qq espeak-ng >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq espeak-ng; }; } \
 		|| echo "note: espeak-ng (Debian) could not be installed; text-to-speech will say it is unavailable"

@@ -34,6 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _report import report  # noqa: E402  (bench/ is the script's folder on sys.path)
+
 LONG = 10_000
 SHORT = 10
 RUNS = int(os.environ.get("BENCH_RUNS", "25"))
@@ -158,23 +160,21 @@ async def run(root: Path) -> None:
     finally:
         app.host.close()
 
-    def line(label: str, name: str, goal: float | None = None) -> None:
-        big, base = large[name], small[name]
-        verdict = (f"   goal <= {goal:g} ms  {'ok' if big.ms <= goal else 'OVER'}"
-                   if goal is not None else "")
-        print(f"{label:<28} {big.ms:7.1f} ms (cpu {big.cpu_ms:6.1f})   "
-              f"10 messages {base.ms:6.1f} ms (cpu {base.cpu_ms:6.1f})   "
-              f"ratio {big.ms / base.ms:5.2f}x{verdict}")
-
     print(f"a chat of {LONG:,} messages against one of {SHORT}, {SIZE[0]}x{SIZE[1]}, "
           f"median of {RUNS} runs")
+
+    def line(label: str, name: str, goal: float | None = None) -> None:
+        big, base = large[name], small[name]
+        print(f"  cpu {big.cpu_ms:6.1f} ms, {SHORT} messages' cpu {base.cpu_ms:6.1f} ms")
+        report("tui", label, big.ms, base.ms, f"the same in a chat of {SHORT} messages", max_ms=goal)
+
     line("a. resume the chat", "resume")
     line("b. append one message", "append", 50)
     line("c. jump to the top", "top", 50)
     page = large["page"]
-    print(f"{'   one page up, older mounted':<28} {page.ms:7.1f} ms (cpu {page.cpu_ms:6.1f})   "
-          f"(nothing to mount in a short chat)   goal <= 50 ms  {'ok' if page.ms <= 50 else 'OVER'}")
-    print(f"{'d. resident memory':<28} {shown:7.1f} MB with the long chat shown "
+    print(f"  cpu {page.cpu_ms:6.1f} ms (nothing to mount in a short chat: no baseline)")
+    report("tui", "c. one page up, older mounted", page.ms, max_ms=50)
+    print(f"d. resident memory {shown:7.1f} MB with the long chat shown "
           f"({before:.1f} MB before the app)   goal <= 300 MB  {'ok' if shown <= 300 else 'OVER'}")
 
 

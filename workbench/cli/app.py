@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> None:
     # may quote a tool's or a server's words).
     logging.lastResort = logging.StreamHandler(terminal(err=True))
     logging.lastResort.setLevel(logging.WARNING)
-    register.all_subcommands(app)
     args = sys.argv[1:] if argv is None else list(argv)
+    register.for_arguments(app, args)
     with guarded():
         check_arguments(args)
         try:

@@ -22,13 +22,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from workbench import ctx_spec
 from workbench.ext.fingerprint import RUNTIME_DIRS, RUNTIME_FILES, file_digest
 from workbench.ctx_spec import net_text
-from workbench.manifest.models import Manifest
 from workbench.sandbox.policy import resolve_binary
+
+if TYPE_CHECKING:
+    from workbench.manifest.models import Manifest  # annotations only: the models load with a validation
 
 CONSENT_FORMAT = 1
 """The version of the consent JSON's layout."""

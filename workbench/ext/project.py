@@ -29,12 +29,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.config.home import Home, storage_name
 from workbench.ext.fingerprint import FingerprintCheck, compare, fingerprint
-from workbench.manifest.models import Manifest
 from workbench.store import Store
+
+if TYPE_CHECKING:
+    from workbench.manifest.models import Manifest  # annotations only: the models load with a validation
 
 PROJECT_PREFIX = "project:"
 """How a project extension's identity begins; no installed name can contain ``:``."""

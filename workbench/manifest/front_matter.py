@@ -17,8 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 MAX_FRONT_MATTER = 64 * 1024
 """The most characters a front matter block may hold."""
 
@@ -81,6 +79,8 @@ def parse_front_matter(text: str) -> FrontMatter:
     block = "".join(line + "\n" for line in lines[1:end])
     if len(block) > MAX_FRONT_MATTER:
         raise FrontMatterError(f"the front matter is longer than {MAX_FRONT_MATTER} characters")
+    import yaml  # here: a start that reads no front matter (the TUI's first frame) skips it
+
     try:
         data = yaml.safe_load(block) if block.strip() else {}
     except yaml.YAMLError as exc:

@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass
 
 from workbench.sandbox.policy import Policy
-from workbench.sandbox.zygote import recv_fds, send_fds
+from workbench.sandbox.fds import recv_fds, send_fds
 
 ZYGOTE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 PASSED_ON = ("WORKBENCH_CGROUP_ROOT",)

@@ -28,7 +28,7 @@ from workbench.sandbox import protocol
 from workbench.sandbox.client import Spawned, ZygoteClient
 from workbench.sandbox.policy import Policy
 from workbench.sandbox.proxy import Proxy
-from workbench.sandbox.zygote import recv_fds
+from workbench.sandbox.fds import recv_fds
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,6 @@ replies carrying the worker's file descriptors (SCM_RIGHTS).
 
 from __future__ import annotations
 
-import array
 import json
 import os
 import signal
@@ -30,27 +29,8 @@ import time
 
 from workbench.sandbox import cgroup, libraries, metadata, mounts, process, protocol, userns, worker  # noqa: F401  (imported before any fork)
 from workbench.sandbox._libc import PR_SET_PDEATHSIG, prctl
+from workbench.sandbox.fds import MAX_MESSAGE, recv_fds, send_fds  # noqa: F401  (MAX_MESSAGE: kept importable from here)
 from workbench.sandbox.policy import PROXY_PORT, Policy
-
-MAX_MESSAGE = 1 << 20
-
-
-def send_fds(sock: socket.socket, payload: dict, fds: list[int]) -> None:
-    data = json.dumps(payload).encode()
-    ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
-    sock.sendmsg([data], ancillary)
-
-
-def recv_fds(sock: socket.socket, max_fds: int = 4) -> tuple[dict | None, list[int]]:
-    fds = array.array("i")
-    data, ancillary, _flags, _addr = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(max_fds * fds.itemsize))
-    for level, kind, blob in ancillary:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds.frombytes(blob[:len(blob) - (len(blob) % fds.itemsize)])
-    if not data:
-        return None, list(fds)
-    return json.loads(data), list(fds)
-
 
 def _worker_main(policy: Policy, bridge: socket.socket, output_fd: int, sync: socket.socket) -> int:
     """PID 1 of the new namespaces: sandbox this process, then run the tool."""

@@ -32,7 +32,7 @@ from workbench.sandbox.client import SandboxUnavailable, Spawned, ZygoteClient
 from workbench.sandbox.policy import Limits, NetEndpoint, Policy
 from workbench.sandbox.proxy import Proxy
 from workbench.sandbox.worker_host import READY_TIMEOUT, describe_status
-from workbench.sandbox.zygote import recv_fds
+from workbench.sandbox.fds import recv_fds
 
 log = logging.getLogger(__name__)
 

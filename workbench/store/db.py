@@ -26,9 +26,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
-from sqlite_utils import Database
-
 from workbench.errors import StoreCorruptError, StoreError, StoreTooNewError
+from workbench.store.connection import Database
 from workbench.store.migrations import LATEST_VERSION, migrate
 from workbench.store.writer import Write, Writer
 
@@ -196,7 +195,7 @@ class StoreBase:
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the store: {exc}", where=str(path)) from None
         try:
-            db = Database(conn, execute_plugins=False)
+            db = Database(conn)
             db.enable_wal()
             conn.execute("PRAGMA synchronous = NORMAL")
             migrate(db, str(path))

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sqlite_utils import Database
+from workbench.store.connection import Database
 
 from workbench.errors import StoreTooNewError
 

@@ -170,7 +170,9 @@ class WorkbenchApp(App):
         for problem in self._startup_notices:
             self.post_core_event(Notice(level="warning", message=problem))
         self.theme_changed_signal.subscribe(self, self._theme_changed)
-        self.load_extensions()
+        # After the first frame: loading takes the interpreter (imports, manifests) from
+        # the drawing of it otherwise.
+        self.call_after_refresh(self.load_extensions)
         self.count_unread()
         # Runs of a scheduler in another process (a daemon) post their notifications
         # there: count again now and then to see them too.

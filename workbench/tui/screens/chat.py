@@ -105,7 +105,7 @@ class ChatScreen(Screen):
             self.watch(self.app, "unread", self._show_unread)
         self.query_one(SlashMenu).display = False
         self.prompt_input.focus()
-        self.read_commands()
+        self.call_after_refresh(self.read_commands)  # it waits for the extensions: after the first frame
         self.read_model_info()
 
     @property
