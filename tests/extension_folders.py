@@ -62,13 +62,13 @@ def write_extension(folder: Path, name: str, tools: Tools = (), *,
     """
     folder.mkdir(parents=True, exist_ok=True)
     entries = tool_entries(tools)
-    data: dict[str, Any] = {"name": name, "displayName": name, "description": "A test extension.",
-                            "tools": entries}
+    data: dict[str, Any] = {"name": name, "displayName": name, "description": "A test extension."}
     if entry is not None:
         data["entry"] = entry
         source = (textwrap.dedent(code) if code is not None
                   else answering_code(name, entries))
         (folder / entry).write_text(source)
+    data["tools"] = entries
     data.update(fields)
     data.update(manifest or {})
     (folder / "loca.json").write_text(json.dumps(data, indent=2))

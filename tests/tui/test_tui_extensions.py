@@ -64,13 +64,12 @@ async def settle(pilot, until, screen: ExtensionsScreen) -> None:
     """Wait until the screen's background work has ended and its results are shown."""
     await until(pilot, lambda: not screen.working)
     await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await until_shown(pilot, lambda: True)
 
 
 async def review(pilot, until) -> ReviewScreen:
-    await until(pilot, lambda: isinstance(pilot.app.screen, ReviewScreen))
-    await pilot.pause()
-    return pilot.app.screen
+    return await until_shown(pilot, lambda: pilot.app.screen
+                             if isinstance(pilot.app.screen, ReviewScreen) else None)
 
 
 async def select(pilot, screen: ExtensionsScreen, name: str) -> None:
@@ -101,8 +100,8 @@ class TestOpening:
             screen = await open_screen(pilot, until)
             assert listed(screen) == {"builtin": "ok"}
             detail = screen.query_one(ExtensionDetail)
-            await until(pilot, lambda: detail.extension is not None)
-            await pilot.pause()
+            await until_shown(pilot, lambda: detail.extension is not None
+                              and detail.query(ToolView))
             tools = [view.tool_name for view in detail.query(ToolView)]
             assert "read_file" in tools
             assert "Read the files of the project this chat works in." in text_of(detail)
@@ -450,8 +449,8 @@ class TestStatus:
             await pilot.press("3")
             view = screen.query_one(StatusView)
             await until(pilot, lambda: screen.focused is view)
-            await until(pilot, lambda: view.report is not None)
-            await pilot.pause()
+            await until_shown(pilot, lambda: view.report is not None
+                              and "3 loaded" in text_of(view))
             lines = text_of(view)
             assert "3 loaded · 1 load error · 1 conflict" in lines
             assert "shared_tool: alpha (extension) wins; shadowed: beta (extension)" in lines

@@ -42,8 +42,10 @@ def write_extension(folder: Path, *, name: str = "loca-extension-foo",
     tools = [tool("foo", DEFAULT_PERMISSIONS)] if tools is None else tools
     package = {} if version is None else {"package.json": json.dumps(
         {"name": name, "version": version, "keywords": ["loca-extension"]})}
+    code = "".join(f"def {entry['function']}(args, ctx):\n    return {{'tool': "
+                   f"{entry['name']!r}}}\n\n\n" for entry in tools) or "VALUE = 1\n"
     return extension_folders.write_extension(
-        folder, name, tools,
+        folder, name, tools, code=code,
         files={**package, **(files or {})},
         manifest={"displayName": name.replace("-", " ").title(), **(manifest or {})})
 
