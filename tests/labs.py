@@ -3,9 +3,9 @@ with chosen grants (importable from every test folder, beside the root conftest)
 
 from __future__ import annotations
 
-import json
-import textwrap
 from pathlib import Path
+
+from extension_folders import write_extension
 
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
@@ -21,16 +21,10 @@ class Lab:
 
     def extension(self, name: str, code: str, tools: dict[str, dict], *, runtime: str = "python",
                   database: bool = False) -> Path:
-        folder = self.root / "extensions" / name
-        folder.mkdir(parents=True)
         entry = "main.py" if runtime == "python" else "index.ts"
-        (folder / entry).write_text(textwrap.dedent(code))
-        manifest = {"name": name, "displayName": name, "description": "A hostile test extension.",
-                    "entry": entry, "database": database,
-                    "tools": [{"name": tool, "description": f"{tool}.", "function": tool,
-                               "parameters": {"type": "object"}, **spec}
-                              for tool, spec in tools.items()]}
-        (folder / "loca.json").write_text(json.dumps(manifest))
+        folder = write_extension(self.root / "extensions" / name, name, tools, code=code,
+                                 entry=entry, database=database,
+                                 description="A hostile test extension.")
         added = load_extension(self.host.registry, folder)
         assert added, self.host.registry.load_errors
         return folder

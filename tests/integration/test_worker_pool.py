@@ -5,9 +5,10 @@ is idle, none under settings that changed."""
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from pathlib import Path
+
+from extension_folders import write_extension
 
 from workbench.core.host import Host
 from workbench.sandbox.pool import PoolLimits
@@ -15,14 +16,8 @@ from workbench.tools.loader import load_extension
 
 
 def trivial(root: Path) -> Path:
-    folder = root / "counter"
-    folder.mkdir()
-    (folder / "main.py").write_text("def count(args, ctx):\n    return args.get('n', 0) + 1\n")
-    (folder / "loca.json").write_text(json.dumps({
-        "name": "counter", "displayName": "Counter", "description": "Counts.", "entry": "main.py",
-        "tools": [{"name": "count", "description": "Add one.", "function": "count",
-                   "parameters": {"type": "object"}}]}))
-    return folder
+    return write_extension(root / "counter", "counter", ["count"],
+                           code="def count(args, ctx):\n    return args.get('n', 0) + 1\n")
 
 
 async def settled(host: Host) -> int:

@@ -10,7 +10,6 @@ grant, running a granted binary) must keep working.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ import sys
 import time
 
 import pytest
+from extension_folders import write_extension
 
 from processes import processes_with
 from commands import workbench
@@ -689,12 +689,8 @@ async def test_a_worker_without_path_grants_is_nobody_and_owns_nothing(lab, vict
 
 def test_no_worker_outlives_a_killed_host(tmp_path):
     """Whatever identity its worker has, killing the host mid-call ends every process."""
-    folder = tmp_path / "sleepy"
-    folder.mkdir()
-    (folder / "main.py").write_text("import time\ndef nap(args, ctx):\n    time.sleep(60)\n")
-    (folder / "loca.json").write_text(json.dumps({
-        "name": "sleepy", "displayName": "Sleepy", "description": "Sleeps.", "entry": "main.py",
-        "tools": [{"name": "nap", "description": "Nap.", "parameters": {"type": "object"}, "function": "nap"}]}))
+    folder = write_extension(tmp_path / "sleepy", "sleepy", ["nap"],
+                             code="import time\ndef nap(args, ctx):\n    time.sleep(60)\n")
     env = dict(os.environ)
     assert workbench("ext", "install", str(folder), "--yes").returncode == 0
     errors = tmp_path / "stderr"

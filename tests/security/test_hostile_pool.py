@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from extension_folders import write_extension
 
 from labs import Lab
 from processes import alive
@@ -148,17 +149,11 @@ async def test_a_grant_revoked_by_another_process_is_not_usable(lab, tmp_path):
 
 
 def versioned(tmp_path: Path, runtime: str, version: str) -> Path:
-    folder = tmp_path / "source" / "versioned"
-    folder.mkdir(parents=True, exist_ok=True)
     entry = "main.py" if runtime == "python" else "index.ts"
     code = (f"def hello(args, ctx):\n    return '{version}'\n" if runtime == "python"
             else f"export function hello() {{ return '{version}'; }}\n")
-    (folder / entry).write_text(code)
-    (folder / "loca.json").write_text(json.dumps({
-        "name": "versioned", "displayName": "Versioned",
-        "description": "Says its version.", "entry": entry,
-        "tools": [{"name": "hello", "description": "Say the version.", "function": "hello",
-                   "parameters": {"type": "object"}}]}))
+    folder = write_extension(tmp_path / "source" / "versioned", "versioned", ["hello"],
+                             code=code, entry=entry)
     return folder
 
 
@@ -283,13 +278,8 @@ def descendants(pid: int) -> list[int]:
 
 
 def test_killing_the_host_leaves_no_pooled_worker_alive(tmp_path):
-    folder = tmp_path / "holder"
-    folder.mkdir()
-    (folder / "main.py").write_text("def hold(args, ctx):\n    return 'held'\n")
-    (folder / "loca.json").write_text(json.dumps({
-        "name": "holder", "displayName": "Holder", "description": "Holds.", "entry": "main.py",
-        "tools": [{"name": "hold", "description": "Hold.", "function": "hold",
-                   "parameters": {"type": "object"}}]}))
+    folder = write_extension(tmp_path / "holder", "holder", ["hold"],
+                             code="def hold(args, ctx):\n    return 'held'\n")
     script = tmp_path / "holder.py"
     script.write_text(textwrap.dedent(HOLDER))
     env = {**os.environ, "WORKBENCH_HOME": str(tmp_path / "home")}

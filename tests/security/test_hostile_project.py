@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from extension_folders import write_extension
 
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
@@ -239,14 +240,10 @@ async def test_a_chat_in_a_folder_that_is_not_a_project_gets_no_project(tmp_path
 
 async def test_another_extension_gets_nothing_from_the_builtin_answer(host, place, tmp_path):
     project, _ = place
-    folder = tmp_path / "hostile"
-    folder.mkdir()
-    (folder / "main.py").write_text("def peek(args, ctx):\n    return open('README.md').read()\n")
-    (folder / "loca.json").write_text(json.dumps({
-        "name": "hostile", "displayName": "hostile", "description": "Hostile.", "entry": "main.py",
-        "tools": [{"name": "peek", "description": "Peek.", "function": "peek",
-                   "parameters": {"type": "object"},
-                   "permissions": {"read": [{"path": "$project", "reason": "Peek."}]}}]}))
+    folder = write_extension(
+        tmp_path / "hostile", "hostile",
+        {"peek": {"permissions": {"read": [{"path": "$project", "reason": "Peek."}]}}},
+        code="def peek(args, ctx):\n    return open('README.md').read()\n")
     assert load_extension(host.registry, folder)
     session = host.chats.new()["id"]
     assert (await host.tools.call("read_file", {"path": "README.md"}, CallOptions(session_id=session))).ok

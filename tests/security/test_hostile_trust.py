@@ -10,9 +10,9 @@ that the host goes on working.
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
+import extension_folders
 import pytest
 
 from commands import workbench as run_workbench
@@ -24,17 +24,9 @@ from workbench.core.host import Host
 def write_extension(folder: Path, name: str, code: str, *, tools: dict | None = None,
                     hooks: dict | None = None, database: bool = False,
                     entry: str = "main.py") -> Path:
-    folder.mkdir(parents=True)
-    (folder / entry).write_text(textwrap.dedent(code))
-    manifest = {"name": name, "displayName": name, "description": "An extension under test.",
-                "entry": entry, "database": database,
-                "tools": [{"name": tool, "description": f"{tool}.", "function": tool,
-                           "parameters": spec.pop("parameters", {"type": "object"}), **spec}
-                          for tool, spec in (tools or {}).items()]}
-    if hooks:
-        manifest["hooks"] = hooks
-    (folder / "loca.json").write_text(json.dumps(manifest))
-    return folder
+    return extension_folders.write_extension(
+        folder, name, tools or {}, code=code, entry=entry, database=database,
+        description="An extension under test.", **({"hooks": hooks} if hooks else {}))
 
 
 def install(host: Host, folder: Path):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
+from visible import until_shown
 
 from workbench.tui.app import WorkbenchApp, open_app
 from workbench.tui.widgets.prompt_input import PromptInput
@@ -30,7 +31,7 @@ def make_app(folder: Path, replies: list[dict[str, Any]]) -> WorkbenchApp:
 async def no_cursor_blink(pilot: Pilot) -> None:
     """Keep the prompt's cursor steadily on, so screenshots do not depend on timing."""
     pilot.app.chat.query_one(PromptInput).cursor_blink = False
-    await pilot.pause()
+    await until_shown(pilot, lambda: True)
 
 
 async def wait_until(pilot: Pilot, predicate, timeout: float = 60.0) -> None:
@@ -49,7 +50,7 @@ async def send_prompt(pilot: Pilot, text: str) -> None:
     await pilot.press(*text, "enter")
     await wait_until(pilot, lambda: not app.chat.busy)
     await app.workers.wait_for_complete()
-    await pilot.pause()
+    await until_shown(pilot, lambda: True)
 
 
 async def start_prompt(pilot: Pilot, text: str) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from app_factory import SMALL, no_cursor_blink, wait_until
 from textual.widgets import Input, TextArea
+from visible import until_shown
 
 from workbench.events import AskUserRequest, DisplayBubble, PermissionRequest, ScheduleProposalRequest
 from workbench.tui.forms.schedule_screen import ScheduleScreen
@@ -71,15 +72,18 @@ def themed_app(request, snapshot_app, workdir: Path, monkeypatch: pytest.MonkeyP
 
 
 async def settle(pilot) -> None:
-    """Images decoded, no blinking cursors."""
-    screen = pilot.app.screen
+    """Everything the form composes mounted and drawn (a table's rows mount their cells
+    after the form is shown), images decoded, no blinking cursors, and that drawn."""
+    app = pilot.app
+    await until_shown(pilot, lambda: app.screen.is_mounted)
+    screen = app.screen
     views = list(screen.query(ImageView))
     await wait_until(pilot, lambda: all(view.picture is not None or view.problem for view in views))
     for field in screen.query(Input):
         field.cursor_blink = False
     for area in screen.query(TextArea):
         area.cursor_blink = False
-    await pilot.pause()
+    await until_shown(pilot, lambda: True)
 
 
 def ask(*questions: dict):

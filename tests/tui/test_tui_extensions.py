@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from shell_helpers import palette_listed
-from textual.widgets import Input, Static
+from textual.widgets import Input, Static, TabbedContent, Tabs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ext"))
 from ext_samples import DEFAULT_PERMISSIONS, make_tgz, tool, tree, write_extension  # noqa: E402
@@ -24,6 +25,7 @@ from workbench.tui.screens.extensions import ExtensionsScreen  # noqa: E402
 from workbench.tui.screens.review import ReviewScreen  # noqa: E402
 from workbench.tui.screens.source_prompt import SourcePromptScreen  # noqa: E402
 from workbench.tui.widgets.extension_detail import ExtensionDetail  # noqa: E402
+from workbench.tui.widgets.extension_list import ExtensionList  # noqa: E402
 from workbench.tui.widgets.package_list import PackageList  # noqa: E402
 from workbench.tui.widgets.plan_view import PlanView, dependency_widgets, file_size  # noqa: E402
 from workbench.tui.widgets.status_view import StatusView  # noqa: E402
@@ -62,13 +64,12 @@ async def settle(pilot, until, screen: ExtensionsScreen) -> None:
     """Wait until the screen's background work has ended and its results are shown."""
     await until(pilot, lambda: not screen.working)
     await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await until_shown(pilot, lambda: True)
 
 
 async def review(pilot, until) -> ReviewScreen:
-    await until(pilot, lambda: isinstance(pilot.app.screen, ReviewScreen))
-    await pilot.pause()
-    return pilot.app.screen
+    return await until_shown(pilot, lambda: pilot.app.screen
+                             if isinstance(pilot.app.screen, ReviewScreen) else None)
 
 
 async def select(pilot, screen: ExtensionsScreen, name: str) -> None:
@@ -99,8 +100,8 @@ class TestOpening:
             screen = await open_screen(pilot, until)
             assert listed(screen) == {"builtin": "ok"}
             detail = screen.query_one(ExtensionDetail)
-            await until(pilot, lambda: detail.extension is not None)
-            await pilot.pause()
+            await until_shown(pilot, lambda: detail.extension is not None
+                              and detail.query(ToolView))
             tools = [view.tool_name for view in detail.query(ToolView)]
             assert "read_file" in tools
             assert "Read the files of the project this chat works in." in text_of(detail)
@@ -142,6 +143,26 @@ class TestOpening:
             await until(pilot, lambda: screen.active_tab == "status")
             await pilot.press("1")
             await until(pilot, lambda: screen.active_tab == "installed")
+
+
+    async def test_the_last_tab_chosen_stays(self, make_app, until, home) -> None:
+        """Keys that come faster than the tabs are shown: the last one wins, and the
+        focus given for an earlier tab does not bring that tab back."""
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_screen(pilot, until)
+            for tab in ("marketplace", "status", "installed", "status", "marketplace"):
+                screen.action_show_tab(tab)  # one after another, no message handled between
+            await until(pilot, lambda: screen.active_tab == "marketplace"
+                        and isinstance(screen.focused, Input))
+            screen.action_show_tab("status")
+            screen.action_show_tab("installed")
+            await until_shown(pilot, lambda: screen.active_tab == "installed"
+                              and isinstance(screen.focused, ExtensionList))
+            await pilot.press("3")
+            await until_shown(pilot, lambda: screen.active_tab == "status"
+                              and isinstance(screen.focused, StatusView))
+            assert screen.query_one(TabbedContent).query_one(Tabs).active.endswith("status")
 
 
 # --- installing ----------------------------------------------------------------------------
@@ -330,6 +351,18 @@ def registry(home: Home, workdir: Path) -> Iterator[Registry]:
         served.server.server_close()
 
 
+@pytest.fixture
+def refusing_registry(home: Home, workdir: Path) -> Iterator[str]:
+    """An ``extensions.registry`` that refuses every connection at once: a loopback port
+    bound and not listening (the default registry, on the network, could answer, refuse
+    or keep a search waiting, as the network goes)."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        set_setting(home, workdir, "extensions.registry", url)
+        yield url
+
+
 class TestMarketplace:
     async def test_search_then_install_a_result(self, make_app, until, registry, workdir,
                                                 home) -> None:
@@ -383,7 +416,8 @@ class TestMarketplace:
                         str(screen.query_one("#market-message").content))
             assert results.results == []
 
-    async def test_an_unreachable_registry_is_a_message(self, make_app, until, home) -> None:
+    async def test_an_unreachable_registry_is_a_message(self, make_app, until, home,
+                                                        refusing_registry) -> None:
         app = make_app([])
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_screen(pilot, until)
@@ -415,8 +449,8 @@ class TestStatus:
             await pilot.press("3")
             view = screen.query_one(StatusView)
             await until(pilot, lambda: screen.focused is view)
-            await until(pilot, lambda: view.report is not None)
-            await pilot.pause()
+            await until_shown(pilot, lambda: view.report is not None
+                              and "3 loaded" in text_of(view))
             lines = text_of(view)
             assert "3 loaded · 1 load error · 1 conflict" in lines
             assert "shared_tool: alpha (extension) wins; shadowed: beta (extension)" in lines

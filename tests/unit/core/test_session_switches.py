@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from extension_folders import write_extension
 
 from workbench.agent.messages import TextChunk
 from workbench.config.home import Home
@@ -17,18 +18,6 @@ from workbench.events import ToolCallEnded, ToolCallStarted
 from workbench.ext.manager import ExtensionManager
 from workbench.store import Store
 from workbench.tools.registry import Tool, ToolRegistry
-
-
-def write_extension(folder: Path, name: str, tools: list[str]) -> Path:
-    folder.mkdir(parents=True)
-    (folder / "loca.json").write_text(json.dumps({
-        "name": name, "displayName": name, "description": "A test extension.", "entry": "main.py",
-        "tools": [{"name": tool, "description": f"Do {tool}.",
-                   "parameters": {"type": "object", "properties": {}}, "function": tool}
-                  for tool in tools]}))
-    (folder / "main.py").write_text("".join(
-        f"def {tool}(args, ctx):\n    return {{'from': {name!r}}}\n\n" for tool in tools))
-    return folder
 
 
 @pytest.fixture
@@ -184,4 +173,4 @@ async def test_a_name_whose_winner_is_switched_off_runs_the_next_tool(installed,
         started = [e for e in seen if isinstance(e, ToolCallStarted)]
         assert [e.tool for e in started] == ["ext-b.shared_tool"]
         (row,) = [m for m in host.chats.messages(session) if m["role"] == "tool"]
-        assert json.loads(row["content"]) == {"ok": True, "result": {"from": "ext-b"}}
+        assert json.loads(row["content"]) == {"ok": True, "result": {"from": "ext-b", "tool": "shared_tool"}}

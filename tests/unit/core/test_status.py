@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from extension_folders import write_extension
 
 from workbench.config.home import Home
 from workbench.config.trust import trust_project
@@ -26,29 +27,19 @@ from workbench.tools.source import ToolSource, ToolSources
 READ_NOTES = {"read": [{"path": "$home/notes", "reason": "Read the notes you name."}]}
 
 
-def write_extension(folder: Path, name: str, tools: dict[str, dict], *, version: str = "1.0.0",
-                    memories: dict[str, str] | None = None, database: bool = False) -> Path:
-    """A Python extension whose tools return their extension's name; ``tools`` maps a
-    tool name to its permissions."""
-    folder.mkdir(parents=True)
-    manifest = {"name": name, "displayName": name, "description": "A test extension.",
-                "entry": "main.py", "database": database,
-                "tools": [{"name": tool, "description": f"Do {tool}.",
-                           "parameters": {"type": "object", "properties": {}},
-                           "function": tool, "permissions": permissions}
-                          for tool, permissions in tools.items()],
-                "memories": []}
+def write_status_extension(folder: Path, name: str, tools: dict[str, dict], *,
+                           version: str = "1.0.0", memories: dict[str, str] | None = None,
+                           database: bool = False) -> Path:
+    """An extension whose tools return their extension's name; ``tools`` maps a tool
+    name to its permissions, ``memories`` a knowledge file or skill folder to its text."""
+    files, shipped = {}, []
     for relative, text in (memories or {}).items():
         kind = "skill" if relative.startswith("skills/") else "knowledge"
-        target = folder / relative / "SKILL.md" if kind == "skill" else folder / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-        manifest["memories"].append({"kind": kind, "path": relative})
-    (folder / "loca.json").write_text(json.dumps(manifest))
-    (folder / "main.py").write_text("".join(
-        f"def {tool}(args, ctx):\n    return {{'from': {name!r}}}\n\n" for tool in tools))
-    (folder / "package.json").write_text(json.dumps({"name": name, "version": version}))
-    return folder
+        files[f"{relative}/SKILL.md" if kind == "skill" else relative] = text
+        shipped.append({"kind": kind, "path": relative})
+    return write_extension(folder, name, {tool: {"permissions": permissions}
+                                          for tool, permissions in tools.items()},
+                           version=version, files=files, database=database, memories=shipped)
 
 
 def install(home: Home, folder: Path) -> None:
@@ -67,14 +58,14 @@ def project(tmp_path: Path, home: Home) -> Path:
     ``ext-local-bad`` (invalid manifest).
     """
     sources = tmp_path / "sources"
-    install(home, write_extension(sources / "a", "ext-a", {"shared_tool": READ_NOTES, "only_a": {}},
+    install(home, write_status_extension(sources / "a", "ext-a", {"shared_tool": READ_NOTES, "only_a": {}},
                                   memories={"knowledge/guide.md": "# Guide\n\nHow to.\n",
                                             "skills/summing": "---\nname: summing\n"
                                             "description: Add numbers up.\n---\n# Sum\n"},
                                   database=True))
-    install(home, write_extension(sources / "b", "ext-b", {"shared_tool": {}}, version="2.0.0"))
-    install(home, write_extension(sources / "broken", "ext-broken", {"fine": {}}))
-    install(home, write_extension(sources / "held", "ext-held", {"held_tool": {}}))
+    install(home, write_status_extension(sources / "b", "ext-b", {"shared_tool": {}}, version="2.0.0"))
+    install(home, write_status_extension(sources / "broken", "ext-broken", {"fine": {}}))
+    install(home, write_status_extension(sources / "held", "ext-held", {"held_tool": {}}))
     (home.extensions_dir / "ext-broken" / "loca.json").write_text("{ not json")
     main = home.extensions_dir / "ext-held" / "main.py"
     main.write_text(main.read_text() + "# changed\n")
@@ -82,8 +73,8 @@ def project(tmp_path: Path, home: Home) -> Path:
     root = tmp_path / "project"
     (root / ".workbench").mkdir(parents=True)
     (root / ".workbench" / "config.toml").write_text("")
-    write_extension(root / ".workbench" / "extensions" / "ext-local", "ext-local", {"local_tool": {}})
-    bad = write_extension(root / ".workbench" / "extensions" / "ext-local-bad", "ext-local-bad",
+    write_status_extension(root / ".workbench" / "extensions" / "ext-local", "ext-local", {"local_tool": {}})
+    bad = write_status_extension(root / ".workbench" / "extensions" / "ext-local-bad", "ext-local-bad",
                           {"nope": {}})
     (bad / "loca.json").write_text(json.dumps({"name": "ext-local-bad"}))
     trust_project(home, root)
@@ -153,7 +144,7 @@ def test_the_report_names_the_conflict_and_every_extension_that_did_not_load(pro
 
 def test_an_untrusted_project_reports_its_extensions_as_untrusted(tmp_path, home):
     root = tmp_path / "untrusted"
-    write_extension(root / ".workbench" / "extensions" / "ext-local", "ext-local", {"local_tool": {}})
+    write_status_extension(root / ".workbench" / "extensions" / "ext-local", "ext-local", {"local_tool": {}})
     with Host.open(cwd=root) as host:
         report = host.tools.status_report()
     assert [(p.extension, p.state) for p in report.load_errors] == [("ext-local", "untrusted")]
@@ -311,7 +302,7 @@ async def test_reload_rebuilds_the_registry_and_publishes_the_new_report(project
         session = host.chats.new()["id"]
         seen = []
         host.bus.subscribe(seen.append)
-        host.extensions.manager().install(str(write_extension(tmp_path / "sources" / "c", "ext-c", {"c_tool": {}})),
+        host.extensions.manager().install(str(write_status_extension(tmp_path / "sources" / "c", "ext-c", {"c_tool": {}})),
                              approve=lambda plan: True)
         before = host.loading.loaded_at
         outcome = await host.tools.call("extensions_status", {"action": "reload"},

@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from extension_folders import write_extension
 
 from workbench.agent.messages import TextChunk, ToolCall, ToolCallChunk
 from workbench.config.home import Home
@@ -20,17 +21,10 @@ from workbench.store import Store
 from workbench.tools.registry import Tool, ToolRegistry
 
 
-def write_extension(folder: Path, name: str, tools: list[str]) -> Path:
-    folder.mkdir(parents=True)
-    (folder / "loca.json").write_text(json.dumps({
-        "name": name, "displayName": name, "description": "A test extension.", "entry": "main.py",
-        "tools": [{"name": tool, "description": f"Garden chores: {tool}.",
-                   "parameters": {"type": "object", "properties": {}}, "function": tool}
-                  for tool in tools]}))
-    (folder / "main.py").write_text("".join(
-        f"def {tool}(args, ctx):\n    return {{'from': {name!r}, 'tool': {tool!r}}}\n\n"
-        for tool in tools))
-    return folder
+def write_garden_extension(folder: Path, name: str, tools: list[str]) -> Path:
+    """An extension whose tools are found by the words "garden chores"."""
+    return write_extension(folder, name, {tool: {"description": f"Garden chores: {tool}."}
+                                          for tool in tools})
 
 
 @pytest.fixture
@@ -40,7 +34,7 @@ def installed(tmp_path: Path, home: Home) -> Home:
         manager = ExtensionManager(home, store, registry_url="http://127.0.0.1:9")
         for name, tools in (("ext-a", ["shared_tool", "only_a", "other_a"]),
                             ("ext-b", ["shared_tool"])):
-            manager.install(str(write_extension(tmp_path / "src" / name, name, tools)),
+            manager.install(str(write_garden_extension(tmp_path / "src" / name, name, tools)),
                             approve=lambda plan: True)
     return home
 
@@ -253,7 +247,7 @@ async def test_a_turn_is_refused_the_tool_its_chat_switched_off_also_through_too
 def test_the_tools_menu_lists_the_tools_sessions_tools_all_lists(tmp_path, home, workdir):
     """One listing for both faces: a tool that does not run here is in neither, and the
     Tools menu's tools of an extension are the menu's own rows for it."""
-    folder = write_extension(tmp_path / "src" / "ext-p", "ext-p", ["here", "elsewhere"])
+    folder = write_garden_extension(tmp_path / "src" / "ext-p", "ext-p", ["here", "elsewhere"])
     manifest = json.loads((folder / "loca.json").read_text())
     manifest["tools"][1]["platforms"] = ["windows"]
     (folder / "loca.json").write_text(json.dumps(manifest))

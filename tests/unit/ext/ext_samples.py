@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import extension_folders
+
 from workbench.store import Store
 
 DEFAULT_PERMISSIONS: dict[str, Any] = {
@@ -35,24 +37,17 @@ def write_extension(folder: Path, *, name: str = "loca-extension-foo",
                     version: str | None = "1.0.0", tools: list[dict[str, Any]] | None = None,
                     files: dict[str, str] | None = None, manifest: dict[str, Any] | None = None,
                     ) -> Path:
-    """Write a valid Python extension into ``folder`` and return the folder."""
+    """Write a valid Python extension into ``folder`` and return the folder; its
+    ``package.json`` (unless ``version`` is None) names it a ``loca-extension``."""
     tools = [tool("foo", DEFAULT_PERMISSIONS)] if tools is None else tools
-    folder.mkdir(parents=True, exist_ok=True)
-    data = {"name": name, "displayName": name.replace("-", " ").title(),
-            "description": "A test extension.", "entry": "main.py", "tools": tools}
-    data.update(manifest or {})
-    (folder / "loca.json").write_text(json.dumps(data, indent=2))
-    body = "".join(f"def {entry['function']}(args, ctx):\n    return {{'tool': "
-                   f"{entry['name']!r}}}\n\n\n" for entry in tools)
-    (folder / "main.py").write_text(body or "VALUE = 1\n")
-    if version is not None:
-        (folder / "package.json").write_text(json.dumps(
-            {"name": name, "version": version, "keywords": ["loca-extension"]}))
-    for relative, text in (files or {}).items():
-        path = folder / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return folder
+    package = {} if version is None else {"package.json": json.dumps(
+        {"name": name, "version": version, "keywords": ["loca-extension"]})}
+    code = "".join(f"def {entry['function']}(args, ctx):\n    return {{'tool': "
+                   f"{entry['name']!r}}}\n\n\n" for entry in tools) or "VALUE = 1\n"
+    return extension_folders.write_extension(
+        folder, name, tools, code=code,
+        files={**package, **(files or {})},
+        manifest={"displayName": name.replace("-", " ").title(), **(manifest or {})})
 
 
 def folder_members(folder: Path, prefix: str) -> Iterator[tuple[str, Path]]:

@@ -11,7 +11,7 @@ event loop.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,6 +20,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Static, TabbedContent, TabPane, Tabs
 
 from workbench.core.host import Host
@@ -191,8 +192,13 @@ class ExtensionsScreen(ChangesInThread, Screen):
 
     # --- tabs --------------------------------------------------------------------
 
+    TAB_FOCUS: ClassVar[dict[str, type[Widget]]] = {
+        "installed": ExtensionList, "marketplace": Input, "status": StatusView}
+    """The widget that takes the focus when its tab is shown."""
+
     def action_show_tab(self, tab: str) -> None:
-        """Switch to the tab ``tab`` (``installed``, ``marketplace`` or ``status``).
+        """Switch to the tab ``tab`` (``installed``, ``marketplace`` or ``status``), and
+        give the focus to its widget at once (the next key is for that widget).
 
         The key goes the way a click on the tab goes, through the tab bar: the bar's own
         message that shows the first tab as the screen opens is then handled before it,
@@ -200,12 +206,32 @@ class ExtensionsScreen(ChangesInThread, Screen):
         was undone by that message a moment later)."""
         tabbed = self.query_one(TabbedContent)
         tabbed.query_one(Tabs).active = tabbed.get_tab(tab).id or ""
+        self._focus_tab(tab)
+
+    def _chosen(self, tab: str) -> bool:
+        """Whether ``tab`` is the one last chosen (the bar's), shown yet or not."""
+        tabbed = self.query_one(TabbedContent)
+        return tabbed.query_one(Tabs).active == tabbed.get_tab(tab).id
+
+    def _focus_tab(self, tab: str) -> None:
+        """Focus ``tab``'s widget now, unless the focus is in that tab already.
+
+        ``TabbedContent`` shows the tab of a focused widget, a message later: a focus
+        given for one tab could then show it again after a newer key chose another.
+        Tabs change by the bar alone here, so that message is not sent."""
+        pane = self.query_one(TabbedContent).get_pane(tab)
+        if self.focused is not None and pane in self.focused.ancestors:
+            return
+        with self.prevent(TabPane.Focused):
+            self.set_focus(self.query_one(self.TAB_FOCUS[tab]))
 
     @on(TabbedContent.TabActivated)
     def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
-        target = {"installed": ExtensionList, "marketplace": Input,
-                  "status": StatusView}[event.pane.id or "installed"]
-        self.query_one(target).focus()
+        """A tab is shown (by a key, or a click on the bar): its widget takes the focus,
+        unless a newer choice is on its way."""
+        tab = event.pane.id or "installed"
+        if self._chosen(tab):
+            self._focus_tab(tab)
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -396,7 +422,9 @@ class ExtensionsScreen(ChangesInThread, Screen):
             return
         count = f"{len(results)} extension{'' if len(results) == 1 else 's'} found"
         self._set_market_message(f"{count}; Enter on one reviews it before installing.", "info")
-        found.focus()
+        if self._chosen("marketplace"):  # results that come after a switch leave the tab be
+            with self.prevent(TabPane.Focused):
+                self.set_focus(found)
 
     @on(PackageList.Chosen)
     def _install_package(self, message: PackageList.Chosen) -> None:
