@@ -73,6 +73,11 @@ def test_the_copy_as_it_is_keeps_every_contract(tmp_path: Path) -> None:
      "The faces import the core's public API alone"),
     ("workbench/tui/probe.py", "import workbench.core.loading\n",
      "The faces import the core's public API alone"),
+    # Headless is a face too: the turn's result and the defaults come through the core.
+    ("workbench/headless/probe.py", "from workbench.agent.loop import TurnResult\n",
+     "The faces reach the services and the foundations only through the core"),
+    ("workbench/headless/probe.py", "import workbench.core.gateway\n",
+     "The faces import the core's public API alone"),
 ])
 def test_an_import_the_docstring_does_not_allow_breaks_its_contract(
         tmp_path: Path, where: str, source: str, contract: str) -> None:
@@ -87,7 +92,8 @@ def test_a_face_importing_the_cores_public_api_keeps_it(tmp_path: Path) -> None:
     source = ("from workbench.core.calls import CallOptions\n"
               "from workbench.core.sessions import SessionRow\n")
     result = lint_copy(tmp_path, {"workbench/cli/probe.py": source,
-                                  "workbench/tui/probe.py": source})
+                                  "workbench/tui/probe.py": source,
+                                  "workbench/headless/probe.py": source})
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from workbench.agent.loop import TurnResult as TurnResult  # what host.chats' turns end as
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:

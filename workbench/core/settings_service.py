@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from workbench.core.chat_models import ChatModels
     from workbench.core.workspace import Workspace
 
-__all__ = ["DEFAULT_THEME", "SETTING_KEYS", "ConfigView", "Setting", "SettingsService"]
+__all__ = ["DEFAULTS", "DEFAULT_THEME", "SETTING_KEYS", "ConfigView", "Setting", "SettingsService"]
 
 SETTING_KEYS: tuple[str, ...] = tuple(SETTINGS)
 """Every setting's key, in table order."""

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from workbench.config.settings import DEFAULTS
+from workbench.core.settings_service import DEFAULTS
 from workbench.core.answers import AnswerProblem, check_answers, check_proposal_answer
 from workbench.core.run_grants import RunGrant, covering
 from workbench.errors import WorkbenchError

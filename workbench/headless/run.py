@@ -20,7 +20,7 @@ import sys
 from typing import Any, TextIO
 
 from workbench import jsontext
-from workbench.agent.loop import TurnResult
+from workbench.core.sessions import TurnResult
 from workbench.errors import ExitCode
 from workbench.events import (DisplayBubble, Event, MessageStarted, Notice, Request, TextDelta,
                               ToolCallEnded, ToolCallStarted)
