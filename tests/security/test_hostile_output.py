@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import extension_folders
 
 from commands import workbench
 
@@ -65,17 +66,16 @@ export function fail() {{
 
 
 def write_extension(folder: Path, name: str, runtime: str) -> Path:
-    folder.mkdir(parents=True)
-    entry = "main.py" if runtime == "python" else "index.ts"
-    (folder / entry).write_text(PY_CODE if runtime == "python" else TS_CODE)
+    """An extension whose every word people are shown is hostile, in ``runtime``."""
     tool = {"parameters": {"type": "object"}}
-    (folder / "loca.json").write_text(json.dumps({
-        "name": name, "displayName": evil("Display-words"), "description": evil("Description-words"),
-        "entry": entry, "tools": [
+    return extension_folders.write_extension(
+        folder, name, [
             {"name": f"{name}_shout", "function": "shout", "description": evil("Tool-words"), **tool,
              "permissions": {"read": [{"path": "/tmp", "reason": evil("Reason-words")}]}},
-            {"name": f"{name}_fail", "function": "fail", "description": "Fails.", **tool}]}))
-    return folder
+            {"name": f"{name}_fail", "function": "fail", "description": "Fails.", **tool}],
+        entry="main.py" if runtime == "python" else "index.ts",
+        code=PY_CODE if runtime == "python" else TS_CODE,
+        displayName=evil("Display-words"), description=evil("Description-words"))
 
 
 class Cli:
