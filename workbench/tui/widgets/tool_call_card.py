@@ -231,41 +231,37 @@ class ToolCallCard(Vertical, can_focus=True):
     }
     """
 
-    class CancelRequested(Message):
-        """The person asked to cancel this card's call."""
+    class _FromCard(Message):
+        """A message about one card (its ``control``)."""
 
         def __init__(self, card: ToolCallCard) -> None:
             super().__init__()
             self.card = card
-            self.call_id = card.call_id
 
         @property
         def control(self) -> ToolCallCard:
             return self.card
 
-    class UndoRequested(Message):
+    class CancelRequested(_FromCard):
+        """The person asked to cancel this card's call."""
+
+        def __init__(self, card: ToolCallCard) -> None:
+            super().__init__(card)
+            self.call_id = card.call_id
+
+    class UndoRequested(_FromCard):
         """The person asked to undo the change set this card's call applied."""
 
         def __init__(self, card: ToolCallCard, change_set: int) -> None:
-            super().__init__()
-            self.card = card
+            super().__init__(card)
             self.change_set = change_set
 
-        @property
-        def control(self) -> ToolCallCard:
-            return self.card
-
-    class TypedAway(Message):
+    class TypedAway(_FromCard):
         """Keys pressed on the card were typing, not actions: ``text`` goes to the prompt."""
 
         def __init__(self, card: ToolCallCard, text: str) -> None:
-            super().__init__()
-            self.card = card
+            super().__init__(card)
             self.text = text
-
-        @property
-        def control(self) -> ToolCallCard:
-            return self.card
 
     ASKING = {"undo_change": ("u", "Undo change set {change_set}? u again undoes it · any other key, no"),
               "cancel_call": ("x", "Cancel this call? x again cancels it · any other key, no")}
