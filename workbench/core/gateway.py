@@ -297,6 +297,8 @@ class ToolGateway:
             reqs = [r for r in self.requirements(tool) if r.kind in OS_KINDS and on_this_system(r)]
         except ValueError as exc:
             raise ToolError("permission", str(exc)) from exc
+        if not reqs:  # nothing to settle, nothing granted (most host and MCP tools)
+            return []
         key = tool.grant_key
         once: set[tuple[str, str]] = set()
         await self._settle(key, reqs, options, once=once, covers=self._project_siblings(tool, reqs))

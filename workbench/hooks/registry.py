@@ -96,6 +96,8 @@ class HookRegistry:
     def for_event(self, event: str, exclude: frozenset[str] | set[str] = frozenset()) -> list[Hook]:
         """The hooks of ``event`` that run, in registration order, leaving out ``exclude``'s
         extensions."""
+        if not self._order:  # no hook was ever registered: the common case, kept cheap
+            return []
         found = (self._by_name.first(key, lambda hook: hook.extension not in exclude)
                  for key in self._keys() if key[0] == event)
         return [hook for hook in found if hook is not None]

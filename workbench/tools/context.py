@@ -70,25 +70,40 @@ class NoStream:
         raise self.refusal()
 
 
+_EVENTS_LOCK = threading.Lock()
+"""Guards the making of a ``Signal``'s event against an ``abort`` from another thread."""
+
+
 class Signal:
     """A cancellation signal a tool can poll (``aborted``) or wait on."""
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._event: threading.Event | None = None
+        """Made when a thread first waits on it (most calls never do)."""
+        self._aborted = False
         self.reason: str | None = None
+        self._lock = _EVENTS_LOCK
 
     @property
     def aborted(self) -> bool:
-        return self._event.is_set()
+        return self._aborted
 
     @property
     def event(self) -> threading.Event:
         """Set when the call is cancelled (for a thread to wait on)."""
-        return self._event
+        with self._lock:
+            if self._event is None:
+                self._event = threading.Event()
+                if self._aborted:
+                    self._event.set()
+            return self._event
 
     def abort(self, reason: str = "cancelled") -> None:
         self.reason = reason
-        self._event.set()
+        with self._lock:
+            self._aborted = True
+            if self._event is not None:
+                self._event.set()
 
     def throw_if_aborted(self) -> None:
         """Raise ``asyncio.CancelledError`` when the call was cancelled."""
