@@ -136,32 +136,8 @@ def watch(pid: int, sync: socket.socket, policy: Policy, owner: tuple[int, int],
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
     poller.register(sync.fileno(), select.POLLIN)
-    broker = None
-    reported = None
-    sync_open = True
+    middle = _Middle(sync, poller, policy, owner, on_status)
     timeout = int(every_s * 1000) if tick is not None else None
-
-    def from_middle() -> None:
-        """One message from the middle process: PID 1's status, or the broker's socket."""
-        nonlocal broker, reported, sync_open
-        try:
-            message, fds = recv_raw(sync)
-        except OSError:
-            message, fds = b"", []
-        if message.startswith(b"status") and len(message) == 10:
-            reported = struct.unpack("i", message[6:])[0]
-            if on_status is not None:
-                on_status(reported)
-        elif fds and broker is None and message.startswith(b'{"listener"'):
-            broker = metadata.Broker(fds[0], [*policy.write, *policy.runtime_write], owner)
-            poller.register(fds[0], select.POLLIN)
-            fds = fds[1:]
-        for extra in fds:
-            os.close(extra)
-        if not message:
-            poller.unregister(sync.fileno())
-            sync_open = False
-
     while True:
         ready = poller.poll(timeout)
         if tick is not None:
@@ -172,16 +148,54 @@ def watch(pid: int, sync: socket.socket, policy: Policy, owner: tuple[int, int],
                 os.close(pidfd)
                 # What the middle process sent before it ended is read first, whatever
                 # order the poll listed the two in: PID 1's status may be among it.
-                while sync_open and select.select([sync], [], [], 0)[0]:
-                    from_middle()
-                if broker is not None:
-                    os.close(broker.listener)
-                return reported if reported is not None else status
+                while middle.open and select.select([sync], [], [], 0)[0]:
+                    middle.receive()
+                if middle.broker is not None:
+                    os.close(middle.broker.listener)
+                return middle.reported if middle.reported is not None else status
             if fd == sync.fileno():
-                from_middle()
-            elif broker is not None and fd == broker.listener:
-                if events & (select.POLLHUP | select.POLLERR) or not broker.handle():
+                middle.receive()
+            elif middle.broker is not None and fd == middle.broker.listener:
+                if events & (select.POLLHUP | select.POLLERR) or not middle.broker.handle():
                     poller.unregister(fd)
+
+
+class _Middle:
+    """What the middle process sent the supervisor: PID 1's status, the metadata broker."""
+
+    def __init__(self, sync: socket.socket, poller: select.poll, policy: Policy,
+                 owner: tuple[int, int], on_status: Callable[[int], None] | None) -> None:
+        self.sync = sync
+        self.poller = poller
+        self.policy = policy
+        self.owner = owner
+        self.on_status = on_status
+        self.broker: metadata.Broker | None = None
+        self.reported: int | None = None
+        """PID 1's wait status, once the middle process sent it."""
+        self.open = True
+        """Whether the sync socket may still bring a message."""
+
+    def receive(self) -> None:
+        """One message from the middle process: PID 1's status, or the broker's socket."""
+        try:
+            message, fds = recv_raw(self.sync)
+        except OSError:
+            message, fds = b"", []
+        if message.startswith(b"status") and len(message) == 10:
+            self.reported = struct.unpack("i", message[6:])[0]
+            if self.on_status is not None:
+                self.on_status(self.reported)
+        elif fds and self.broker is None and message.startswith(b'{"listener"'):
+            self.broker = metadata.Broker(fds[0], [*self.policy.write, *self.policy.runtime_write],
+                                          self.owner)
+            self.poller.register(fds[0], select.POLLIN)
+            fds = fds[1:]
+        for extra in fds:
+            os.close(extra)
+        if not message:
+            self.poller.unregister(self.sync.fileno())
+            self.open = False
 
 
 def recv_raw(sock: socket.socket, max_fds: int = 2) -> tuple[bytes, list[int]]:

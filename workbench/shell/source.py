@@ -112,13 +112,14 @@ def _interpreter_under_tmp(output: str, project: Pin) -> str:
     return named.group(0) if named else ""
 
 
-def _missing_tmp_program(output: str, project: Pin) -> str:
+def _missing_tmp_program(output: str, project: Pin, *, read: bool = True) -> str:
     """Why a program or file named under ``/tmp`` was not found, when bash (or the
     program) said only "No such file", or a script's ``#!`` line names one: the shell's
     ``/tmp`` is its own, empty at each command, not the host's. The host's ``/tmp`` is
-    never looked at, so the answer tells nothing of what is there."""
+    never looked at, so the answer tells nothing of what is there. With ``read`` false,
+    from the output alone (no script's first line is read)."""
     found = _TMP_PROGRAM.search(output)
-    missing = found.group(1) if found else _interpreter_under_tmp(output, project)
+    missing = found.group(1) if found else (_interpreter_under_tmp(output, project) if read else "")
     if not missing:
         return ""
     return (f"{missing} was not found because the shell's /tmp is its own, empty at "
@@ -298,7 +299,10 @@ class ShellSource(ToolSource):
             answer["not_applied"] = apply_error
         if ran.net_events:
             answer["network"] = [event["message"] for event in ran.net_events[:20]]
-        missing = await asyncio.to_thread(_missing_tmp_program, answer["output"], pin)
+        missing = _missing_tmp_program(answer["output"], pin, read=False)
+        if not missing and _NO_INTERPRETER.search(answer["output"]):
+            # Only then is a script's first line read, beneath the project: off the loop.
+            missing = await asyncio.to_thread(_missing_tmp_program, answer["output"], pin)
         if missing:
             note = f"{note}; {missing}" if note else missing
         if note:
