@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +38,7 @@ def _tool_id(value: str | None, fallback: int) -> str:
     return cleaned or f"toolu_{fallback}"
 
 
-def to_wire(messages: list[ChatMessage]) -> tuple[str, list[dict[str, Any]]]:
+def to_wire(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str, Any]]]:
     """The conversation as ``(system, messages)`` in the Messages API's shape, repaired
     first (``history_repair``: each ``tool_use`` answered in the next user message, ids
     unique once cleaned to the characters the API allows)."""
@@ -127,7 +127,7 @@ class AnthropicProvider:
         return (f"AnthropicProvider(model={self.model!r}, base_url={safe_url(self.base_url)!r}, "
                 f"api_key={'set' if self._api_key else 'none'})")
 
-    async def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
+    async def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
         """Stream the reply to ``messages``; see the module docstring."""
         system, wire_messages = to_wire(messages)
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from workbench.agent.history_repair import repair
@@ -107,7 +107,7 @@ class ExtensionModelProvider:
         self.answer = answer
         self.config = dict(config or {})
 
-    def request(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> dict[str, Any]:
+    def request(self, messages: Sequence[ChatMessage], tools: list[ToolSpec]) -> dict[str, Any]:
         """What the function is called with for one model step."""
         return {"op": "complete", "provider": self.provider, "config": self.config,
                 "messages": [message_json(m) for m in repair(messages)],
@@ -124,7 +124,7 @@ class ExtensionModelProvider:
         finally:
             pieces.queue.put_nowait(_END)
 
-    async def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
+    async def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
         """The reply's text as it comes, then its tool calls. Leaving early (a cancelled
         turn, a malformed piece) cancels the function's worker."""
         pieces = Pieces()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from workbench.agent.messages import ChatMessage, ToolSpec
@@ -83,7 +84,7 @@ def tool_list(tools: list[ToolSpec]) -> str:
     return "\n".join(lines)
 
 
-def plain_messages(messages: list[ChatMessage], tools: list[ToolSpec]) -> list[dict[str, str]]:
+def plain_messages(messages: Sequence[ChatMessage], tools: list[ToolSpec]) -> list[dict[str, str]]:
     """The conversation in system/user/assistant roles only, with the tool instructions
     added to the system prompt when tools are on offer."""
     system = [m.content for m in messages if m.role == "system" and m.content]

@@ -25,7 +25,7 @@ Imports nothing of ours but the message shapes.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from workbench.agent.messages import ChatMessage, ToolCall
@@ -37,7 +37,7 @@ NO_RESULT = json.dumps({"ok": False, "error": {
 """What the model is told of a call whose result is not in the conversation."""
 
 
-def repair(messages: list[ChatMessage], *,
+def repair(messages: Sequence[ChatMessage], *,
            clean: Callable[[str], str] = lambda value: value) -> list[ChatMessage]:
     """``messages`` in the shape every wire accepts; see the module docstring.
 
@@ -73,7 +73,7 @@ def repair(messages: list[ChatMessage], *,
     return out
 
 
-def _answers(messages: list[ChatMessage]) -> dict[tuple[int, int], ChatMessage]:
+def _answers(messages: Sequence[ChatMessage]) -> dict[tuple[int, int], ChatMessage]:
     """Which tool message answers which call: ``(message index, call position)`` → it."""
     open_calls: list[tuple[int, int, ToolCall]] = []
     found: dict[tuple[int, int], ChatMessage] = {}

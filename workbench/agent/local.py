@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -220,7 +220,7 @@ class LlamaServer:
             _stop_process(process)
 
 
-def fit(messages: list[ChatMessage], budget_chars: int) -> list[ChatMessage]:
+def fit(messages: Sequence[ChatMessage], budget_chars: int) -> list[ChatMessage]:
     """The conversation cut to fit a small context: long tool results are shortened,
     then the oldest messages before the last user message are left out. System
     messages and everything from the last user message on are always kept."""
@@ -291,7 +291,7 @@ class LocalProvider:
         """Start the server now (it starts on first use otherwise); returns its base URL."""
         return await asyncio.to_thread(self.server.ensure)
 
-    async def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
+    async def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
         """Stream the reply; a server found dead before it said anything is restarted once."""
         room = self.budget_chars - (len(tool_list(tools)) + 400 if tools else 0)
         messages = fit(messages, max(room, 500))

@@ -16,11 +16,11 @@ import contextlib
 import functools
 import json
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from workbench.agent.history import message_of
+from workbench.agent.history import message_of, with_head
 from workbench.agent.messages import (ChatMessage, TextChunk, ToolCall, ToolCallChunk, ToolSpec,
                                      new_call_id)
 from workbench.agent.providers import ModelProvider
@@ -108,7 +108,7 @@ class TurnLoop:
                  parallel_safe: Callable[[str], bool] = lambda name: False,
                  max_steps: int = DEFAULT_MAX_STEPS,
                  system_context: Callable[[], list[ChatMessage]] | None = None,
-                 read_history: Callable[[str], list[ChatMessage]] | None = None) -> None:
+                 read_history: Callable[[str], Sequence[ChatMessage]] | None = None) -> None:
         self.store = store
         self.provider = provider
         self.publish = publish
@@ -205,10 +205,10 @@ class TurnLoop:
         parts: list[str] = []
         calls: list[ToolCall] = []
 
-        def view() -> list[ChatMessage]:
+        def view() -> Sequence[ChatMessage]:
             messages = self.read_history(session_id)
             if self.system_context is not None:
-                messages = list(self.system_context()) + messages
+                messages = with_head(self.system_context(), messages)
             return messages
 
         def save() -> None:

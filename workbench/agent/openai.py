@@ -25,7 +25,7 @@ while it may still be one, so a call is never shown as prose first.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
 from workbench.agent.grammar import AnswerStream, plain_messages, response_format
@@ -92,7 +92,7 @@ class OpenAIProvider:
         """``text`` with the API key blanked out."""
         return mask(text, [self._api_key])
 
-    async def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
+    async def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
         """Stream the reply to ``messages``; see the module docstring."""
         self.last_usage = None
         if self.tool_mode == "grammar":
@@ -283,7 +283,7 @@ class OpenAIProvider:
         return texts
 
 
-def _repeated(call: ToolCall, messages: list[ChatMessage]) -> bool:
+def _repeated(call: ToolCall, messages: Sequence[ChatMessage]) -> bool:
     """Whether the same call (name and arguments) was already made since the last user message."""
     for message in reversed(messages):
         if message.role == "user":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from workbench.agent.history_repair import repair
@@ -88,7 +89,7 @@ class Reply:
                         arguments=arguments)
 
 
-def to_wire(messages: list[ChatMessage]) -> list[dict[str, Any]]:
+def to_wire(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     """The conversation as chat-completions messages, repaired first (``history_repair``:
     each call answered right after it, ids unique, no result without its call)."""
     out: list[dict[str, Any]] = []

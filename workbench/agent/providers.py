@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -37,7 +37,7 @@ class ModelProvider(Protocol):
 
     name: str
 
-    def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
+    def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
         """Yield the reply to ``messages`` as text chunks followed by tool-call chunks."""
         ...
 
@@ -65,7 +65,7 @@ class EchoProvider:
     def __init__(self, notice: str | None = None) -> None:
         self.notice = notice
 
-    async def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
+    async def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
         last = next((m.content for m in reversed(messages) if m.role == "user"), "")
         for piece in _pieces(f"You said: {last}"):
             yield TextChunk(piece)
@@ -121,7 +121,7 @@ class ScriptedProvider:
                 raise ModelError(first["msg"], where=f"{path}#{where}") from exc
         return replies
 
-    async def stream(self, messages: list[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
+    async def stream(self, messages: Sequence[ChatMessage], tools: list[ToolSpec]) -> AsyncIterator[ModelChunk]:
         index = sum(1 for m in messages if m.role == "assistant")
         if index >= len(self.replies):
             raise ModelError(f"the scripted model has no reply left: all {len(self.replies)} "

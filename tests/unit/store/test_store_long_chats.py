@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.agent.history import Histories
+from workbench.agent.history import Histories, with_head
+from workbench.agent.messages import ChatMessage
 from workbench.agent.loop import history
 from workbench.store import Store
 
@@ -107,8 +108,9 @@ def test_a_kept_history_is_what_a_whole_read_gives_after_others_write(path: Path
         other.add_message(first, "assistant", content="two words")
         assert histories.of(first) == history(store, first)
         assert [m.role for m in histories.of(first)] == ["user", "assistant", "tool", "assistant"]
-        # What is returned is the caller's own list: changing it changes nothing kept.
-        histories.of(first).clear()
+        # What is returned is a view no caller can change (nothing kept changes with it).
+        assert not hasattr(histories.of(first), "clear")
+        assert not hasattr(histories.of(first), "append")
         assert len(histories.of(first)) == 4
         # A deleted session is read again (as nothing), not served from what was kept.
         other.delete_session(first)
@@ -132,3 +134,34 @@ def test_a_sessions_count_is_its_messages(path: Path) -> None:
         assert store.get_session(session)["message_count"] == 7 == len(store.list_messages(session))
         assert [row["content"] for row in store.recent_messages(session, 3)] == ["4", "5", "6"]
         assert [row["message_count"] for row in store.list_sessions() if row["id"] == session] == [7]
+
+
+def test_a_history_read_stays_what_it_was_when_more_is_added(path: Path) -> None:
+    """What a step was handed is the conversation when it was read: messages added
+    after it (by this turn or another process) are in the next read only, and the
+    memories put before it are seen first, in order, by every way of reading it."""
+    with Store.open(path) as store, Store.open(path) as other:
+        histories = Histories(store)
+        session = store.create_session(title="a")["id"]
+        for n in range(5):
+            store.add_message(session, "user", content=f"q{n}")
+        read = histories.of(session)
+        other.add_message(session, "assistant", content="later")
+        store.add_message(session, "user", content="later still")
+        assert [m.content for m in read] == ["q0", "q1", "q2", "q3", "q4"]
+        assert len(histories.of(session)) == 7 and len(read) == 5
+        memory = ChatMessage("system", "remember this")
+        shown = with_head([memory], read)
+        contents = ["remember this", "q0", "q1", "q2", "q3", "q4"]
+        assert [m.content for m in shown] == contents
+        assert [m.content for m in reversed(shown)] == contents[::-1]
+        assert [shown[i].content for i in range(len(shown))] == contents
+        assert [shown[i].content for i in range(-1, -len(shown) - 1, -1)] == contents[::-1]
+        assert [m.content for m in shown[1:3]] == ["q0", "q1"]
+        assert shown == [memory, *history(store, session)[:5]]
+        assert [m.content for m in read] == contents[1:]  # the head is the new view's alone
+        with pytest.raises(IndexError):
+            shown[6]
+        with pytest.raises(IndexError):
+            shown[-7]
+        assert with_head([memory], list(read)) == shown  # a plain list is joined too
