@@ -207,10 +207,24 @@ class ToolGateway:
     def _validator(self, tool: Tool) -> tuple[Any, Check | None]:
         """The tool's argument validator and its quick check (``argument_check``), built
         once per schema (the registry keeps the same schema object for a tool until it
-        reloads)."""
+        reloads). A schema naming no ``$schema`` is draft 2020-12 (``validator_for``'s
+        default here), so its quick check is built without ``jsonschema``, and its
+        validator (None until then) only when the quick check cannot say yes."""
         cached = self._validators.get(tool.qualified_name)
         if cached is not None and cached[0] is tool.parameters:
             return cached[1], cached[2]
+        if isinstance(tool.parameters, dict) and "$schema" not in tool.parameters:
+            quick = quick_check(tool.parameters)
+            if quick is not None:
+                self._validators[tool.qualified_name] = (tool.parameters, None, quick)
+                return None, quick
+        return self._full_validator(tool), self._validators[tool.qualified_name][2]
+
+    def _full_validator(self, tool: Tool) -> Any:
+        """``_validator``'s ``jsonschema`` validator, built now if it was not."""
+        cached = self._validators.get(tool.qualified_name)
+        if cached is not None and cached[0] is tool.parameters and cached[1] is not None:
+            return cached[1]
         import jsonschema
 
         validator_cls = jsonschema.validators.validator_for(
@@ -219,7 +233,7 @@ class ToolGateway:
         quick = (quick_check(tool.parameters)
                  if validator_cls.__name__ in _QUICK_DRAFTS else None)
         self._validators[tool.qualified_name] = (tool.parameters, validator, quick)
-        return validator, quick
+        return validator
 
     def _validate(self, tool: Tool, arguments: Any) -> str | None:
         """Check the arguments' size, JSON and schema; returns them as JSON text, as the
@@ -241,6 +255,8 @@ class ToolGateway:
         validator, quick = self._validator(tool)
         if quick is not None and quick(arguments):
             return text
+        if validator is None:
+            validator = self._full_validator(tool)
         errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
         if errors:
             first = errors[0]

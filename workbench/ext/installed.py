@@ -22,7 +22,7 @@ from workbench.ext.fingerprint import Fingerprint, FingerprintCheck, compare, fi
 from workbench.ext.plan import read_version
 from workbench.manifest.models import EXTENSION_NAME_PATTERN, Manifest
 from workbench.manifest.problems import ValidationReport
-from workbench.manifest.validate import validate_extension
+from workbench.manifest.validate import CheckedTexts, validate_extension
 from workbench.store import Store
 
 BUILTIN_NAME = "builtin"
@@ -148,7 +148,8 @@ def _first_error(report: ValidationReport) -> str:
 
 
 def inspect_installed(name: str, folder: Path, row: dict[str, Any] | None,
-                      consent: dict[str, Any] | None, recorded: dict[str, str]) -> InstalledExtension:
+                      consent: dict[str, Any] | None, recorded: dict[str, str],
+                      checked: CheckedTexts | None = None) -> InstalledExtension:
     """Work out an installed extension's state from its folder and its records.
 
     Args:
@@ -157,6 +158,7 @@ def inspect_installed(name: str, folder: Path, row: dict[str, Any] | None,
         row: Its ``extensions`` row, if recorded.
         consent: Its consent, if any.
         recorded: Its approved files (sha256 by path).
+        checked: The manifest texts checked already (``ext/manifest_checks.py``).
     """
     row = row or {}
     source = str(row.get("source") or folder)
@@ -169,7 +171,7 @@ def inspect_installed(name: str, folder: Path, row: dict[str, Any] | None,
     if not folder.is_dir():
         return InstalledExtension(**base, display_name=display, version=version, digest="",
                                   state="broken", reason="its folder is missing", tools=())
-    report = validate_extension(folder)
+    report = validate_extension(folder, checked=checked)
     manifest = report.manifest
     prints = fingerprint(folder)
     check = compare(recorded, prints)

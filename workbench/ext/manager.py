@@ -44,6 +44,7 @@ from workbench.ext.discovery import (PROJECT_EXTENSIONS, DiscoveredExtension, di
 from workbench.ext.errors import ExtensionError, InstallDeclined
 from workbench.ext.fetch import fetch
 from workbench.ext.fingerprint import Fingerprint, FingerprintCheck, compare, fingerprint
+from workbench.ext.manifest_checks import ManifestChecks
 from workbench.ext.installed import (
     BUILTIN_NAME,
     InstalledExtension,
@@ -121,6 +122,8 @@ class ExtensionManager:
         self.limits = limits or ArchiveLimits()
         self.staging = StagingArea(home.root / "staging")
         self._commits = Committer(self.home, store, self.staging)
+        self.checks = ManifestChecks(store, home.root)
+        """The manifest texts checked already, so a start need not check them again."""
         self._on_removed = on_removed
         self.dependency_timeout_s = dependency_timeout_s
         self.repairs: list[Repair] = self.recover()
@@ -181,7 +184,8 @@ class ExtensionManager:
     def _plan_staged(self, action: PlanAction, stage: Path, source: str,
                      fallback: str, check: Callable[[str], None] | None = None) -> InstallPlan:
         pkg = stage / "pkg"
-        report = validate_extension(pkg)
+        # Checked in full, as every install is; its text recorded for the starts after.
+        report = validate_extension(pkg, checked=self.checks.recording())
         if report.manifest is None:
             raise ExtensionError(invalid_message(report), where=source)
         manifest = report.manifest
@@ -377,7 +381,8 @@ class ExtensionManager:
 
     def _inspect(self, name: str) -> InstalledExtension:
         return inspect_installed(name, self.folder_of(name), self.store.get_extension(name),
-                                 self.store.get_consent(name), self.store.extension_files(name))
+                                 self.store.get_consent(name), self.store.extension_files(name),
+                                 self.checks)
 
     def list(self) -> list[InstalledExtension]:
         """Every installed extension (and every folder found in the extensions folder),

@@ -21,9 +21,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from jsonschema.exceptions import best_match
-from jsonschema.validators import Draft202012Validator, validator_for
-
 from workbench import ctx_spec
 from workbench.manifest.exports import scan_exports
 from workbench.manifest.front_matter import FrontMatterError, parse_front_matter
@@ -259,6 +256,11 @@ def check_parameters(parameters: Any, pointer: str, found: Collector) -> None:
     """
     if not isinstance(parameters, dict):
         return
+    # Imported here: a start that finds every installed manifest checked already
+    # (``workbench.ext.manifest_checks``) never needs jsonschema.
+    from jsonschema.exceptions import best_match
+    from jsonschema.validators import Draft202012Validator, validator_for
+
     dialect = parameters.get("$schema")
     if dialect is not None and not isinstance(dialect, str):
         found.error(join_pointer(pointer, "$schema"), "expected a string naming a JSON Schema dialect")
@@ -400,13 +402,21 @@ def check_memories(memories: list[Any], folder: Path, found: Collector) -> None:
             _check_skill(target, pointer, path.rstrip("/\\"), root, found)
 
 
-def check_content(data: dict[str, Any], folder: Path, found: Collector) -> None:
+def check_content(data: dict[str, Any], folder: Path, found: Collector, *,
+                  parameters: bool = True) -> bool:
     """Run every check of this module on a parsed manifest.
 
     Args:
         data: The parsed manifest (a JSON object).
         folder: The extension folder.
         found: Where problems go.
+        parameters: Whether to check each tool's ``parameters`` against its JSON Schema
+            meta-schema (``check_parameters``); False only for a manifest text whose
+            parameters passed that check before with nothing to say (they depend on
+            that text alone).
+
+    Returns:
+        Whether the parameter checks ran and found nothing, neither error nor warning.
     """
     tools = data.get("tools") if isinstance(data.get("tools"), list) else []
     memories = data.get("memories") if isinstance(data.get("memories"), list) else []
@@ -415,9 +425,13 @@ def check_content(data: dict[str, Any], folder: Path, found: Collector) -> None:
     check_workbench_templates(tools, providers, found)
     check_tool_names(tools, found)
     check_providers(providers, found)
-    for index, tool in enumerate(tools):
-        if isinstance(tool, dict):
-            check_parameters(tool.get("parameters"), join_pointer("/tools", index, "parameters"),
-                             found)
+    before = len(found.errors) + len(found.warnings)
+    if parameters:
+        for index, tool in enumerate(tools):
+            if isinstance(tool, dict):
+                check_parameters(tool.get("parameters"),
+                                 join_pointer("/tools", index, "parameters"), found)
+    clean = parameters and len(found.errors) + len(found.warnings) == before
     check_entry(data, tools, folder, found)
     check_memories(memories, folder, found)
+    return clean

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -40,6 +40,23 @@ MAX_FOLDER_FILES = 20_000
 MAX_FILE_BYTES = 50 * 1024 * 1024
 """The largest one file of an extension may be."""
 
+class CheckedTexts(Protocol):
+    """Which manifest texts had their tools' ``parameters`` checked already, with
+    nothing found (``workbench.ext.manifest_checks`` keeps them, sealed, in the store).
+
+    Only that check is skipped for a text it knows: it depends on the text alone, and
+    it is the one that needs ``jsonschema``. Everything else is checked at every
+    validation, the files and the models included."""
+
+    def known(self, text: bytes) -> bool:
+        """Whether ``text`` (the manifest's bytes as read) passed the check before."""
+        ...
+
+    def remember(self, text: bytes) -> None:
+        """Record that ``text`` passed it, nothing found, in a valid manifest."""
+        ...
+
+
 _UNREADABLE = object()
 """What ``_parse`` returns for a manifest it could not read (a manifest may be ``null``)."""
 
@@ -51,23 +68,26 @@ def find_manifest(path: Path) -> Path | None:
     return next((path / name for name in MANIFEST_NAMES if (path / name).is_file()), None)
 
 
-def _parse(manifest_path: Path, found: Collector, max_bytes: int) -> Any:
-    """Read and parse the manifest; report why not and return ``_UNREADABLE`` when it cannot be."""
+def _parse(manifest_path: Path, found: Collector, max_bytes: int) -> tuple[Any, bytes]:
+    """Read and parse the manifest: its data and its bytes as read; report why not and
+    return ``_UNREADABLE`` for the data when it cannot be."""
+    raw = b""
     try:
         size = manifest_path.stat().st_size
         if size > max_bytes:
             found.error("", f"{manifest_path.name} is {size} bytes; the limit is {max_bytes}",
                         locate_it=False)
-            return _UNREADABLE
-        text = manifest_path.read_bytes().decode("utf-8-sig")
+            return _UNREADABLE, raw
+        raw = manifest_path.read_bytes()
+        text = raw.decode("utf-8-sig")
     except OSError as exc:
         found.error("", f"{manifest_path.name} cannot be read: {exc.strerror or exc}",
                     locate_it=False)
-        return _UNREADABLE
+        return _UNREADABLE, raw
     except UnicodeDecodeError as exc:
         found.error("", f"{manifest_path.name} is not UTF-8 text (byte {exc.start})",
                     locate_it=False)
-        return _UNREADABLE
+        return _UNREADABLE, raw
 
     def refuse_constant(name: str) -> Any:
         raise ValueError(f"{name} is not valid JSON")
@@ -76,19 +96,19 @@ def _parse(manifest_path: Path, found: Collector, max_bytes: int) -> Any:
         data = json.loads(text, parse_constant=refuse_constant)
     except json.JSONDecodeError as exc:
         found.errors.append(Problem("", f"not valid JSON: {exc.msg}", exc.lineno, exc.colno))
-        return _UNREADABLE
+        return _UNREADABLE, raw
     except ValueError as exc:
         found.error("", f"not valid JSON: {exc}", locate_it=False)
-        return _UNREADABLE
+        return _UNREADABLE, raw
     except RecursionError:
         found.error("", "not valid JSON: nested too deeply", locate_it=False)
-        return _UNREADABLE
+        return _UNREADABLE, raw
     found.locations = locate(text)
     for pointer, (line, column) in found.locations.duplicates:
         key = pointer.rsplit("/", 1)[-1]
         found.errors.append(Problem(pointer, f"the key '{key}' appears more than once in "
                                     "this object", line, column))
-    return data
+    return data, raw
 
 
 def _json_kind(data: Any) -> str:
@@ -104,13 +124,17 @@ def _json_kind(data: Any) -> str:
 
 
 def validate_extension(path: Path, *, max_manifest_bytes: int = MAX_MANIFEST_BYTES,
-                       max_folder_bytes: int = MAX_FOLDER_BYTES) -> ValidationReport:
+                       max_folder_bytes: int = MAX_FOLDER_BYTES,
+                       checked: CheckedTexts | None = None) -> ValidationReport:
     """Validate an extension without running any of its code.
 
     Args:
         path: The extension folder (holding `loca.json`) or the manifest file itself.
         max_manifest_bytes: The largest manifest read.
         max_folder_bytes: The largest extension folder accepted.
+        checked: The manifest texts whose tools' parameters were checked already (the
+            check is then skipped for the text read, if it is one) and where a text
+            that passes it now is recorded; None checks every time.
 
     Returns:
         The report: every error and warning, named by JSON pointer, and the parsed
@@ -126,7 +150,7 @@ def validate_extension(path: Path, *, max_manifest_bytes: int = MAX_MANIFEST_BYT
     folder = manifest_path.parent
     check_files(folder, found, max_bytes=max_folder_bytes, max_files=MAX_FOLDER_FILES,
                 max_file_bytes=MAX_FILE_BYTES)
-    data = _parse(manifest_path, found, max_manifest_bytes)
+    data, raw = _parse(manifest_path, found, max_manifest_bytes)
     if data is _UNREADABLE:
         return found.report(None)
     if not isinstance(data, dict):
@@ -140,8 +164,12 @@ def validate_extension(path: Path, *, max_manifest_bytes: int = MAX_MANIFEST_BYT
     except ValidationError as exc:
         for problem in problems_from_pydantic(exc, data):
             found.error(problem.pointer, problem.message)
-    check_content(data, folder, found)
-    return found.report(manifest)
+    known = checked is not None and checked.known(raw)
+    clean = check_content(data, folder, found, parameters=not known)
+    report = found.report(manifest)
+    if checked is not None and clean and report.manifest is not None:
+        checked.remember(raw)
+    return report
 
 
 def load_manifest(path: Path) -> Manifest:

@@ -552,6 +552,17 @@ def m014_settled_through(db: Database) -> None:
     db.execute("ALTER TABLE sessions ADD COLUMN settled_seq INTEGER NOT NULL DEFAULT 0")
 
 
+def m015_manifest_checks(db: Database) -> None:
+    """The manifest texts whose tools' parameters passed their JSON Schema check, by
+    the text's sha256, each sealed with the home's key (``ext/manifest_checks.py``): a
+    start that finds its manifests here does not check them again."""
+    db.execute("""CREATE TABLE manifest_checks (
+        text_sha256 TEXT PRIMARY KEY,
+        seal TEXT NOT NULL,
+        checked_at INTEGER NOT NULL
+    )""")
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -586,6 +597,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "m012_change_sets", m012_change_sets),
     Migration(13, "m013_session_shell_hosts", m013_session_shell_hosts),
     Migration(14, "m014_settled_through", m014_settled_through),
+    Migration(15, "m015_manifest_checks", m015_manifest_checks),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 
