@@ -18,9 +18,11 @@ This module must not import tomlkit or touch files; it imports only pydantic and
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_origin
@@ -54,9 +56,13 @@ class Setting:
     key: str
     type: type
     default: Any
-    help: str
     check: Callable[[Any], str | None] | None = None
     secret: bool = False
+
+    @property
+    def help(self) -> str:
+        """Its field's docstring on one line (read from the source when first asked)."""
+        return _docstrings().get(self.key, "")
 
     @property
     def type_name(self) -> str:
@@ -149,7 +155,10 @@ def _positive(high: int | float, unit: str = "") -> Rule:
 class _Section(BaseModel):
     """A group of settings: a TOML table, read-only once built."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    # No ``use_attribute_docstrings``: pydantic would read and parse this module's source
+    # once per section at every start; the help is read from it once, when first shown
+    # (``_docstrings``).
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class ToolsSettings(_Section):
@@ -485,9 +494,43 @@ def _declared(model: type[BaseModel], prefix: str = "") -> Iterator[Setting]:
         kind = str if get_origin(annotation) is Literal else _PLAIN_TYPES[annotation]
         rules = [item.check for item in field.metadata if isinstance(item, Rule)]
         default = list(field.default) if kind is list else field.default
-        yield Setting(prefix + name, kind, default, " ".join((field.description or "").split()),
-                      rules[0] if rules else None,
+        yield Setting(prefix + name, kind, default, rules[0] if rules else None,
                       secret=any(isinstance(item, Secret) for item in field.metadata))
+
+
+def field_docstrings(model: type[BaseModel]) -> dict[str, str]:
+    """The docstring written under each field of ``model`` (a class of this module),
+    as it stands in the source, by field name; fields without one are left out."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(sys.modules[__name__]))
+    node = next(node for node in tree.body
+                if isinstance(node, ast.ClassDef) and node.name == model.__name__)
+    found: dict[str, str] = {}
+    for statement, after in zip(node.body, node.body[1:]):
+        if (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)):
+            found[statement.target.id] = inspect.cleandoc(after.value.value)
+    return found
+
+
+@functools.cache
+def _docstrings() -> dict[str, str]:
+    """Each setting's help, by dotted key: its field's docstring on one line."""
+    helps: dict[str, str] = {}
+
+    def walk(model: type[BaseModel], prefix: str) -> None:
+        docs = field_docstrings(model)
+        for name, field in model.model_fields.items():
+            if isinstance(field.annotation, type) and issubclass(field.annotation, _Section):
+                walk(field.annotation, f"{prefix}{name}.")
+            elif name in docs:
+                helps[prefix + name] = " ".join(docs[name].split())
+
+    walk(Settings, "")
+    return helps
 
 
 SETTINGS: dict[str, Setting] = {setting.key: setting for setting in _declared(Settings)}

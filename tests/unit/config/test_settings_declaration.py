@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from workbench.config import DEFAULTS, Config, Home, Settings
-from workbench.config.settings import SETTINGS, validate
+from workbench.config.settings import SETTINGS, field_docstrings, validate
 from workbench.sandbox.policy import Limits
 from workbench.sandbox.pool import PoolLimits
 
@@ -29,9 +29,14 @@ def leaf_fields(model: type[BaseModel], prefix: str = ""):
 def test_every_setting_is_a_field_with_a_docstring_and_its_help_is_that_docstring() -> None:
     fields = dict(leaf_fields(Settings))
     assert list(fields) == list(SETTINGS)
-    for key, field in fields.items():
-        assert field.description and field.description.strip(), f"{key} has no docstring"
-        assert SETTINGS[key].help == " ".join(field.description.split())
+    sections = {"": Settings} | {f"{name}.": field.annotation for name, field in
+                                 Settings.model_fields.items() if isinstance(field.annotation, type)
+                                 and issubclass(field.annotation, BaseModel)}
+    for key in fields:
+        prefix, _dot, name = key.rpartition(".")
+        docstring = field_docstrings(sections[f"{prefix}." if prefix else ""]).get(name, "")
+        assert docstring.strip(), f"{key} has no docstring"
+        assert SETTINGS[key].help == " ".join(docstring.split())
         assert "\n" not in SETTINGS[key].help
 
 
