@@ -91,7 +91,7 @@ EntryPath = Annotated[
 ]
 
 _NESTED = ConfigDict(strict=True, extra="ignore", populate_by_name=True,
-                     use_attribute_docstrings=True, frozen=True)
+                     frozen=True)
 
 
 class PermissionEntry(BaseModel):
@@ -223,7 +223,7 @@ class Permissions(BaseModel):
     """
 
     model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True,
-                              use_attribute_docstrings=True, frozen=True,
+                              frozen=True,
                               json_schema_extra=_capability_schema)
 
     net: list[NetPermission] = []
@@ -327,7 +327,7 @@ class ProviderConfig(BaseModel):
     below mean something to the host; any other key is the provider's own."""
 
     model_config = ConfigDict(strict=True, extra="allow", populate_by_name=True,
-                              use_attribute_docstrings=True, frozen=True)
+                              frozen=True)
 
     enabled: bool = True
     """False registers the provider but keeps it from answering."""
@@ -383,7 +383,7 @@ class Manifest(BaseModel):
     """The whole of `loca.json`."""
 
     model_config = ConfigDict(strict=True, extra="forbid", populate_by_name=True,
-                              use_attribute_docstrings=True, frozen=True,
+                              frozen=True,
                               title="Loca extension manifest")
 
     schema_url: str | None = Field(None, alias="$schema")

@@ -11,6 +11,9 @@ This module imports nothing of workbench but the manifest models.
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
 import json
 import re
 import sys
@@ -31,11 +34,59 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The JSON Schema dialect the schema is written in."""
 
 
+@functools.cache
+def _model_classes() -> dict[str, ast.ClassDef]:
+    """The class statements of ``workbench.manifest.models``' source, by name."""
+    from workbench.manifest import models
+
+    tree = ast.parse(inspect.getsource(models))
+    return {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+def field_docstrings(cls: type) -> dict[str, str]:
+    """The docstring under each field of a model of ``workbench.manifest.models``, by
+    attribute name, the nearest class of its MRO first (a model ``create_model`` made
+    keeps its bases' docstrings, as pydantic's ``use_attribute_docstrings`` would).
+
+    The models do not set ``use_attribute_docstrings``: pydantic would read and compile
+    their source at every start, while only the published schema shows these
+    descriptions."""
+    from workbench.manifest import models
+
+    classes = _model_classes()
+    found: dict[str, str] = {}
+    for base in reversed(cls.__mro__):
+        node = classes.get(base.__name__)
+        if node is None or base.__module__ != models.__name__:
+            continue
+        for statement, after in zip(node.body, node.body[1:]):
+            if (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                found[statement.target.id] = inspect.cleandoc(after.value.value)
+    return found
+
+
 class _ManifestSchema(GenerateJsonSchema):
-    """Pydantic's generator, without a title on every property."""
+    """Pydantic's generator, without a title on every property, and with each field's
+    docstring as its description."""
 
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False
+
+    def model_schema(self, schema: Any) -> Any:
+        cls = schema["cls"]
+        config = cls.model_config
+        with self._config_wrapper_stack.push(config):
+            json_schema = self.generate_inner(schema["schema"])
+        properties = json_schema.get("properties", {})
+        for name, text in field_docstrings(cls).items():
+            field = cls.model_fields.get(name)
+            prop = properties.get(field.alias or name) if field is not None else None
+            if isinstance(prop, dict) and field is not None and field.description is None:
+                prop["description"] = text
+        self._update_class_schema(json_schema, cls, config)
+        return json_schema
 
 
 def _tidy(node: Any) -> Any:
