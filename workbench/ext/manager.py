@@ -23,10 +23,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench import __version__
 from workbench.config.home import Home
-from workbench.ext.archive import ArchiveLimits
 from workbench.ext.commit import CRASH_ENV, Committer
 from workbench.ext.consent import diff_consent
 from workbench.ext.dependencies import (
@@ -42,7 +42,6 @@ from workbench.ext.dependencies import (
 from workbench.ext.discovery import (PROJECT_EXTENSIONS, DiscoveredExtension, discover,
                                      extension_folders)
 from workbench.ext.errors import ExtensionError, InstallDeclined
-from workbench.ext.fetch import fetch
 from workbench.ext.fingerprint import Fingerprint, FingerprintCheck, compare, fingerprint
 from workbench.ext.manifest_checks import ManifestChecks
 from workbench.ext.installed import (
@@ -60,12 +59,14 @@ from workbench.ext.project import (carry_over, is_project_identity, kept_under_n
 from workbench.ext.recovery import Repair, recover
 from workbench.ext.registry import DEFAULT_REGISTRY, RegistryClient, SearchResult
 from workbench.ext.semver import parse_version
-from workbench.ext.signature import PUBLIC_KEY_PATH, load_public_key, verify_folder
 from workbench.ext.sources import Source, parse_source
 from workbench.ext.staging import StagingArea, copy_folder
 from workbench.manifest.models import Manifest
 from workbench.manifest.validate import validate_extension
 from workbench.store import Store
+
+if TYPE_CHECKING:
+    from workbench.ext.archive import ArchiveLimits
 
 __all__ = ["BUILTIN_DIR", "CRASH_ENV", "Approve", "ExtensionManager"]
 
@@ -98,7 +99,8 @@ class ExtensionManager:
         registry_url: The npm registry (the ``extensions.registry`` setting).
         registry: A registry client to use instead of one for ``registry_url``.
         builtin_dir: The packaged built-in extension.
-        public_key_path: The key the built-in's signature is checked with.
+        public_key_path: The key the built-in's signature is checked with (None: the
+            packaged one, ``workbench.ext.signature.PUBLIC_KEY_PATH``).
         limits: The caps on an extension's files.
         on_removed: Called with an extension's name once it is removed (also when a
             start finishes an interrupted removal or forgets an extension whose folder
@@ -110,7 +112,7 @@ class ExtensionManager:
 
     def __init__(self, home: Home, store: Store, *, registry_url: str = DEFAULT_REGISTRY,
                  registry: RegistryClient | None = None, builtin_dir: Path = BUILTIN_DIR,
-                 public_key_path: Path = PUBLIC_KEY_PATH,
+                 public_key_path: Path | None = None,
                  limits: ArchiveLimits | None = None,
                  on_removed: Callable[[str], None] | None = None,
                  dependency_timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
@@ -119,7 +121,9 @@ class ExtensionManager:
         self.registry = registry or RegistryClient(registry_url)
         self.builtin_dir = builtin_dir
         self.public_key_path = public_key_path
-        self.limits = limits or ArchiveLimits()
+        # What only an install, an update or a repair of the built-in needs (archives,
+        # fetching, signatures) is imported when one happens, not at every start.
+        self._limits = limits
         self.staging = StagingArea(home.root / "staging")
         self._commits = Committer(self.home, store, self.staging)
         self.checks = ManifestChecks(store, home.root)
@@ -128,6 +132,15 @@ class ExtensionManager:
         self.dependency_timeout_s = dependency_timeout_s
         self.repairs: list[Repair] = self.recover()
         """What the start repaired: interrupted changes finished or undone, records fixed."""
+
+    @property
+    def limits(self) -> ArchiveLimits:
+        """The caps on what an archive may unpack to (``workbench.ext.archive``)."""
+        if self._limits is None:
+            from workbench.ext.archive import ArchiveLimits
+
+            self._limits = ArchiveLimits()
+        return self._limits
 
     # -- places and repairs -------------------------------------------------------
 
@@ -226,6 +239,8 @@ class ExtensionManager:
                 pip's message); nothing was kept.
         """
         src = parse_source(source) if isinstance(source, str) else source
+        from workbench.ext.fetch import fetch
+
         stage, fallback = fetch(src, self.staging, self.registry, self.limits)
 
         def installable(name: str) -> None:
@@ -315,6 +330,8 @@ class ExtensionManager:
         if self.store.get_extension(name) is None and not self.folder_of(name).is_dir():
             raise ExtensionError(f"{name} is not installed")
         src = self._update_source(name, source)
+        from workbench.ext.fetch import fetch
+
         stage, fallback = fetch(src, self.staging, self.registry, self.limits)
 
         def same_extension(found: str) -> None:
@@ -497,8 +514,10 @@ class ExtensionManager:
             return None
         stage = self.staging.new()
         try:
+            from workbench.ext.signature import PUBLIC_KEY_PATH, load_public_key, verify_folder
+
             copy_folder(packaged, stage / "pkg", self.limits)
-            verify_folder(stage / "pkg", load_public_key(self.public_key_path))
+            verify_folder(stage / "pkg", load_public_key(self.public_key_path or PUBLIC_KEY_PATH))
             plan = self._plan_staged("builtin", stage, "builtin", __version__)
             if plan.name != BUILTIN_NAME:
                 raise ExtensionError(f"the built-in extension must be named {BUILTIN_NAME!r}, "
