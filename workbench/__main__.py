@@ -75,6 +75,13 @@ def main() -> None:
     hook = sys.unraisablehook
     sys.unraisablehook = lambda unraisable: _interrupted_again(unraisable, hook)
     try:
+        if _call_form(sys.argv[1:]) and not {"--help", "-h"} & set(sys.argv[1:]):
+            # The sandbox's zygote starts now, in parallel with the imports below (it
+            # takes about as long as they do); the host's sandbox takes it. Started
+            # before SIGINT is blocked: its processes must not inherit the mask.
+            from workbench.sandbox.client import start_ahead
+
+            start_ahead()
         # A ctrl+c while the CLI's modules are imported waits until they are: landing
         # inside an import, it may be ignored (in a callback, "Exception ignored" and a
         # traceback) or make the interpreter end by SIGINT instead of exit code 4

@@ -38,6 +38,7 @@ from workbench.ext.consent import FileSeen, changed_since_approved
 from workbench.ext.project import is_project_identity
 from workbench.permissions.policy import GrantChanged, PolicyError, build_policy
 from workbench.sandbox.client import SandboxUnavailable, ZygoteClient
+from workbench.sandbox.client import take as take_zygote
 from workbench.sandbox.policy import Limits, Policy
 from workbench.sandbox.pool import PoolLimits, WorkerPool, digest
 from workbench.sandbox.worker_host import Worker
@@ -148,7 +149,7 @@ class SandboxRunner:
     def start(self) -> None:
         """Exec the zygote now, so the first call does not wait for it."""
         if self._zygote is None:
-            self._zygote = ZygoteClient()
+            self._zygote = take_zygote()  # one the entry point started ahead, or a new one
 
     @property
     def zygote(self) -> ZygoteClient:

@@ -8,6 +8,7 @@ are short and serialized by a lock; async callers go through a thread.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import queue
 import select
@@ -56,6 +57,8 @@ class ZygoteClient:
         finally:
             child.close()
         self._sock = parent
+        self.owner = os.getpid()
+        """The process that started it (the zygote ends with it)."""
         self.closed = False
         self._kills: queue.SimpleQueue[int | None] = queue.SimpleQueue()
         self._killer: threading.Thread | None = None
@@ -145,3 +148,40 @@ def _exited_within(process: subprocess.Popen[bytes], seconds: float) -> bool:
         return bool(poller.poll(seconds * 1000))
     finally:
         os.close(pidfd)
+
+
+_ahead: ZygoteClient | None = None
+_ahead_lock = threading.Lock()
+
+
+def start_ahead() -> None:
+    """Exec the zygote now, for a command line that runs a call (``workbench call``):
+    it starts while the CLI and the host are imported and built, and the host's
+    sandbox takes it (``take``) instead of starting its own. One never taken is
+    closed at exit."""
+    global _ahead
+    with _ahead_lock:
+        if _ahead is None:
+            _ahead = ZygoteClient()
+            atexit.register(_close_ahead)
+
+
+def take() -> ZygoteClient:
+    """The zygote ``start_ahead`` started, when this process started it and it is still
+    running; else a new one."""
+    global _ahead
+    with _ahead_lock:
+        found, _ahead = _ahead, None
+    if found is not None:
+        if found.owner == os.getpid() and found.process.poll() is None:
+            return found
+        found.close()
+    return ZygoteClient()
+
+
+def _close_ahead() -> None:
+    global _ahead
+    with _ahead_lock:
+        found, _ahead = _ahead, None
+    if found is not None and found.owner == os.getpid():
+        found.close()
