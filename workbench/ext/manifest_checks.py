@@ -12,7 +12,7 @@ skipped. A row edited, damaged or copied from another home, a manifest changed o
 again, as at install. Everything else a validation does — the folder's files, the
 models, the entry module's exports, the shipped memories — runs every time.
 
-This module imports nothing of ours but the store.
+This module imports nothing of ours but the store and the leaves.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+from importlib import metadata
 import os
 import secrets
 import sqlite3
@@ -36,8 +37,17 @@ KEY_NAME = "manifest-checks.key"
 
 KEY_BYTES = 32
 
-CHECKS_VERSION = f"parameters-1 workbench-{__version__}"
-"""What the seal binds besides the text: a seal made by other checks is not trusted."""
+def _checks_version() -> str:
+    try:
+        checker = metadata.version("jsonschema")
+    except metadata.PackageNotFoundError:  # run from a tree without its metadata
+        checker = "unknown"
+    return f"parameters-1 workbench-{__version__} jsonschema-{checker}"
+
+
+CHECKS_VERSION = _checks_version()
+"""What the seal binds besides the text: a seal made by other checks (another
+workbench, another jsonschema and so its meta-schemas) is not trusted."""
 
 
 def _read_key(path: Path) -> bytes | None:

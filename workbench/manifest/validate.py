@@ -40,6 +40,7 @@ MAX_FOLDER_FILES = 20_000
 MAX_FILE_BYTES = 50 * 1024 * 1024
 """The largest one file of an extension may be."""
 
+
 class CheckedTexts(Protocol):
     """Which manifest texts had their tools' ``parameters`` checked already, with
     nothing found (``workbench.ext.manifest_checks`` keeps them, sealed, in the store).
