@@ -77,9 +77,10 @@ class BundleLab:
         self.project = project
         self.grants = grants
         self.service = bundles(host)
+        self.session_id = host.chats.new("bundles")["id"]
 
     async def outcome(self, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
-        return await self.host.tools.call(tool, arguments, CallOptions(caller="model"))
+        return await self.host.tools.call(tool, arguments, CallOptions(caller="model", session_id=self.session_id))
 
     async def manage(self, **arguments: Any) -> dict[str, Any]:
         outcome = await self.outcome("extension_manage", arguments)

@@ -72,7 +72,7 @@ class Runtime:
         """The runner's command line in ``stage``."""
         if self.name == "node":
             return [self.binary, "--no-warnings", ".wb/runner.mjs"]
-        flags = ["--no-prompt", "--no-config", "--no-lock", "--quiet", f"--allow-read={stage}",
+        flags = ["--no-prompt", "--no-lock", "--quiet", f"--allow-read={stage}",
                  "--allow-env"]
         if mcp:
             flags.append(f"--allow-run={self.binary}")
@@ -82,7 +82,7 @@ class Runtime:
         """How the runner starts an MCP entrypoint (its path is appended)."""
         if self.name == "node":
             return [self.binary, "--no-warnings"]
-        return [self.binary, "run", "--no-prompt", "--no-config", "--no-lock", "--quiet",
+        return [self.binary, "run", "--no-prompt", "--no-lock", "--quiet",
                 f"--allow-read={stage}/bundle", "--allow-env"]
 
 

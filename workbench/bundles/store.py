@@ -197,12 +197,17 @@ class BundleStore:
         if root is None:
             return []
         found = []
+        listing = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        listed = os.open(".", listing, dir_fd=root)
         try:
-            with os.scandir(root) as ids:
+            with os.scandir(listed) as ids:
                 for entry in ids:
                     if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
                         continue
-                    folder = _open_dir(root, entry.name)
+                    try:
+                        folder = os.open(entry.name, listing, dir_fd=root)
+                    except OSError:
+                        continue
                     try:
                         with os.scandir(folder) as revisions:
                             for revision in revisions:
@@ -213,6 +218,7 @@ class BundleStore:
                     finally:
                         os.close(folder)
         finally:
+            os.close(listed)
             os.close(root)
         return sorted(found, key=lambda row: (row[0], row[2], row[1]))
 
