@@ -62,7 +62,7 @@ async def test_the_input_is_checked_against_the_input_schema(bundle_lab):
 async def test_a_result_that_is_not_finite_json_is_refused(bundle_lab):
     for code, words in (("export const run = () => ({ x: Infinity })", "result.x is Infinity"),
                         ("export const run = () => { const a = {}; a.a = a; return a }", "refers to itself"),
-                        ("export const run = () => new Map()", "not plain JSON"),
+                        ("export const run = () => new Map()", "is [object Map], not plain JSON"),
                         ("export const run = () => undefined", "returned nothing"),
                         ("export const other = 1", "exports neither run(input) nor a default function"),
                         ("export const run = () => { throw new Error('no way') }", "no way")):

@@ -30,7 +30,7 @@ function finite(value, where = "result", seen = new Set()) {
   if (Array.isArray(value)) value.forEach((v, i) => finite(v, `${where}[${i}]`, seen));
   else {
     const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) throw new Error(`${where} is a ${value.constructor?.name ?? "object"}, not plain JSON`);
+    if (proto !== Object.prototype && proto !== null) throw new Error(`${where} is ${Object.prototype.toString.call(value)}, not plain JSON`);
     for (const [k, v] of Object.entries(value)) finite(v, `${where}.${k}`, seen);
   }
   seen.delete(value);

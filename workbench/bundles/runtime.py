@@ -72,10 +72,10 @@ class Runtime:
         """The runner's command line in ``stage``."""
         if self.name == "node":
             return [self.binary, "--no-warnings", ".wb/runner.mjs"]
+        # What Node may do there, so that both give the same results: the sandbox around
+        # the worker is the boundary; Deno's flags keep its reads and writes to the stage.
         flags = ["--no-prompt", "--no-lock", "--quiet", f"--allow-read={stage}",
-                 "--allow-env"]
-        if mcp:
-            flags.append(f"--allow-run={self.binary}")
+                 f"--allow-write={stage}", "--allow-env", "--allow-run"]
         return [self.binary, "run", *flags, ".wb/runner.mjs"]
 
     def child(self, stage: str) -> list[str]:
@@ -83,7 +83,7 @@ class Runtime:
         if self.name == "node":
             return [self.binary, "--no-warnings"]
         return [self.binary, "run", "--no-prompt", "--no-lock", "--quiet",
-                f"--allow-read={stage}/bundle", "--allow-env"]
+                f"--allow-read={stage}", f"--allow-write={stage}", "--allow-env", "--allow-run"]
 
 
 def choose_runtime(prefer: str = "auto") -> Runtime:
