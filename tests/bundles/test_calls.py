@@ -97,3 +97,30 @@ async def test_an_mcp_bundle_is_inspected_and_its_tool_called(bundle_lab, runtim
 async def test_validate_writes_nothing(bundle_lab):
     found = await bundle_lab.manage(action="validate", bundle=COUNT)
     assert found["valid"] and not (bundle_lab.project / ".workbench").exists()
+
+
+async def test_listing_validating_creating_and_inspecting_run_nothing(bundle_lab):
+    ran: list[str] = []
+    real = bundle_lab.service.runner.run
+
+    async def counted(bundle, **kwargs):
+        ran.append(bundle.id)
+        return await real(bundle, **kwargs)
+
+    bundle_lab.service.runner.run = counted  # the seam every entrypoint runs through
+    for bundle in (COUNT, SKILL):
+        await bundle_lab.manage(action="validate", bundle=bundle)
+        made = await bundle_lab.manage(action="create", bundle=bundle)
+        await bundle_lab.manage(action="inspect", id=bundle["manifest"]["id"], digest=made["digest"])
+    await bundle_lab.manage(action="list")
+    await bundle_lab.call(id="release-notes", digest=made["digest"])  # a skill runs nothing either
+    assert ran == []
+    await bundle_lab.manage(action="create", bundle=MCP)
+    assert ran == []
+
+
+async def test_the_staging_folder_is_gone_after_each_call(bundle_lab):
+    made = await bundle_lab.manage(action="create", bundle=COUNT)
+    await bundle_lab.call(id="count-entries", digest=made["digest"], input={})
+    await bundle_lab.failed("extension_call", id="count-entries", digest=made["digest"], input=[1])
+    assert not list((bundle_lab.host.workspace.home.cache_dir / "bundles").glob("run-*"))

@@ -195,3 +195,14 @@ async def test_an_mcp_server_that_floods_or_breaks_the_protocol_fails_its_call(b
     digest = await made(bundle_lab, hang)
     error = await bundle_lab.failed("extension_call", id="silent", digest=digest, tool_name="x", input={})
     assert error["kind"] == "timeout"
+
+
+async def test_a_machine_that_cannot_isolate_the_runtime_refuses_the_call_saying_why(bundle_lab):
+    digest = await made(bundle_lab, COUNT)
+    report = await bundle_lab.host.sandbox.report()
+    bundle_lab.host.sandbox._report = {**report, "checks": [
+        c if c["name"] != "shell-overlay" else {**c, "ok": False, "detail": "overlayfs refused"}
+        for c in report["checks"]]}
+    error = await bundle_lab.failed("extension_call", id="count-entries", digest=digest, input={})
+    assert error["kind"] == "unavailable" and "shell-overlay: overlayfs refused" in error["message"]
+    assert not list((bundle_lab.host.workspace.home.cache_dir / "bundles").glob("run-*"))

@@ -25,7 +25,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,11 +122,13 @@ class BundleRunner:
         programs: The host's program folders a worker sees (``shell.programs``, the
             person's own).
         output_bytes: The most a call may print, answer included.
+        readiness: The sandbox's probe report (``workbench doctor``'s checks).
     """
 
     def __init__(self, *, zygote: Callable[[], ZygoteClient], scratch: Callable[[], Path],
                  limits: Callable[[], Limits], programs: Callable[[], tuple[str, ...]],
-                 output_bytes: Callable[[], int]) -> None:
+                 output_bytes: Callable[[], int], readiness: Callable[[], Awaitable[dict]]) -> None:
+        self.readiness = readiness
         self.scratch = scratch
         self.limits = limits
         self.programs = programs
@@ -154,6 +156,7 @@ class BundleRunner:
             raise ToolError("invalid_arguments", f"the input is {len(data.encode())} bytes; a bundle "
                             f"call takes at most {MAX_INPUT_BYTES}")
         runtime = self.runtime()
+        await self._check_isolation()
         base = self.scratch()
         base.mkdir(parents=True, exist_ok=True, mode=0o700)
         stage = base / f"run-{secrets.token_hex(8)}"
@@ -168,6 +171,24 @@ class BundleRunner:
                                    net=net, proxied=proxied)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
+
+    async def _check_isolation(self) -> None:
+        """Refuse, saying why, where the machine cannot isolate the runtime as it isolates
+        a shell command (the same checks: a required layer, the overlay, a memory cgroup
+        for its processes unless per-process bounds were accepted)."""
+        report = await self.readiness()
+        checks = {c["name"]: c for c in report.get("checks", [])}
+        missing = [f"{c['name']}: {c['detail']}" for c in report.get("checks", [])
+                   if c["required"] and not c["ok"]]
+        overlay = checks.get("shell-overlay")
+        if overlay is None or not overlay["ok"]:
+            missing.append(f"shell-overlay: {overlay['detail'] if overlay else 'not probed'}")
+        memory = checks.get("memory-cgroup")
+        if (memory is None or not memory["ok"]) and not self.limits().per_process_memory:
+            missing.append(f"memory-cgroup: {memory['detail'] if memory else 'not probed'}")
+        if missing:
+            raise ToolError("unavailable", "this machine cannot isolate a bundle's entrypoint ("
+                            + "; ".join(missing) + "); see `workbench doctor`")
 
     @staticmethod
     def _stage(stage: Path, bundle: Bundle, call: dict[str, Any]) -> None:

@@ -90,7 +90,8 @@ def bundle_source(*, workspace: Workspace, chats: Chats, sandbox: SandboxRunner,
 
     runner = BundleRunner(zygote=lambda: sandbox.zygote, scratch=lambda: workspace.home.cache_dir / "bundles",
                           limits=lambda: sandbox.limits, programs=programs,
-                          output_bytes=lambda: workspace.config.settings.tools.max_output_bytes)
+                          output_bytes=lambda: workspace.config.settings.tools.max_output_bytes,
+                          readiness=sandbox.report)
     def network(session_id: str | None) -> str:
         try:
             return str(shell.network(session_id)["level"])
