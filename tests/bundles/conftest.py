@@ -17,18 +17,25 @@ import pytest
 from workbench.core.bundles import bundles, set_runtime
 from workbench.core.calls import CallOptions, ToolOutcome
 from workbench.core.host import Host
-from workbench.events import PermissionAnswer, Request
+from workbench.events import AskUserRequest, PermissionAnswer, Request
 
 
 class Grants:
-    """Answers every permission prompt with a grant for the chat."""
+    """Answers every permission prompt with a grant for the chat, and each review of a
+    write with ``verdict``."""
 
-    def __init__(self) -> None:
+    def __init__(self, verdict: str = "accept") -> None:
+        self.verdict = verdict
         self.asked: list[Request] = []
 
     async def answer(self, request: Request) -> Any:
         self.asked.append(request)
+        if isinstance(request, AskUserRequest):
+            return [self.verdict for _ in request.questions]
         return PermissionAnswer("session")
+
+    def forms(self) -> list[AskUserRequest]:
+        return [r for r in self.asked if isinstance(r, AskUserRequest)]
 
 
 def tool_bundle(code: str, *, entry: str = "index.mjs", bundle_id: str = "count-entries",

@@ -124,3 +124,28 @@ async def test_the_staging_folder_is_gone_after_each_call(bundle_lab):
     await bundle_lab.call(id="count-entries", digest=made["digest"], input={})
     await bundle_lab.failed("extension_call", id="count-entries", digest=made["digest"], input=[1])
     assert not list((bundle_lab.host.workspace.home.cache_dir / "bundles").glob("run-*"))
+
+
+async def test_create_is_reviewed_as_a_write_when_the_chat_reviews_writes(tmp_path, home):
+    from conftest import Grants
+
+    from workbench.core.calls import CallOptions
+    from workbench.core.host import Host
+
+    project = tmp_path / "reviewed"
+    project.mkdir()
+    home.config_file.write_text('[tools]\nreview_writes = "always"\n')
+    for verdict in ("reject", "accept"):
+        person = Grants(verdict)
+        async with Host.open(cwd=project, model="echo", responder=person) as host:
+            session_id = host.chats.new("t")["id"]
+            done = await host.tools.call("extension_manage", {"action": "create", "bundle": COUNT},
+                                         CallOptions(caller="model", session_id=session_id))
+        [form] = person.forms()
+        question = form.questions[0]
+        assert question["kind"] == "diff" and "index.mjs" in question["after"]
+        if verdict == "reject":
+            assert not done.ok and "rejected; nothing was written" in done.error["message"]
+            assert not (project / ".workbench" / "bundles" / "count-entries").exists()
+        else:
+            assert done.ok and (project / ".workbench" / "bundles" / "count-entries" / done.result["digest"]).is_dir()

@@ -4,7 +4,9 @@ Both are host tools (``runtime="host"``) whose handlers call ``BundleService`` o
 chat's project folder. ``extension_manage`` declares ``write $project`` (asked and
 granted as the built-in file tools' is: one answer for this project; ``$project`` is
 never ``/``, the home folder or the workbench's own files) and ``extension_call`` declares
-``read $project``. A chat is offered them only when its tools already include writing
+``read $project``. Where the chat reviews writes (``tools.review_writes``), ``create``
+shows the revision as a diff question first and writes it only when accepted, as the
+file tools do. A chat is offered them only when its tools already include writing
 the project and running commands (``offered_beside``: the ``shell`` tool and a tool
 that writes ``$project``); a call from a chat without them is refused the same way.
 
@@ -14,6 +16,7 @@ is offered or its system prompt, and nothing here reads a bundle to list tools.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -148,9 +151,29 @@ class BundleSource(ToolSource):
         if action == "validate":
             return self.service.validate(_needs(arguments, "bundle"))
         if action == "create":
-            return self.service.create(folder, _needs(arguments, "bundle"))
+            bundle = _needs(arguments, "bundle")
+            await self._review(ctx, folder, bundle)
+            return self.service.create(folder, bundle)
         return await self.service.inspect(folder, _needs(arguments, "id"), _needs(arguments, "digest"),
                                           session_id=session_id)
+
+    async def _review(self, ctx: Any, folder: Path, bundle: Any) -> None:
+        """When the chat reviews writes (``tools.review_writes``), show the revision as the
+        file tools show a change, a diff, and write it only when accepted."""
+        if not ctx.chat.review_writes:
+            return
+        checked = self.service.validate(bundle)
+        shown = f".workbench/bundles/{checked['id']}/{checked['digest']}"
+        after = "".join(f"--- {name}\n{bundle['files'][name]}\n" for name in sorted(bundle["files"]))
+        after = f"--- manifest.json\n{json.dumps(bundle['manifest'], indent=2)}\n" + after
+        try:
+            [verdict] = await ctx.ask_user([{"kind": "diff", "question": f"Store this bundle as {shown}?",
+                                             "before": "", "after": after, "title": shown}])
+        except Exception as exc:  # the form was not answered (no one there, or refused)
+            raise ToolError("permission", f"the bundle is to be reviewed before it is written to {folder}, "
+                            f"and it was not accepted ({exc}); nothing was written") from None
+        if verdict != "accept":
+            raise ToolError("permission", f"the bundle {shown} was rejected; nothing was written")
 
     async def _call(self, arguments: dict[str, Any], ctx: Any) -> Any:
         session_id, folder = self._project(ctx, "read")
