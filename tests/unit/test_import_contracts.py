@@ -78,6 +78,11 @@ def test_the_copy_as_it_is_keeps_every_contract(tmp_path: Path) -> None:
      "The faces reach the services and the foundations only through the core"),
     ("workbench/headless/probe.py", "import workbench.core.gateway\n",
      "The faces import the core's public API alone"),
+    # Bundles run in the shell's worker; what they keep is in the project, never the store.
+    ("workbench/bundles/probe.py", "import workbench.store.db\n",
+     "Bundles import the shell's worker"),
+    ("workbench/cli/probe.py", "import workbench.bundles.service\n",
+     "The faces reach the services and the foundations only through the core"),
 ])
 def test_an_import_the_docstring_does_not_allow_breaks_its_contract(
         tmp_path: Path, where: str, source: str, contract: str) -> None:

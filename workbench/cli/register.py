@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "call": ("call", "call_command", False),
     "grants": ("grants", "grants_app", True),
     "changes": ("changes", "changes_app", True),
+    "bundle": ("bundle", "bundle_app", True),
     "doctor": ("doctor", "doctor_command", False),
     "models": ("models", "models_app", True),
     "schedule": ("schedule", "schedule_app", True),

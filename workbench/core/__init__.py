@@ -11,7 +11,7 @@ the core's own):
   ``ToolRow``, ``SwitchMenu``), ``status`` (``StatusReport``), ``extension_views``,
   ``settings_service``;
 - the checks and helpers both faces share: ``answers``, ``schedule_forms``,
-  ``mcp_prompting``, ``run_grants``;
+  ``mcp_prompting``, ``run_grants``, ``bundles`` (the bundles' service, ``workbench bundle``);
 - what a command does with no host opened: ``config_files`` (``workbench config``,
   ``trust``), ``local_models`` (``workbench models``), ``checks`` (``doctor``, ``ext
   validate``), ``home_paths`` (the error guard), ``runs`` (``runs exec``: a scheduled

@@ -41,7 +41,7 @@ from workbench.core.schedules import Schedules
 from workbench.core.services import HostServices
 from workbench.core.settings_service import SettingsService
 from workbench.core.shell_service import ShellService
-from workbench.core.sources import extension_source, host_source, mcp_source, shell_source
+from workbench.core.sources import bundle_source, extension_source, host_source, mcp_source, shell_source
 from workbench.core.switches import Switches
 from workbench.core.tool_service import ToolService
 from workbench.core.workspace import Workspace
@@ -188,6 +188,8 @@ class Host:
         self.sources.register(mcp_source(mcp=self.mcp))
         self.sources.register(shell_source(workspace=self.workspace, chats=self.chats, sandbox=self.sandbox,
                                            store=store, changes=self.changes))
+        self.sources.register(bundle_source(workspace=self.workspace, chats=self.chats, sandbox=self.sandbox,
+                                            switches=self.switches, shell=self.shell))
 
     @property
     def config(self) -> Config:

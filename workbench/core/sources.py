@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from workbench.core.memory_service import MemoryService
     from workbench.core.providers import Providers
     from workbench.core.runner import SandboxRunner
+    from workbench.core.shell_service import ShellService
     from workbench.core.switches import Switches
     from workbench.core.tool_service import ToolService
     from workbench.core.workspace import Workspace
@@ -73,3 +74,30 @@ def shell_source(*, workspace: Workspace, chats: Chats, sandbox: SandboxRunner, 
                                  zygote=lambda: sandbox.zygote,
                                  readiness=sandbox.report, limits=lambda: sandbox.limits,
                                  store=store), changes)
+
+
+def bundle_source(*, workspace: Workspace, chats: Chats, sandbox: SandboxRunner, switches: Switches,
+                  shell: ShellService) -> ToolSource:
+    """``extension_manage`` and ``extension_call``: the project's content-addressed bundles."""
+    from workbench.bundles.runtime import BundleRunner
+    from workbench.bundles.service import BundleService
+    from workbench.bundles.source import BundleSource
+    from workbench.config.settings import DEFAULTS
+
+    def programs() -> tuple[str, ...]:
+        own = workspace.own_setting("shell.programs")
+        return tuple(workspace.config.settings.shell.programs if own else DEFAULTS.shell.programs)
+
+    runner = BundleRunner(zygote=lambda: sandbox.zygote, scratch=lambda: workspace.home.cache_dir / "bundles",
+                          limits=lambda: sandbox.limits, programs=programs,
+                          output_bytes=lambda: workspace.config.settings.tools.max_output_bytes,
+                          readiness=sandbox.report)
+    def network(session_id: str | None) -> str:
+        try:
+            return str(shell.network(session_id)["level"])
+        except (LookupError, AssertionError):  # the shell is not registered: no network at all
+            return "off"
+
+    service = BundleService(runner=runner, workbench_home=lambda: workspace.home.root, network=network)
+    return BundleSource(service, folder=chats.folder,
+                        chat_tools=lambda session_id: switches.tools(session_id))

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.agent.messages import new_call_id
+from workbench.bundles.offer import offered_beside
 from workbench.errors import ToolError, WorkbenchError
 from workbench.tools.disclosure import is_on_demand
 from workbench.tools.registry import HOST_RUNTIME, Tool, ToolRegistry
@@ -233,6 +234,7 @@ class Switches:
         off = switches.extensions_off
         tools = [t for t in self.registry.available(exclude=exclude, skip=skip)
                  if self._provider_tool_on(t, off)]
+        tools = offered_beside(tools)  # the bundle tools only beside the shell and project writes
         return tools if on_demand else [t for t in tools if not is_on_demand(t)]
 
     def _provider_tool_on(self, tool: Tool, off: frozenset[str]) -> bool:

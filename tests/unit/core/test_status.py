@@ -129,14 +129,14 @@ def test_the_report_names_the_conflict_and_every_extension_that_did_not_load(pro
         "conflicts": [{"tool_name": "shared_tool",
                        "winner": {"source": "extension", "extension": "ext-a"},
                        "shadowed": [{"source": "extension", "extension": "ext-b"}]}],
-        # The built-in extension's tools and extensions_status; only_a, shared_tool and
-        # local_tool.
-        "total_tools": builtin + 5, "builtin_count": builtin + 2, "extension_count": 3, "mcp_count": 0,
+        # The built-in extension's tools, extensions_status, shell and the two bundle
+        # tools; only_a, shared_tool and local_tool.
+        "total_tools": builtin + 7, "builtin_count": builtin + 4, "extension_count": 3, "mcp_count": 0,
         "plugin_count": 0, "shadowed_count": 1}
-    assert report["host_tools"] == ["extensions_status", "shell"]
+    assert report["host_tools"] == ["extension_call", "extension_manage", "extensions_status", "shell"]
     assert (report["total_loaded"], report["total_errors"]) == (4, 3)
     assert report["tool_disclosure"]["active"] is False
-    assert report["tool_disclosure"]["exposed"] == builtin + 5
+    assert report["tool_disclosure"]["exposed"] == builtin + 7
     assert report["tool_disclosure"]["estimated_schema_tokens"] > 0
     assert report["session"] is None and report["disabled"] == [] and report["notices"] == []
     assert isinstance(report["built_at"], int) and report["built_at"] > 1_600_000_000_000
@@ -165,7 +165,7 @@ def test_disabled_extensions_and_loading_off_are_reported(project, home):
         report = host.tools.status_report()
     assert [e.name for e in report.extensions] == []
     assert {p.extension for p in report.load_errors} == {"ext-broken", "ext-held", "ext-local-bad"}
-    assert report.counts["total_tools"] == 2  # only the host's own extensions_status and shell
+    assert report.counts["total_tools"] == 4  # extensions_status, shell and the bundle tools
     assert any("extension loading is off" in notice for notice in report.notices)
 
 
