@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import COUNT, MCP, SKILL, tool_bundle
+from bundle_samples import COUNT, MCP, SKILL, tool_bundle
 
 
 async def test_the_seed_example_is_created_and_called_by_its_digest(bundle_lab, runtime):
@@ -127,7 +127,7 @@ async def test_the_staging_folder_is_gone_after_each_call(bundle_lab):
 
 
 async def test_create_is_reviewed_as_a_write_when_the_chat_reviews_writes(tmp_path, home):
-    from conftest import Grants
+    from bundle_samples import Grants
 
     from workbench.core.calls import CallOptions
     from workbench.core.host import Host

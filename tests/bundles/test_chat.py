@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-from conftest import COUNT, MCP, SKILL, Grants, tool_bundle
+from bundle_samples import COUNT, MCP, SKILL, Grants, tool_bundle
 
 from workbench.core.bundles import check
 from workbench.core.host import Host

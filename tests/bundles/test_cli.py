@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from commands import workbench
-from conftest import COUNT, MCP, SKILL
+from bundle_samples import COUNT, MCP, SKILL
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import hashlib
 import json
 import subprocess
 
-from conftest import COUNT, MCP, SKILL
+from bundle_samples import COUNT, MCP, SKILL
 
 from workbench.core.bundles import check
 

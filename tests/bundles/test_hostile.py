@@ -8,7 +8,7 @@ import json
 import os
 import uuid
 
-from conftest import COUNT, MCP, tool_bundle
+from bundle_samples import COUNT, MCP, tool_bundle
 from processes import processes_with
 
 

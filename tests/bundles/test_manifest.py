@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import COUNT, MCP, SKILL
+from bundle_samples import COUNT, MCP, SKILL
 
 from workbench.core.bundles import check
 from workbench.errors import ToolError
