@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -18,6 +19,10 @@ import pyte
 import pytest
 
 ROWS, COLUMNS = 30, 100
+LEAVE_SCREEN = "\x1b[?1049l"
+"""What a program writes as it leaves the alternate screen (Textual's, as it exits)."""
+CONTROL = re.compile(r"\x1b\[[0-9;?<>=]*[A-Za-z]")
+"""A control sequence (terminal modes Textual sets back as it exits)."""
 
 pytestmark = pytest.mark.e2e
 
@@ -90,7 +95,8 @@ def test_chat_reply_and_quit(tmp_path: Path) -> None:
     try:
         term.wait_for(lambda text: "Message the model" in text and "workbench" in text,
                       "the first paint")
-        assert "scripted:" in term.screen.display[0]
+        # The prompt box comes first; the header names the model once the host is open.
+        term.wait_for(lambda text: "scripted:" in text.splitlines()[0], "the model in the header")
 
         term.child.send("hi there")
         term.wait_for(lambda text: "hi there" in text, "the typed prompt")
@@ -113,8 +119,10 @@ def test_chat_reply_and_quit(tmp_path: Path) -> None:
     ("theme = [\n", "echo", "config.toml"),
     ("", "scripted:missing.json", "missing.json"),
 ])
-def test_setup_errors_are_reported_before_the_screen_opens(
+def test_setup_errors_are_reported_once_the_screen_has_closed(
         tmp_path: Path, config: str, model: str, expected: str) -> None:
+    """The prompt box is drawn before the config and the model are read: a broken one
+    closes the screen, and the error is the first thing on the terminal after it."""
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / "config.toml").write_text(config, encoding="utf-8")
     (tmp_path / "work").mkdir(exist_ok=True)
@@ -124,6 +132,8 @@ def test_setup_errors_are_reported_before_the_screen_opens(
     finally:
         term.child.close(force=True)
     output = term.child.before.decode(errors="replace")
+    assert LEAVE_SCREEN in output, output
+    output = CONTROL.sub("", output.rpartition(LEAVE_SCREEN)[2])
     assert output.lstrip().startswith("error: "), output
     assert expected in output
     assert term.child.exitstatus == 1

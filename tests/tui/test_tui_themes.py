@@ -124,3 +124,11 @@ async def test_a_theme_chosen_in_the_palette_is_still_chosen_after_restart(home,
             await until_shown(pilot, lambda: again.theme == "workbench-high-contrast")
     finally:
         again.host.close()
+
+
+def test_the_first_frames_theme_is_the_settings_default() -> None:
+    """The theme drawn before the config is read is the one the config defaults to."""
+    from workbench.core.settings_service import DEFAULT_THEME as SETTINGS_DEFAULT
+    from workbench.tui.themes import DEFAULT_THEME
+
+    assert DEFAULT_THEME == SETTINGS_DEFAULT

@@ -1,6 +1,11 @@
 """The Textual app: key bindings, the screens it opens, themes, and the one bridge from
 core events to screens.
 
+Started by the CLI without a host (``open_later``), the app draws its first frame —
+the chat's prompt box, ``StartingScreen`` — before the core is even imported, opens the
+host in a thread and then puts the chat in its place, with what was typed meanwhile.
+This module therefore imports the core and the chat only where they are used.
+
 Everything the app shows comes from the ``Host`` it is given; layout lives in the
 screens and behaviour in the core. The app also runs this home's scheduler (the
 ``Host``'s supervisor) while it is open, unless another process holds it.
@@ -9,10 +14,11 @@ screens and behaviour in the core. The app also runs this home's scheduler (the
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from textual import work
 from textual.app import App, SystemCommand, active_app
@@ -23,7 +29,6 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.theme import Theme
 
-from workbench.core.host import Host
 from workbench.errors import WorkbenchError
 from workbench.events import (
     Event,
@@ -38,8 +43,15 @@ from workbench.tui.core_event import CoreEvent
 from workbench.tui.keys import key_rows
 from workbench.tui.responder import TuiResponder
 from workbench.tui.safe_rendering import guard_rendering
-from workbench.tui.screens.chat import ChatScreen
+from workbench.tui.screens.starting import StartingScreen
 from workbench.tui.themes import DEFAULT_THEME, THEMES_DIR, load_themes
+
+if TYPE_CHECKING:
+    from workbench.core.host import Host
+    from workbench.tui.screens.chat import ChatScreen
+
+HostOpener = Callable[[TuiResponder], "Host"]
+"""Opens the host the app answers for (in a thread), given the app's responder."""
 
 SHELL_EVENTS = (NotificationPosted, ProcessStateChanged, ScheduleFired, ScheduleRunEnded,
                 ExtensionStatusChanged)
@@ -91,16 +103,27 @@ class ShellEvent(Message):
         self.event = event
 
 
+class HostOpened(Message):
+    """The host the app started without is open (posted from the thread that opened it)."""
+
+    def __init__(self, host: Host) -> None:
+        super().__init__()
+        self.host = host
+
+
 class WorkbenchApp(App):
     """The workbench TUI.
 
     Args:
-        host: The open host; the caller closes it after the app has exited.
+        host: The open host; the caller closes it after the app has exited. None with
+            ``open_host``.
         responder: The responder the host was opened with; a new one is made (and
             given to the host) when omitted.
         themes_dir: Where the theme files are.
         scheduler: Run this home's scheduler while the app is open (when no other
             process holds it).
+        open_host: Without ``host``: opens it in a thread once the first frame is
+            drawn. The caller closes it after the app has exited (``wait_opened``).
     """
 
     TITLE = "workbench"
@@ -120,45 +143,147 @@ class WorkbenchApp(App):
     unread: reactive[int] = reactive(0)
     """How many notifications are unread; shown in the footer when there are some."""
 
-    def __init__(self, host: Host, responder: TuiResponder | None = None, *,
-                 themes_dir: Path = THEMES_DIR, scheduler: bool = True) -> None:
+    def __init__(self, host: Host | None, responder: TuiResponder | None = None, *,
+                 themes_dir: Path = THEMES_DIR, scheduler: bool = True,
+                 open_host: HostOpener | None = None) -> None:
         super().__init__()
         guard_rendering()  # no escape sequence from outside reaches the terminal
-        self.host = host
+        if (host is None) == (open_host is None):
+            raise ValueError("give the app a host or a way to open one, not both")
+        self._host: Host | None = None
+        self._open_host = open_host
+        self._opened = threading.Event()
+        """Set once ``open_host`` has ended (opened the host, or failed to)."""
+        self._opened_host: Host | None = None
+        self._opening_error: BaseException | None = None
         self.responder = responder or TuiResponder()
         self.responder.bind(self)
-        host.gateway.responder = self.responder
-        self._startup_notices = self._load_themes(themes_dir)
-        self._remembered_theme = self.theme
+        self._startup_notices = self._register_themes(themes_dir)
         self._unsubscribe: list[Callable[[], None]] = []
         self._run_scheduler = scheduler
         self._scheduler_stop: asyncio.Event | None = None
         self._scheduler_task: asyncio.Future[None] | None = None
         self._counts = 0
+        self._starting: StartingScreen | None = None
+        self._open_later: str | None = None
+        """The screen asked for (by name) before the chat was there, opened once it is."""
         self.chat: ChatScreen
-        """The chat screen, pushed at mount."""
+        """The chat screen, pushed at mount (once the host is open)."""
+        if host is not None:
+            self._attach(host)
+        self._remembered_theme = self.theme
 
-    def _load_themes(self, folder: Path) -> list[str]:
-        """Register the theme files and pick the configured theme; returns problems to show."""
+    @property
+    def host(self) -> Host:
+        """The open host (an app started without one: once ``HostOpened`` is handled)."""
+        if self._host is None:
+            raise RuntimeError("the host is not open yet")
+        return self._host
+
+    def _attach(self, host: Host) -> None:
+        self._host = host
+        host.gateway.responder = self.responder
+        self._startup_notices += self._choose_theme()
+
+    def _register_themes(self, folder: Path) -> list[str]:
+        """Register the theme files and draw with the default theme until the config
+        is read; returns problems to show."""
         themes, problems = load_themes(folder)
         for theme in themes:
             self.register_theme(theme)
+        self.theme = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
+        return problems
+
+    def _choose_theme(self) -> list[str]:
+        """Pick the configured theme; returns problems to show."""
         wanted = self.host.config.settings.theme
         if wanted in self.available_themes:
             self.theme = wanted
-        else:
-            fallback = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
-            problems.append(f"unknown theme {wanted!r}; using {fallback}. "
-                            f"Known: {', '.join(sorted(self.available_themes))}")
-            self.theme = fallback
-        return problems
+            return []
+        fallback = DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark"
+        self.theme = fallback
+        return [f"unknown theme {wanted!r}; using {fallback}. "
+                f"Known: {', '.join(sorted(self.available_themes))}"]
 
     async def on_mount(self) -> None:
-        # Pushed rather than returned from get_default_screen, which would skip
-        # loading the screen's CSS_PATH; awaited so that the chat is ready (and
-        # focused) before the first key arrives.
+        if self._host is None:
+            # The first frame: the prompt box, before the core is imported.
+            self._starting = StartingScreen()
+            await self.push_screen(self._starting)
+            # Once it is drawn: the thread's imports would hold the interpreter from
+            # the drawing of it otherwise.
+            self.call_after_refresh(self._open_in_thread)
+        else:
+            await self._start_chat()
+
+    @work(thread=True, group="opening")
+    def _open_in_thread(self) -> None:
+        """Open the host, check its model and import the chat, off the UI loop; the
+        app exits when that fails (``raise_opening_error`` says why)."""
+        assert self._open_host is not None
+        try:
+            host = self._open_host(self.responder)
+            try:
+                # An unknown model or a broken model file ends the app here, rather
+                # than at the first prompt.
+                host.default_model.provider()
+                import workbench.tui.screens.chat  # noqa: F401 - its imports, off the loop
+            except BaseException:
+                host.close()
+                raise
+        except BaseException as exc:  # noqa: BLE001 - said once the app has exited
+            self._opening_error = exc
+            self._opened.set()
+            try:
+                self.call_from_thread(partial(self.exit, return_code=1))
+            except RuntimeError:  # the app has already ended
+                pass
+            return
+        self._opened_host = host
+        self._opened.set()
+        self.post_message(HostOpened(host))
+
+    def wait_opened(self) -> Host | None:
+        """After the app has exited: the host ``open_host`` opened, once it has ended;
+        None when it failed (or the app was given its host). The caller closes it."""
+        if self._open_host is None:
+            return None
+        self._opened.wait()
+        return self._opened_host
+
+    def raise_opening_error(self) -> None:
+        """Raise what opening the host failed with, if it did."""
+        if self._opening_error is not None:
+            raise self._opening_error
+
+    async def on_host_opened(self, message: HostOpened) -> None:
+        self._attach(message.host)
+        self._remembered_theme = self.theme
+        await self._start_chat()
+
+    async def _start_chat(self) -> None:
+        from workbench.tui.screens.chat import ChatScreen
+
         chat = self.chat = ChatScreen(self.host)
-        await self.push_screen(chat)
+        starting, self._starting = self._starting, None
+        sent: list[str] = []
+        later: list[str] = []
+        if starting is None:
+            # Pushed rather than returned from get_default_screen, which would skip
+            # loading the screen's CSS_PATH; awaited so that the chat is ready (and
+            # focused) before the first key arrives.
+            await self.push_screen(chat)
+        else:
+            # Keys wait in the app's queue while this runs: none is lost between
+            # the two screens.
+            while self.screen is not starting:  # the palette, opened meanwhile
+                await self.pop_screen()
+            text, selection = starting.prompt_input.text, starting.prompt_input.selection
+            await self.switch_screen(chat)
+            if text:
+                chat.prompt_input.load_text(text)
+                chat.prompt_input.selection = selection
+            sent, later = starting.sent, starting.later
         # The event bridge. Listeners run where the core publishes: mostly on this
         # loop, but a tool running in a worker thread reports progress from that
         # thread, and post_message is safe to call from any thread.
@@ -177,6 +302,13 @@ class WorkbenchApp(App):
         # Runs of a scheduler in another process (a daemon) post their notifications
         # there: count again now and then to see them too.
         self.set_interval(UNREAD_EVERY_S, self.count_unread)
+        if sent:
+            chat.send_in_order(sent)
+        for action in later:
+            await chat.run_action(action)
+        name, self._open_later = self._open_later, None
+        if name is not None:
+            await self.action_open(name)
 
     @work(thread=True, group="startup")
     def load_extensions(self) -> None:
@@ -199,6 +331,8 @@ class WorkbenchApp(App):
             top = self.screen
             if isinstance(top, CommandPalette) and len(self.screen_stack) > 1:
                 top = self.screen_stack[-2]  # the palette lists what runs once it closes
+            if top is self._starting:
+                return True  # opened once the chat is there
             if self._shell_name(top) == "help":
                 return False  # the help's own keys close it
             if parameters and parameters[0] == "help":
@@ -214,6 +348,9 @@ class WorkbenchApp(App):
         """Open one of the app's screens over the chat (from another of them, in its
         place); on its own screen the key is the screen's, and goes back."""
         top = self.screen
+        if self._host is None:
+            self._open_later = name
+            return
         if name == "help":
             from workbench.tui.screens.help import HelpScreen
 
@@ -373,6 +510,8 @@ class WorkbenchApp(App):
         self.chat.post_message(CoreEvent(event))
 
     async def on_unmount(self) -> None:
+        if self._host is None:
+            return  # closed before the host was open: nothing of it runs here
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self.host.chats.cancel()
@@ -398,6 +537,26 @@ def open_app(*, model: str | None = None, cwd: Path | None = None,
     Raises:
         WorkbenchError: The host cannot be opened (a config file or the store).
     """
+    from workbench.core.host import Host
+
     responder = TuiResponder()
     host = Host.open(cwd=cwd, model=model, responder=responder, env=env, defer_extensions=True)
     return WorkbenchApp(host, responder, scheduler=scheduler)
+
+
+def open_later(*, model: str | None = None, cwd: Path | None = None,
+               env: Mapping[str, str] | None = None, scheduler: bool = True) -> WorkbenchApp:
+    """Build the app, which opens its host in a thread once its first frame is drawn.
+
+    The CLI's way in: the prompt box is on the screen before the core is imported.
+    After the app has run, the caller closes ``app.wait_opened()`` (when not None)
+    and calls ``app.raise_opening_error()``. Arguments as for ``open_app``.
+    """
+
+    def open_host(responder: TuiResponder) -> Host:
+        from workbench.core.host import Host
+
+        return Host.open(cwd=cwd, model=model, responder=responder, env=env,
+                         defer_extensions=True)
+
+    return WorkbenchApp(None, scheduler=scheduler, open_host=open_host)

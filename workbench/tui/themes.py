@@ -15,9 +15,11 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from workbench.core.settings_service import DEFAULT_THEME
-
 __all__ = ["DEFAULT_THEME", "THEMES_DIR", "load_themes"]
+
+DEFAULT_THEME = "workbench-dark"
+"""The theme of the first frame, drawn before the config is read: the ``theme``
+setting's default (``tests/tui/test_tui_themes.py`` holds them equal)."""
 
 THEMES_DIR = Path(__file__).resolve().parents[2] / "themes"
 """The themes shipped beside the package."""

@@ -222,6 +222,23 @@ class ChatScreen(Screen):
         self.prompt_input.remember(text)
         self.run_turn(text)
 
+    @work(group="sent-early")
+    async def send_in_order(self, texts: list[str]) -> None:
+        """Send what was sent before the chat was there, as if typed now: each message
+        once the one before it has ended, a slash command once its work has."""
+        for text in texts:
+            if text.startswith("/"):
+                name, _, rest = text.partition(" ")
+                command = find(self.commands, name)
+                if command is not None:
+                    await self.run_command(command, rest.strip())
+                    await self.workers.wait_for_complete(
+                        [worker for worker in self.workers
+                         if worker.node is self and worker.group in ("model", "slash")])
+                    continue
+            self.prompt_input.remember(text)
+            await self.run_turn(text).wait()
+
     @work(exclusive=True, group="turn")
     async def run_turn(self, text: str) -> None:
         """Send ``text`` to the host and remember the session it ran in."""
