@@ -13,7 +13,7 @@ import pytest
 from textual.widgets import Button, Checkbox, Input, Select, Static, TextArea
 from textual.widgets._select import SelectOverlay
 
-from visible import until_shown
+from visible import settled, until_screen, until_shown
 
 from workbench.events import PermissionAnswer, PermissionRequest, RequestDenied, ToolCallEnded
 from workbench.tui.forms.schedule_screen import KINDS, MONTHS, ScheduleScreen
@@ -358,9 +358,7 @@ def propose(title: str = "Stand-up", **arguments) -> list[dict]:
 async def open_review(app, pilot, until, workdir: Path, monkeypatch) -> tuple[list, ScheduleScreen]:
     monkeypatch.setenv("TZ", "UTC")
     seen = await start(app, pilot, until)
-    await until(pilot, lambda: isinstance(app.screen, ScheduleScreen))
-    await pilot.pause()
-    return seen, app.screen
+    return seen, await until_screen(pilot, ScheduleScreen)
 
 
 async def retype(pilot, field, text: str) -> None:
@@ -373,9 +371,10 @@ async def choose(pilot, select: Select, labels: list[str], label: str) -> None:
     """Open ``select`` with the keyboard and pick ``label`` (``labels`` in order)."""
     select.focus()
     await pilot.press("enter")
-    await pilot.pause()
+    await until_shown(pilot, lambda: select.expanded)
     await pilot.press("home", *["down"] * labels.index(label), "enter")
-    await pilot.pause()
+    await until_shown(pilot, lambda: not select.expanded)
+    await settled(pilot)  # the form has handled the choice (Select.Changed)
 
 
 KIND_LABELS = [label for label, _ in KINDS]
@@ -510,9 +509,10 @@ class TestScheduleReview:
         app = make_app(propose())
         async with app.run_test(size=SIZE) as pilot:
             _, screen = await open_review(app, pilot, until, workdir, monkeypatch)
-            screen.query_one("#schedule-kind", Select).focus()
+            kind = screen.query_one("#schedule-kind", Select)
+            kind.focus()
             await pilot.press("enter")
-            await pilot.pause()
+            await until_shown(pilot, lambda: kind.expanded)
             overlay = screen.query_one(SelectOverlay)
             offered = [str(overlay.get_option_at_index(index).prompt)
                        for index in range(overlay.option_count)]

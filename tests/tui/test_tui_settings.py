@@ -8,6 +8,7 @@ from pathlib import Path
 
 from shell_helpers import footer_keys, open_screen, settle, text_of
 from textual.widgets import DataTable, Input
+from visible import settled
 
 from workbench.tui.screens.confirm import ConfirmScreen
 from workbench.tui.screens.setting_form import SettingFormScreen
@@ -32,7 +33,7 @@ async def open_settings(pilot, until) -> SettingsScreen:
 async def edit(pilot, until, screen: SettingsScreen, key: str) -> SettingFormScreen:
     table = screen.query_one(DataTable)
     table.move_cursor(row=table.get_row_index(key))
-    await pilot.pause()
+    await settled(pilot)  # the screen has handled the highlighted row (RowHighlighted)
     await pilot.press("enter")
     await until(pilot, lambda: isinstance(pilot.app.screen, SettingFormScreen))
     return pilot.app.screen

@@ -26,8 +26,8 @@ async def test_u_on_a_shell_calls_card_undoes_its_change_set(make_app, until, wo
         await until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=30)
         await pilot.press("o")  # run bash, for this call
         await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=60)
-        await pilot.pause()
-        card = app.chat.query_one(ToolCallCard)
+        card = await until_shown(pilot, lambda: app.chat.query_one(ToolCallCard).ok is not None
+                                 and app.chat.query_one(ToolCallCard))
         assert card.ok is True, card.outcome
         assert (workdir / "notes.txt").read_text() == "after\n"
         change_set = card.state.change_set

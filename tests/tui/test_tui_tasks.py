@@ -15,7 +15,7 @@ from shell_helpers import open_screen, options_of, settle, text_of
 from textual.widgets import Input, OptionList, Select, TextArea
 from textual.widgets._select import SelectOverlay
 
-from visible import until_shown
+from visible import settled, until_shown
 
 from workbench.tui.forms.schedule_screen import ScheduleScreen
 from workbench.tui.screens.confirm import ConfirmScreen
@@ -87,12 +87,14 @@ def seen(form: ScheduleScreen, selector: str) -> str:
 
 async def pick_kind(pilot, form: ScheduleScreen, label: str) -> list[str]:
     """Open the Repeats list with the keyboard and pick ``label``; returns the kinds it showed."""
-    form.query_one("#schedule-kind", Select).focus()
+    select = form.query_one("#schedule-kind", Select)
+    select.focus()
     await pilot.press("enter")
-    await pilot.pause()
+    await until_shown(pilot, lambda: select.expanded)
     offered = options_of(form.query_one(SelectOverlay))
     await pilot.press("home", *["down"] * offered.index(label), "enter")
-    await pilot.pause()
+    await until_shown(pilot, lambda: not select.expanded)
+    await settled(pilot)  # the form has handled the choice (Select.Changed)
     return offered
 
 

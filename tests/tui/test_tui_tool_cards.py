@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from textual.widgets import ProgressBar
-from visible import screen_text, until_shown
+from visible import screen_text, settled, until_shown
 
 from workbench.tui.widgets.tool_call_card import ToolCallActions, ToolCallCard
 
@@ -33,7 +33,7 @@ async def start_count(pilot, until, logged: int = 3) -> ToolCallCard:
     await pilot.press(*"count slowly", "enter")
     await until(pilot, lambda: bool(app.chat.query(ToolCallCard))
                 and card_of(app).state.log_count >= logged, timeout=30)
-    await pilot.pause()
+    await settled(pilot)  # the logged lines drawn
     return card_of(app)
 
 
@@ -69,8 +69,7 @@ async def test_the_log_is_shown_and_hidden_by_key_and_by_click(make_app, until) 
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"count slowly", "enter")
         await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
-        await pilot.pause()
-        card = card_of(app)
+        card = await until_shown(pilot, lambda: card_of(app).ok is not None and card_of(app))
         assert card.ok is True and card.outcome == "✓ counted=3"
         assert "▸ 3 log lines (l)" in screen_text(app)
         assert "info: step 1 done" not in screen_text(app)
@@ -79,7 +78,7 @@ async def test_the_log_is_shown_and_hidden_by_key_and_by_click(make_app, until) 
         await pilot.press("ctrl+up", "up")
         assert app.focused is card
         await pilot.press("l")
-        await pilot.pause()
+        await until_shown(pilot, lambda: card.logs_open)
         text = screen_text(app)
         assert "▾ 3 log lines (l)" in text
         assert "info: step 1 done" in text and "info: step 3 done" in text
