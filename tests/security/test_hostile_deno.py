@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from processes import processes_with
+from processes import described, processes_with
 
 from workbench.events import ToolCallLog
 
@@ -159,7 +159,8 @@ async def test_granted_run_cannot_leave_anything_behind(lab):
     deadline = time.monotonic() + 30
     while processes_with(marker) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    assert processes_with(marker) == []
+    left = processes_with(marker)
+    assert left == [], described(left)
 
 
 async def test_bounds_and_cancellation(lab):

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ext"))
 from ext_samples import DEFAULT_PERMISSIONS, make_tgz, tool, tree, write_extension  # noqa: E402
 from test_ext_registry import Registry  # noqa: E402
 
-from visible import until_shown
+from visible import settled, until_shown
 
 from workbench.config.files import set_setting  # noqa: E402
 from workbench.config.home import Home  # noqa: E402
@@ -64,7 +64,7 @@ async def settle(pilot, until, screen: ExtensionsScreen) -> None:
     """Wait until the screen's background work has ended and its results are shown."""
     await until(pilot, lambda: not screen.working)
     await pilot.app.workers.wait_for_complete()
-    await until_shown(pilot, lambda: True)
+    await settled(pilot)  # the results handled and drawn
 
 
 async def review(pilot, until) -> ReviewScreen:
