@@ -13,7 +13,7 @@ from workbench.tui.widgets.message_list import NoticeLine
 from workbench.tui.widgets.message_view import MessageView
 from workbench.tui.widgets.tool_call_card import ToolCallCard
 
-from visible import settled, until_shown, wait_until, widget_lines
+from visible import settled, until_screen, until_shown, wait_until, widget_lines
 
 SIZE = (100, 30)
 
@@ -112,7 +112,7 @@ class TestToolCalls:
                         {"text": "I could not read it."}])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press(*"read it", "enter")
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             modal = app.screen
             assert modal.request.tool == "builtin.read_file"
             assert [(p["kind"], p["value"], p.get("project")) for p in modal.request.permissions] == [
@@ -135,7 +135,7 @@ class TestToolCalls:
                         {"text": "It says: the secret words."}])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press(*"read it", "enter")
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press("o")
             await until(pilot, lambda: not app.chat.busy)
             card = await until_shown(pilot, lambda: finished_card(app))
@@ -180,7 +180,7 @@ class TestKeys:
         app = make_app([{"tool_calls": [{"name": "read_file", "arguments": {"path": str(workdir)}}]}])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press(*"read", "enter")
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press("ctrl+q")
             await wait_until(pilot, lambda: app.return_code == 0)
         assert app.return_code == 0

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from textual.widgets import Button, Input, RadioSet, SelectionList
 
-from visible import settled, until_shown
+from visible import settled, until_screen, until_shown
 
 from workbench.events import AskUserRequest, RequestDenied, ToolCallEnded
 from workbench.tui.forms.action_question import ActionButtons, DiffQuestion, ImageQuestion
@@ -58,7 +58,7 @@ async def open_form(app, pilot, until, *questions: dict[str, Any]) -> tuple[asyn
     """Ask ``questions`` through the app's responder; wait until the form is up."""
     request = AskUserRequest(tool="demo.ask", call_id="c1", questions=list(questions))
     answer = asyncio.ensure_future(app.responder.answer(request))
-    await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
+    await until_screen(pilot, AskUserScreen)
     await images_drawn(pilot, until, app.screen)
     return answer, app.screen
 
@@ -482,7 +482,7 @@ class TestSampleTools:
         app = make_app([{"tool_calls": [{"name": "sample_choice", "arguments": {}}]}, {"text": "ok"}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start_tool(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
+            await until_screen(pilot, AskUserScreen)
             assert app.screen.tool == "samples.sample_choice"
             await pilot.press("down", "down", "enter", "enter")
             await until(pilot, lambda: not app.chat.busy)
@@ -507,7 +507,7 @@ class TestSampleTools:
         app = make_app([{"tool_calls": [{"name": "sample_files", "arguments": {}}]}, {"text": "ok"}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start_tool(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press("o")
             question = await until(pilot, lambda: isinstance(app.screen, AskUserScreen)
                                    and app.screen.query_one(FilesQuestion))
@@ -525,7 +525,7 @@ class TestSampleTools:
                         {"text": "ok"}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start_tool(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
+            await until_screen(pilot, AskUserScreen)
             await images_drawn(pilot, until, app.screen)
             view = app.screen.query_one(ImageView)
             assert {segment.style.color.triplet.hex for segment in view.render_line(0)} == {"#22aa44"}
@@ -539,7 +539,7 @@ class TestSampleTools:
                         {"text": "ok"}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start_tool(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
+            await until_screen(pilot, AskUserScreen)
             await pilot.press("tab", *"Ana", "ctrl+n", *"Clean", "ctrl+s")
             await until(pilot, lambda: not app.chat.busy)
             assert ended(seen).result == {
@@ -552,7 +552,7 @@ class TestSampleTools:
         app = make_app([{"tool_calls": [{"name": "sample_choice", "arguments": {}}]}, {"text": "ok"}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start_tool(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
+            await until_screen(pilot, AskUserScreen)
             await pilot.press("escape")
             await until(pilot, lambda: not app.chat.busy)
             result = ended(seen)

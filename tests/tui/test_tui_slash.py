@@ -72,7 +72,7 @@ class TestMenu:
             await pilot.press("down", "up")
             assert menu(app).chosen.name == "/sessions"
             await pilot.press("enter")
-            await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+            await until_screen(pilot, SessionsScreen)
             assert app.chat.prompt_input.text == ""
             assert not menu(app).display
 
@@ -106,7 +106,7 @@ class TestMenu:
             await until_shown(pilot, lambda: menu(app).display)
             # The menu's border, then one line per command: /sessions is the second.
             await pilot.click(SlashMenu, offset=(4, 2))
-            await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+            await until_screen(pilot, SessionsScreen)
 
     async def test_new_and_copy(self, make_app, until, until_notified) -> None:
         app = make_app([{"text": "The **answer** is 42."}])
@@ -200,7 +200,7 @@ class TestMcpPrompts:
         async with app.run_test(size=SIZE) as pilot:
             await prompts_offered(pilot, until)
             await pilot.press(*ARGS_PROMPT, "enter")
-            await until(pilot, lambda: isinstance(app.screen, PromptArgumentsScreen))
+            await until_screen(pilot, PromptArgumentsScreen)
             await pilot.press("escape")
             await until_shown(pilot, lambda: app.screen is app.chat and texts(app) == [])
             assert app.host.chats.sessions() == []

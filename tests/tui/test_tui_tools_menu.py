@@ -7,7 +7,7 @@ from pathlib import Path
 
 from shell_helpers import open_screen, settle, text_of
 from textual.widgets import Button, ListView, Switch
-from visible import until_shown
+from visible import until_screen, until_shown
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ext"))
 from ext_samples import DEFAULT_PERMISSIONS, tool, write_extension  # noqa: E402
@@ -124,7 +124,7 @@ async def test_the_menu_opens_only_over_the_chat_and_closes_with_its_key(make_ap
         await pilot.press("f2")
         await until(pilot, lambda: type(app.screen).__name__ == "TasksScreen")
         await pilot.press("ctrl+t")
-        await until(pilot, lambda: isinstance(app.screen, ToolsMenuScreen))
+        await until_screen(pilot, ToolsMenuScreen)
         # Over the chat, not over the Tasks screen it was opened from.
         assert app.screen_stack[-2] is app.chat
 
