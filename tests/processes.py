@@ -28,3 +28,22 @@ def processes_with(marker: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def described(pids: list[int]) -> str:
+    """Each process as a person would ask about it when a test finds it left running:
+    its state, its parent, how long it has run, and its command line."""
+    lines = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                command = handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            ticks = os.sysconf("SC_CLK_TCK")
+            with open("/proc/uptime") as handle:
+                ran = float(handle.read().split()[0]) - int(fields[19]) / ticks
+            lines.append(f"pid {pid} ({fields[0]}) parent {fields[1]}, {ran:.1f} s old: {command}")
+        except (OSError, IndexError, ValueError):
+            lines.append(f"pid {pid} (ended)")
+    return "; ".join(lines)

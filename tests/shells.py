@@ -66,16 +66,6 @@ def python_programs() -> str:
     return "[" + ", ".join(f'"{f}"' for f in dict.fromkeys(folders)) + "]"
 
 
-async def until(condition, what: str, bound_s: float = 20.0) -> None:
-    """Poll ``condition`` until it holds, at most ``bound_s`` seconds."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + bound_s
-    while not condition():
-        if loop.time() > end:
-            raise AssertionError(f"{what} did not happen within {bound_s:g} s")
-        await asyncio.sleep(0.02)
-
-
 @pytest.fixture
 def shell_config(home) -> str:
     """The config the lab's home gets (a test overrides it to change settings)."""

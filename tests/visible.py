@@ -1,7 +1,10 @@
 """What a person sees: the terminal's lines, or one widget's, as text.
 
-Textual has no public way to read the screen it composed, so this module alone reaches
-its compositor (``Screen._compositor``); tests ask these functions instead.
+Textual has no public way to read the screen it composed, nor to wait until its widgets
+have handled what they were sent, so this module alone reaches its compositor
+(``Screen._compositor``) and the pilot's wait for the screen (``Pilot._wait_for_screen``);
+tests ask these functions instead. Every wait here waits for a condition, bounded only
+so that a failing test ends: none waits a fixed time or for the processor to go idle.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from typing import Any
 
 from textual.app import App
 from textual.css.query import NoMatches
-from textual.pilot import Pilot
 from textual.geometry import Region
+from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widget import Widget
 
 
@@ -96,3 +100,31 @@ async def until_shown(pilot: Pilot, predicate: Callable[[], Any], timeout: float
     seen.__doc__ = f"{described(predicate)}, drawn"
     await wait_until(pilot, seen, timeout)
     return held[0]
+
+
+async def until_screen(pilot: Pilot, kind: type[Screen], timeout: float = 60.0) -> Screen:
+    """Let the app run until a ``kind`` screen is on top with everything it composes
+    mounted and drawn (a pushed screen is on the stack before its content is), and
+    return it."""
+    app = pilot.app
+
+    def shown() -> Screen | None:
+        return app.screen if isinstance(app.screen, kind) and drawn(app) else None
+
+    shown.__doc__ = f"a {kind.__name__} on top, mounted and drawn"
+    return await wait_until(pilot, shown, timeout)
+
+
+async def settled(pilot: Pilot, timeout: float = 60.0) -> None:
+    """Let the app run until every widget of the top screen has handled the messages sent
+    to it so far and the screen has drawn what they changed: what a person sees once the
+    app has caught up with the keys pressed and the events posted (a scroll, a picture
+    decoded, a turn's last event). For a change the test can name, wait for it instead."""
+    app = pilot.app
+
+    def caught_up() -> bool:
+        """every message to the top screen handled, and the screen drawn"""
+        return drawn(app)
+
+    await pilot._wait_for_screen(timeout)
+    await wait_until(pilot, caught_up, timeout)

@@ -259,6 +259,8 @@ async def test_cancelling_the_turn_mid_stream_stops_the_worker(streams, workdir)
             await asyncio.sleep(0.05)
         assert zygote_children(host) == []
         seen = len(deltas.texts)
+        # Nothing arrives after the end: there is no event to wait for, only a while in
+        # which a stream still going would have sent its next pieces (it sends one each 50 ms).
         await asyncio.sleep(0.3)
         assert len(deltas.texts) == seen
 

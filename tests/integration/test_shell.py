@@ -13,7 +13,8 @@ import uuid
 
 import pytest
 from processes import processes_with
-from shells import python_programs, until
+from shells import python_programs
+from waits import until
 
 from workbench.events import NetworkRequest, PermissionRequest
 

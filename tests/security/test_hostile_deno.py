@@ -11,7 +11,9 @@ import time
 
 import pytest
 
-from processes import processes_with
+from processes import described, processes_with
+
+from workbench.events import ToolCallLog
 
 pytestmark = pytest.mark.security
 
@@ -63,7 +65,8 @@ export function shout() {
 export function spin() {
   while (true) { /* busy */ }
 }
-export async function stubborn(_args: unknown, ctx: { signal: AbortSignal }) {
+export async function stubborn(_args: unknown, ctx: { signal: AbortSignal; log: (level: string, message: string) => void }) {
+  ctx.log("info", "ignoring cancellation");
   while (true) await new Promise((r) => setTimeout(r, 10));
 }
 export function allocate() {
@@ -156,7 +159,8 @@ async def test_granted_run_cannot_leave_anything_behind(lab):
     deadline = time.monotonic() + 30
     while processes_with(marker) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    assert processes_with(marker) == []
+    left = processes_with(marker)
+    assert left == [], described(left)
 
 
 async def test_bounds_and_cancellation(lab):
@@ -167,8 +171,10 @@ async def test_bounds_and_cancellation(lab):
     assert (await lab.call("spin", {})).error["kind"] == "timeout"
     memory = await lab.call("allocate", {})
     assert not memory.ok
+    logged = asyncio.Event()
+    lab.host.bus.subscribe(lambda e: logged.set() if isinstance(e, ToolCallLog) else None)
     task = asyncio.ensure_future(lab.call("stubborn", {}))
-    await asyncio.sleep(1.0)
+    await asyncio.wait_for(logged.wait(), 60)  # the tool runs, its signal ignored
     started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import socket
 import threading
 import time
@@ -17,6 +18,9 @@ import pytest
 from commands import workbench
 
 from processes import processes_with
+from waits import until
+
+from workbench.events import ToolCallLog
 
 pytestmark = pytest.mark.security
 
@@ -109,6 +113,7 @@ def spin(args, ctx):
 
 def stubborn(args, ctx):
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    ctx.log("info", "ignoring cancellation")
     while True:
         time.sleep(0.01)
 
@@ -299,17 +304,15 @@ async def test_a_sibling_tool_never_shares_a_grant(lab, secrets):
 
 
 async def test_leaving_the_process_group_fails_and_nothing_outlives_the_call(lab, secrets):
-    marker = "31337.5"
+    # A duration sleep takes, and no other run of this test on the machine uses (a
+    # suite run beside this one would leave its own sleeps for a moment).
+    marker = f"{random.randint(20_000, 90_000)}.{os.getpid()}"
     declare(lab, secrets, leave_behind={"permissions": {"run": [
         {"binary": "/bin/sleep", "reason": "Sleep."}, {"binary": "/bin/sh", "reason": "A shell."}]}})
     assert_refused(await lab.call("setsid_escape", {}), "not permitted")
     outcome = await lab.call("leave_behind", {"marker": marker})
     assert outcome.ok, outcome.error
-    for _ in range(50):
-        if not processes_with(marker):
-            break
-        await asyncio.sleep(0.1)
-    assert processes_with(marker) == []
+    await until(lambda: not processes_with(marker), "the tool's processes ended", bound_s=30)
 
 
 async def test_forks_without_a_run_grant_fail_and_with_one_are_bounded(lab, secrets):
@@ -335,8 +338,10 @@ async def test_memory_output_and_time_are_bounded(lab, secrets):
 
 async def test_a_tool_that_ignores_cancellation_is_killed(lab, secrets):
     declare(lab, secrets)
+    logged = asyncio.Event()
+    lab.host.bus.subscribe(lambda e: logged.set() if isinstance(e, ToolCallLog) else None)
     task = asyncio.ensure_future(lab.call("stubborn", {}))
-    await asyncio.sleep(1.0)
+    await asyncio.wait_for(logged.wait(), 60)  # the tool runs, SIGTERM ignored
     started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -352,7 +357,7 @@ def test_nothing_survives_the_host_being_killed(tmp_path):
     import subprocess
     import sys
 
-    marker = "16180.3"
+    marker = f"{random.randint(20_000, 90_000)}.{os.getpid()}"  # no other run uses it
     folder = tmp_path / "sleepy"
     folder.mkdir()
     (folder / "main.py").write_text(

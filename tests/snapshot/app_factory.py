@@ -8,15 +8,16 @@ the header reads the same on every machine.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from visible import until_shown
+from visible import settled, wait_until
 
 from workbench.tui.app import WorkbenchApp, open_app
 from workbench.tui.widgets.prompt_input import PromptInput
+
+__all__ = ["SIZE", "SMALL", "make_app", "no_cursor_blink", "send_prompt", "start_prompt", "wait_until"]
 
 SIZE = (100, 30)
 SMALL = (80, 24)
@@ -31,16 +32,7 @@ def make_app(folder: Path, replies: list[dict[str, Any]]) -> WorkbenchApp:
 async def no_cursor_blink(pilot: Pilot) -> None:
     """Keep the prompt's cursor steadily on, so screenshots do not depend on timing."""
     pilot.app.chat.query_one(PromptInput).cursor_blink = False
-    await until_shown(pilot, lambda: True)
-
-
-async def wait_until(pilot: Pilot, predicate, timeout: float = 60.0) -> None:
-    """Let the app run until ``predicate()`` holds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {predicate}")
-        await pilot.pause(0.02)
+    await settled(pilot)
 
 
 async def send_prompt(pilot: Pilot, text: str) -> None:
@@ -50,7 +42,7 @@ async def send_prompt(pilot: Pilot, text: str) -> None:
     await pilot.press(*text, "enter")
     await wait_until(pilot, lambda: not app.chat.busy)
     await app.workers.wait_for_complete()
-    await until_shown(pilot, lambda: True)
+    await settled(pilot)
 
 
 async def start_prompt(pilot: Pilot, text: str) -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from app_factory import SIZE, SMALL, no_cursor_blink, send_prompt, wait_until
+from textual.widgets import Input
+from visible import settled, until_screen, until_shown
 
 from workbench.config.files import set_setting
 from workbench.config.home import Home
@@ -64,29 +66,28 @@ async def show_sessions(pilot) -> None:
     await pilot.press("ctrl+o")
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen)
                      and bool(pilot.app.screen.sessions))
-    await pilot.pause()
+    await settled(pilot)  # the listed sessions drawn
 
 
 async def count_then_open_the_log(pilot) -> None:
     await send_prompt(pilot, "count to three, slowly")
     await wait_until(pilot, lambda: pilot.app.chat.query_one(ToolCallCard).ok is not None)
     await pilot.press("ctrl+up", "up", "l")
-    await pilot.pause()
+    await until_shown(pilot, lambda: pilot.app.chat.query_one(ToolCallCard).logs_open)
 
 
 async def type_slash(pilot) -> None:
     await no_cursor_blink(pilot)
     await pilot.press("slash")
-    await pilot.pause()
+    await until_shown(pilot, lambda: pilot.app.chat.slash_menu.display)
 
 
 async def ask_arguments(pilot) -> None:
     await no_cursor_blink(pilot)
     pilot.app.push_screen(PromptArgumentsScreen(ARGS_PROMPT))
-    await wait_until(pilot, lambda: isinstance(pilot.app.screen, PromptArgumentsScreen))
-    await pilot.pause()
+    form = await until_screen(pilot, PromptArgumentsScreen)
     await pilot.press(*"Lyon")
-    await pilot.pause()
+    await until_shown(pilot, lambda: form.query_one("#argument-0", Input).value == "Lyon")
 
 
 async def choose_echo(pilot) -> None:
@@ -97,7 +98,7 @@ async def choose_echo(pilot) -> None:
     await pilot.press(*"/model echo", "enter")
     await wait_until(pilot, lambda: chat.model_info is not None and chat.model_info["stand_in"])
     await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await settled(pilot)  # the header's new model drawn
 
 
 async def type_model(pilot) -> None:
@@ -106,7 +107,7 @@ async def type_model(pilot) -> None:
     await pilot.press(*"/model ")
     await wait_until(pilot, lambda: any(c.model_spec == "echo"
                                         for c in pilot.app.chat.slash_menu.commands))
-    await pilot.pause()
+    await settled(pilot)  # the menu of models drawn
 
 
 class TestChatScreens:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from app_factory import SIZE, SMALL, no_cursor_blink, wait_until
+from visible import settled, until_screen
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ext"))
 from ext_samples import DEFAULT_PERMISSIONS, make_tgz, tool, write_extension  # noqa: E402
@@ -65,14 +66,14 @@ async def open_extensions(pilot) -> ExtensionsScreen:
     await wait_until(pilot, lambda: screen.extension_list.extensions
                      and screen.query_one(StatusView).report is not None)
     await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settled(pilot)  # the list and the status drawn
     return screen
 
 
 async def choose(pilot, screen: ExtensionsScreen, name: str) -> None:
     names = [extension.name for extension in screen.extension_list.extensions]
     screen.extension_list.highlighted = names.index(name)
-    await pilot.pause()
+    await settled(pilot)  # the screen has handled the highlight and shows that extension
 
 
 class TestInstalledTab:
@@ -119,11 +120,9 @@ class TestReview:
 
     @staticmethod
     async def _review_foo(pilot) -> None:
-        app = pilot.app
         await open_extensions(pilot)
         await pilot.press("i", *"foo", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen))
-        await pilot.pause()
+        await until_screen(pilot, ReviewScreen)
 
     def test_install_review(self, snap_compare, snapshot_app, workdir) -> None:
         """Tools with each permission and its reason, hooks, knowledge, skills."""
@@ -148,8 +147,7 @@ class TestReview:
             screen = await open_extensions(pilot)
             await choose(pilot, screen, FOO)
             await pilot.press("u")
-            await wait_until(pilot, lambda: isinstance(pilot.app.screen, ReviewScreen))
-            await pilot.pause()
+            await until_screen(pilot, ReviewScreen)
 
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -185,7 +183,7 @@ class TestMarketplaceTab:
             await pilot.press("2", "enter")
             await wait_until(pilot, lambda: len(screen.query_one(PackageList).results) == 2)
             await pilot.app.workers.wait_for_complete()
-            await pilot.pause()
+            await settled(pilot)  # the results drawn
 
         assert snap_compare(snapshot_app([]), terminal_size=SIZE, run_before=run_before)
 
@@ -200,7 +198,7 @@ class TestMarketplaceTab:
             note = screen.query_one("#market-message")
             await wait_until(pilot, lambda: "-error" in note.classes)
             screen.query_one("#market-search").cursor_blink = False
-            await pilot.pause()
+            await settled(pilot)
 
         assert snap_compare(snapshot_app([]), terminal_size=SMALL, run_before=run_before)
 
@@ -220,7 +218,7 @@ class TestStatusTab:
     async def _status(pilot) -> None:
         await open_extensions(pilot)
         await pilot.press("3")
-        await pilot.pause()
+        await settled(pilot)  # the Status tab shown
 
     def test_status(self, snap_compare, snapshot_app, workdir, home) -> None:
         """``shared_tool`` is defined twice (alpha wins) and gamma's manifest is broken."""

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from app_factory import SMALL, no_cursor_blink, wait_until
 from textual.widgets import Input, TextArea
-from visible import until_shown
+from visible import settled, until_shown
 
 from workbench.events import AskUserRequest, DisplayBubble, PermissionRequest, ScheduleProposalRequest
 from workbench.tui.forms.schedule_screen import ScheduleScreen
@@ -83,7 +83,7 @@ async def settle(pilot) -> None:
         field.cursor_blink = False
     for area in screen.query(TextArea):
         area.cursor_blink = False
-    await until_shown(pilot, lambda: True)
+    await settled(pilot)  # the decoded pictures and the steady cursors drawn
 
 
 def ask(*questions: dict):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from app_factory import SMALL, no_cursor_blink, wait_until
+from visible import settled
 from textual.widgets import DataTable, Input, ListView, OptionList, TextArea
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ext"))
@@ -88,7 +89,7 @@ async def show(pilot, key: str, kind: type, loaded) -> None:
     await wait_until(pilot, lambda: isinstance(app.screen, kind))
     await wait_until(pilot, lambda: loaded(app.screen))
     await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settled(pilot)
 
 
 def no_blink(screen) -> None:
@@ -132,7 +133,7 @@ class TestToolsMenu:
             await wait_until(pilot, lambda: "fetch_page" in str(
                 [str(s.render()) for s in menu.query("#tools-detail Static")]))
             await pilot.app.workers.wait_for_complete()
-            await pilot.pause()
+            await settled(pilot)  # the tool's details drawn
 
         assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
 
@@ -193,7 +194,7 @@ class TestTasks:
             form.query_one("#schedule-time", Input).value = "9"
             await pilot.press("ctrl+s")
             await wait_until(pilot, lambda: "-error" in form.query_one("#schedule-message").classes)
-            await pilot.pause()
+            await settled(pilot)  # the error drawn
 
         assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
 
@@ -221,7 +222,7 @@ class TestSettings:
                        lambda screen: screen.query_one(DataTable).row_count > 0)
             screen = pilot.app.screen
             screen.query_one(DataTable).move_cursor(row=2)
-            await pilot.pause()
+            await settled(pilot)  # the screen has handled the highlighted row (RowHighlighted)
 
         assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
 
@@ -242,7 +243,7 @@ class TestSettings:
             form.query_one(Input).value = "-5"
             await pilot.press("enter")
             await wait_until(pilot, lambda: "-error" in form.query_one("#setting-message").classes)
-            await pilot.pause()
+            await settled(pilot)  # the error drawn
 
         assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
 

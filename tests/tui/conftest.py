@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.screen import Screen
 from visible import drawn, wait_until
+from visible import until_screen as visible_until_screen
 
 from workbench.tui.app import WorkbenchApp, open_app
 
@@ -41,22 +41,11 @@ def until() -> Callable:
 
 
 @pytest.fixture
-def until_screen(until: Callable) -> Callable:
+def until_screen() -> Callable:
     """``await until_screen(pilot, Kind)``: wait until a ``Kind`` screen is on top with
     everything it composes mounted and drawn (a pushed screen is on the stack before its
     content is), and return it."""
-
-    async def wait(pilot: Pilot, kind: type[Screen], timeout: float = 60.0) -> Screen:
-        app = pilot.app
-
-        def shown() -> Screen | None:
-            """a screen of the kind, mounted and drawn"""
-            return app.screen if isinstance(app.screen, kind) and drawn(app) else None
-
-        shown.__doc__ = f"a {kind.__name__} on top, mounted and drawn"
-        return await until(pilot, shown, timeout=timeout)
-
-    return wait
+    return visible_until_screen
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets._footer import FooterKey
 from textual.worker import WorkerCancelled
-from visible import drawn
+from visible import drawn, settled
 
 
 def text_of(widget: Widget) -> str:
@@ -43,14 +43,15 @@ async def open_screen(pilot: Pilot, until: Callable, key: str, kind: type[Screen
 
 async def settle(pilot: Pilot, until: Callable) -> None:
     """Let the workers that read and write finish (one made obsolete by a newer one is
-    cancelled: that is fine), and wait until the screen has drawn what they changed."""
+    cancelled: that is fine), and wait until the screen has handled what they sent it
+    and drawn what they changed."""
     while True:
         try:
             await pilot.app.workers.wait_for_complete()
         except WorkerCancelled:
             continue
         break
-    await until(pilot, lambda: drawn(pilot.app))
+    await settled(pilot)
 
 
 def palette_listed(app, first: str = "") -> CommandList | None:

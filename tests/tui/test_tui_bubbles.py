@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Markdown
 
-from visible import until_shown
+from visible import settled, until_shown
 
 from workbench.events import DisplayBubble, ToolCallEnded
 from workbench.tui.widgets.bubbles.bubble import Bubble, DiffBubble, ImageBubble, MarkdownBubble, TableBubble
@@ -159,7 +159,7 @@ async def show(app, pilot, until, display: str, payload: dict) -> Bubble:
     view = app.chat.query(DisplayView).last()
     images = list(view.query(ImageView))
     await until(pilot, lambda: all(image.picture is not None or image.problem for image in images))
-    await pilot.pause()
+    await settled(pilot)  # the decoded pictures drawn
     return view.bubble
 
 

@@ -13,7 +13,7 @@ from workbench.tui.widgets.message_list import NoticeLine
 from workbench.tui.widgets.message_view import MessageView
 from workbench.tui.widgets.tool_call_card import ToolCallCard
 
-from visible import until_shown, wait_until, widget_lines
+from visible import settled, until_screen, until_shown, wait_until, widget_lines
 
 SIZE = (100, 30)
 
@@ -26,13 +26,19 @@ def notices(app) -> list[str]:
     return [line.message for line in app.chat.query(NoticeLine)]
 
 
+def finished_card(app) -> ToolCallCard | None:
+    """The chat's tool card once its call has ended (it shows the outcome)."""
+    card = app.chat.query_one(ToolCallCard)
+    return card if card.ok is not None else None
+
+
 async def send(pilot, until, text: str) -> None:
     """Type ``text``, press Enter, and wait for the turn to end."""
     app = pilot.app
     await pilot.press(*text, "enter")
     await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy)
     await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settled(pilot)
 
 
 class TestPrompt:
@@ -106,7 +112,7 @@ class TestToolCalls:
                         {"text": "I could not read it."}])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press(*"read it", "enter")
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             modal = app.screen
             assert modal.request.tool == "builtin.read_file"
             assert [(p["kind"], p["value"], p.get("project")) for p in modal.request.permissions] == [
@@ -129,11 +135,10 @@ class TestToolCalls:
                         {"text": "It says: the secret words."}])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press(*"read it", "enter")
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press("o")
             await until(pilot, lambda: not app.chat.busy)
-            await pilot.pause()
-            card = app.chat.query_one(ToolCallCard)
+            card = await until_shown(pilot, lambda: finished_card(app))
             assert card.ok is True
             assert "the secret words" in card.outcome
 
@@ -175,7 +180,7 @@ class TestKeys:
         app = make_app([{"tool_calls": [{"name": "read_file", "arguments": {"path": str(workdir)}}]}])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press(*"read", "enter")
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press("ctrl+q")
             await wait_until(pilot, lambda: app.return_code == 0)
         assert app.return_code == 0
@@ -218,7 +223,7 @@ class TestChatKeysAndMenu:
 
         app = make_app([])
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause()
+            await until_shown(pilot, lambda: "Sessions" in screen_lines(app)[-1])
             described = {b.binding.description for b in app.screen.active_bindings.values()
                          if b.node is app.chat}
             assert {"New chat", "Sessions", "Previous message", "Next message",

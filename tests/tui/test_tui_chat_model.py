@@ -13,6 +13,7 @@ from textual.widgets import Markdown
 
 from test_tui_bubbles import enable_samples
 from test_tui_chat import SIZE, StallingModel, notices, send, texts
+from visible import until_screen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.settings import SettingsScreen
 from workbench.tui.widgets.bubbles.bubble import Bubble, DiffBubble, ImageBubble, MarkdownBubble, TableBubble
@@ -149,7 +150,7 @@ class TestKeysAroundThePrompt:
         app = make_app([])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("question_mark")
-            await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+            await until_screen(pilot, HelpScreen)
             await pilot.press("escape")
             await until(pilot, lambda: app.screen is app.chat)
             await pilot.press(*"why?")  # not at the start: typed

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ext"))
 from ext_samples import DEFAULT_PERMISSIONS, make_tgz, tool, tree, write_extension  # noqa: E402
 from test_ext_registry import Registry  # noqa: E402
 
-from visible import until_shown
+from visible import settled, until_screen, until_shown
 
 from workbench.config.files import set_setting  # noqa: E402
 from workbench.config.home import Home  # noqa: E402
@@ -54,7 +54,7 @@ async def open_screen(pilot, until) -> ExtensionsScreen:
     """Press ctrl+e in the chat and wait until the Installed list is filled."""
     app = pilot.app
     await pilot.press("ctrl+e")
-    await until(pilot, lambda: isinstance(app.screen, ExtensionsScreen))
+    await until_screen(pilot, ExtensionsScreen)
     screen = app.screen
     await until(pilot, lambda: "builtin" in listed(screen))
     return screen
@@ -64,7 +64,7 @@ async def settle(pilot, until, screen: ExtensionsScreen) -> None:
     """Wait until the screen's background work has ended and its results are shown."""
     await until(pilot, lambda: not screen.working)
     await pilot.app.workers.wait_for_complete()
-    await until_shown(pilot, lambda: True)
+    await settled(pilot)  # the results handled and drawn
 
 
 async def review(pilot, until) -> ReviewScreen:
@@ -121,7 +121,7 @@ class TestOpening:
             await pilot.press(*"Extensions")
             await until(pilot, lambda: palette_listed(app, "Extensions"))
             await pilot.press("enter")
-            await until(pilot, lambda: isinstance(app.screen, ExtensionsScreen))
+            await until_screen(pilot, ExtensionsScreen)
 
     async def test_number_keys_switch_tabs(self, make_app, until, home) -> None:
         app = make_app([])
@@ -173,7 +173,7 @@ class TestInstall:
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_screen(pilot, until)
             await pilot.press("i")
-            await until(pilot, lambda: isinstance(app.screen, SourcePromptScreen))
+            await until_screen(pilot, SourcePromptScreen)
             await pilot.press(*str(NOTES_TS), "enter")
             shown = await review(pilot, until)
             plan = shown.query_one(PlanView)
@@ -199,7 +199,7 @@ class TestInstall:
             screen = await open_screen(pilot, until)
             before = tree(home.root)
             await pilot.press("i")
-            await until(pilot, lambda: isinstance(app.screen, SourcePromptScreen))
+            await until_screen(pilot, SourcePromptScreen)
             await pilot.press(*"foo", "enter")  # relative to the working folder
             shown = await review(pilot, until)
             (view,) = shown.query(ToolView)
@@ -219,7 +219,7 @@ class TestInstall:
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_screen(pilot, until)
             await pilot.press("i")
-            await until(pilot, lambda: isinstance(app.screen, SourcePromptScreen))
+            await until_screen(pilot, SourcePromptScreen)
             await pilot.press("enter")  # nothing typed: the prompt stays and says so
             assert isinstance(app.screen, SourcePromptScreen)
             await pilot.press(*"no/such/folder", "enter")
@@ -230,7 +230,7 @@ class TestInstall:
                                        "npm:no/such/folder)")
             assert "-error" in screen.query_one("#extensions-message").classes
             await pilot.press("i")
-            await until(pilot, lambda: isinstance(app.screen, SourcePromptScreen))
+            await until_screen(pilot, SourcePromptScreen)
             await pilot.press("escape")
             assert app.screen is screen
 
@@ -268,11 +268,11 @@ class TestChanges:
             assert "add_note" in {t.name for t in app.host.registry.available()}
             await select(pilot, screen, NOTES)
             await pilot.press("r")
-            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            await until_screen(pilot, ConfirmScreen)
             await pilot.press("n")
             assert app.screen is screen and message(screen) == f"{NOTES} was not removed."
             await pilot.press("r")
-            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            await until_screen(pilot, ConfirmScreen)
             await pilot.press("y")
             await settle(pilot, until, screen)
             await until(pilot, lambda: NOTES not in listed(screen))
@@ -526,7 +526,7 @@ class TestProjectAndHooks:
             shown = await review(pilot, until)
             assert "can block any call" in text_of(shown.query_one(PlanView))
             await pilot.press("a")
-            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            await until_screen(pilot, ConfirmScreen)
             assert "rewrite the arguments of other" in app.screen.question
             await pilot.press("n")  # the default: no
             await settle(pilot, until, screen)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from textual.widgets import Button, Input, RadioSet, SelectionList
 
-from visible import until_shown
+from visible import settled, until_screen, until_shown
 
 from workbench.events import AskUserRequest, RequestDenied, ToolCallEnded
 from workbench.tui.forms.action_question import ActionButtons, DiffQuestion, ImageQuestion
@@ -58,7 +58,7 @@ async def open_form(app, pilot, until, *questions: dict[str, Any]) -> tuple[asyn
     """Ask ``questions`` through the app's responder; wait until the form is up."""
     request = AskUserRequest(tool="demo.ask", call_id="c1", questions=list(questions))
     answer = asyncio.ensure_future(app.responder.answer(request))
-    await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
+    await until_screen(pilot, AskUserScreen)
     await images_drawn(pilot, until, app.screen)
     return answer, app.screen
 
@@ -67,7 +67,7 @@ async def images_drawn(pilot, until, screen) -> None:
     """Wait until every image on ``screen`` is decoded (or known not to be)."""
     views = list(screen.query(ImageView))
     await until(pilot, lambda: all(view.picture is not None or view.problem for view in views))
-    await pilot.pause()
+    await settled(pilot)  # the decoded pictures drawn
 
 
 async def answered(pilot, until, answer: asyncio.Future) -> Any:
@@ -371,7 +371,7 @@ class TestTable:
             await pilot.press(*"Pay rent", "tab", *"Cy")
             await pilot.click(question.table_rows[0].query(Input).first())
             await pilot.press("ctrl+r")
-            await pilot.pause()
+            await until_shown(pilot, lambda: len(question.table_rows) == 2)
             await pilot.press("ctrl+s")
             assert await answered(pilot, until, answer) == [[
                 {"task": "Pay rent", "owner": "Cy"}, {"task": "Book the dentist", "owner": "Ana"}]]
@@ -382,7 +382,7 @@ class TestTable:
             answer, form = await open_form(app, pilot, until, TABLE)
             question = form.query_one(TableQuestion)
             await pilot.click(question.table_rows[1].query_one(".table-row--remove"))
-            await pilot.pause()
+            await until_shown(pilot, lambda: len(question.table_rows) == 1)
             await pilot.click(question.query_one(".table-question--add"))
             await until_shown(pilot, lambda: len(question.table_rows) == 2)
             assert form.focused is question.table_rows[1].query(Input).first()
@@ -395,12 +395,11 @@ class TestTable:
         app = make_app([])
         async with app.run_test(size=SIZE) as pilot:
             answer, form = await open_form(app, pilot, until, TABLE)
-            await pilot.press("ctrl+r")
-            await pilot.pause()
-            await pilot.press("ctrl+r")
-            await pilot.pause()
             question = form.query_one(TableQuestion)
-            assert question.table_rows == []
+            await pilot.press("ctrl+r")
+            await until_shown(pilot, lambda: len(question.table_rows) == 1)
+            await pilot.press("ctrl+r")
+            await until_shown(pilot, lambda: question.table_rows == [])
             assert form.focused is question.query_one(".table-question--add")
             await pilot.press("ctrl+s")
             assert await answered(pilot, until, answer) == [[]]
@@ -483,7 +482,7 @@ class TestSampleTools:
         app = make_app([{"tool_calls": [{"name": "sample_choice", "arguments": {}}]}, {"text": "ok"}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start_tool(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
+            await until_screen(pilot, AskUserScreen)
             assert app.screen.tool == "samples.sample_choice"
             await pilot.press("down", "down", "enter", "enter")
             await until(pilot, lambda: not app.chat.busy)
@@ -508,7 +507,7 @@ class TestSampleTools:
         app = make_app([{"tool_calls": [{"name": "sample_files", "arguments": {}}]}, {"text": "ok"}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start_tool(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press("o")
             question = await until(pilot, lambda: isinstance(app.screen, AskUserScreen)
                                    and app.screen.query_one(FilesQuestion))
@@ -526,7 +525,7 @@ class TestSampleTools:
                         {"text": "ok"}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start_tool(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
+            await until_screen(pilot, AskUserScreen)
             await images_drawn(pilot, until, app.screen)
             view = app.screen.query_one(ImageView)
             assert {segment.style.color.triplet.hex for segment in view.render_line(0)} == {"#22aa44"}
@@ -540,7 +539,7 @@ class TestSampleTools:
                         {"text": "ok"}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start_tool(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
+            await until_screen(pilot, AskUserScreen)
             await pilot.press("tab", *"Ana", "ctrl+n", *"Clean", "ctrl+s")
             await until(pilot, lambda: not app.chat.busy)
             assert ended(seen).result == {
@@ -553,7 +552,7 @@ class TestSampleTools:
         app = make_app([{"tool_calls": [{"name": "sample_choice", "arguments": {}}]}, {"text": "ok"}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start_tool(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
+            await until_screen(pilot, AskUserScreen)
             await pilot.press("escape")
             await until(pilot, lambda: not app.chat.busy)
             result = ended(seen)

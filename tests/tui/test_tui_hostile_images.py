@@ -17,6 +17,7 @@ import zlib
 
 import pytest
 
+from visible import until_screen
 from workbench.events import AskUserRequest, DisplayBubble
 from workbench.tui.screens.ask_user import AskUserScreen
 from workbench.tui.widgets.bubbles import pictures
@@ -135,7 +136,7 @@ async def test_a_bomb_in_an_image_question_is_not_shown_and_the_form_answers(mak
                     "actions": [{"label": "Keep it", "value": "keep"}]}
         request = AskUserRequest(tool="demo.ask", call_id="c1", questions=[question])
         answer = asyncio.ensure_future(app.responder.answer(request))
-        await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
+        await until_screen(pilot, AskUserScreen)
         view = app.screen.query_one(ImageView)
         await until(pilot, lambda: bool(view.problem))
         assert "unpacks to more than its 16×16 pixels" in view.problem

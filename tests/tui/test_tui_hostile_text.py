@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from shell_helpers import open_screen, settle
-from visible import terminal_update
+from visible import terminal_update, until_screen
 
 from workbench.events import (AskUserRequest, DisplayBubble, Notice, NotificationPosted,
                               PermissionRequest, ToolCallEnded, ToolCallLog, ToolCallStarted)
@@ -101,7 +101,7 @@ async def test_a_permission_prompt(make_app, until) -> None:
             {"kind": "read", "value": evil("/some/path"), "reason": evil("Reason-words"),
              "optional": False, "key": "read:/x"}])
         answer = asyncio.ensure_future(app.responder.answer(request))
-        await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await until_screen(pilot, PermissionScreen)
         await until(pilot, lambda: "Reason-words" in terminal_output(app))
         assert_inert(app, "Reason-words", "Tool-name")
         await pilot.press("escape")
@@ -115,7 +115,7 @@ async def test_an_ask_user_form(make_app, until) -> None:
                     "options": [{"label": evil("Option-words"), "value": "a"}]}
         request = AskUserRequest(tool="demo.ask", call_id="c1", questions=[question])
         answer = asyncio.ensure_future(app.responder.answer(request))
-        await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
+        await until_screen(pilot, AskUserScreen)
         await until(pilot, lambda: "Option-words" in terminal_output(app))
         assert_inert(app, "Question-words", "Option-words")
         await pilot.press("escape")
@@ -162,9 +162,9 @@ async def test_an_extensions_manifest_on_the_install_review(make_app, until, wor
     async with app.run_test(size=SIZE) as pilot:
         await open_screen(pilot, until, "ctrl+e", ExtensionsScreen)
         await pilot.press("i")
-        await until(pilot, lambda: isinstance(app.screen, SourcePromptScreen))
+        await until_screen(pilot, SourcePromptScreen)
         await pilot.press(*str(folder), "enter")
-        await until(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        await until_screen(pilot, ReviewScreen)
         await until(pilot, lambda: "Reason-words" in terminal_output(app))
         assert_inert(app, "Reason-words")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from textual_image.widget import SixelImage, TGPImage
-from visible import on_screen, screen_text, until_shown
+from visible import on_screen, screen_text, settled, until_shown
 
 from workbench.config.settings import validate
 from workbench.errors import ConfigError
@@ -79,7 +79,7 @@ async def show(app, pilot, until, display: str, payload: dict) -> Bubble:
     view = app.chat.query(DisplayView).last()
     images = list(view.query(ImageView))
     await until(pilot, lambda: all(image.picture is not None or image.problem for image in images))
-    await pilot.pause()
+    await settled(pilot)  # the decoded pictures drawn
     return view.bubble
 
 

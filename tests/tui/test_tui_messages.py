@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from textual import events
-from visible import screen_lines, screen_text, until_shown, widget_lines
+from visible import screen_lines, screen_text, settled, until_shown, widget_lines
 
 from workbench.agent.messages import TextChunk
 from workbench.tui.widgets.message_list import MAX_MOUNTED, MessageList
@@ -27,7 +27,7 @@ async def send(pilot, until, text: str) -> None:
     await pilot.press(*text, "enter")
     await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy)
     await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settled(pilot)
 
 
 class TestEarlierPrompts:
@@ -92,8 +92,8 @@ class TestFocusAndCopy:
             await send(pilot, until, "how do I list files?")
             await pilot.press("ctrl+up")
             await pilot.press("c")
-            await pilot.pause()
             reply = "Use `ls -la`\n\nto list **all** files."
+            await until_shown(pilot, lambda: app.clipboard == reply)
             assert app.clipboard == reply
             assert any(n.message == f"Copied the reply ({len(reply)} characters, 3 lines)."
                        for n in app._notifications)
@@ -165,7 +165,7 @@ async def resumed(pilot, until, session: str) -> MessageList:
     app.chat.resume(session)
     await until(pilot, lambda: app.chat.session_id == session)
     await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settled(pilot)  # the resumed messages drawn
     return app.chat.message_list
 
 
@@ -174,7 +174,7 @@ async def wheel_up(pilot, messages: MessageList) -> None:
     x, y = messages.region.x + 10, messages.region.y + 5
     messages.post_message(events.MouseScrollUp(messages, 10, 5, 0, -1, 0, False, False, False,
                                                screen_x=x, screen_y=y))
-    await pilot.pause()
+    await settled(pilot)  # the wheel's scroll handled and drawn
 
 
 def content_lines(app, messages: MessageList) -> list[str]:
@@ -240,7 +240,7 @@ class TestLongChat:
                 before = content_lines(app, messages)
                 await wheel_up(pilot, messages)
                 await until(pilot, lambda: not messages._loading)
-                await pilot.pause()
+                await settled(pilot)  # what the load mounted, drawn
                 after = content_lines(app, messages)
                 # Whether or not older messages were mounted above, the view moved by
                 # the wheel's few lines only: each message still on screen is as much

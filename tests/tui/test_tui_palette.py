@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from visible import until_screen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.settings import SettingsScreen
 from workbench.tui.screens.tasks import TasksScreen
@@ -72,7 +73,7 @@ async def test_a_command_runs_its_action(make_app, until) -> None:
         await settle(pilot, until)
         await open_palette(pilot, until)
         await pilot.press(*"settings", "down", "enter")
-        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await until_screen(pilot, SettingsScreen)
 
 
 async def test_a_binding_another_screen_adds_is_in_the_palette_and_the_help(make_app, until) -> None:
@@ -90,7 +91,7 @@ async def test_a_binding_another_screen_adds_is_in_the_palette_and_the_help(make
         await pilot.press(*"wave", "down", "enter")
         await until(pilot, lambda: screen.waves == 1)
         await pilot.press("f1")
-        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await until_screen(pilot, HelpScreen)
         shown = text_of(app.screen)
         assert "On this screen: Wave" in shown and "Wave hello  Wave at the person once." in shown
 
@@ -110,8 +111,8 @@ async def test_help_lists_the_keys_of_the_screen_and_of_every_screen(make_app, u
         assert "f1 ?\nHelp  The keys of this screen and of every screen" in everywhere
         # Over the help, the app's keys are the help's: F1 closes it.
         await pilot.press("f1")
-        await until(pilot, lambda: isinstance(app.screen, TasksScreen))
+        await until_screen(pilot, TasksScreen)
         await pilot.press("f1")
-        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await until_screen(pilot, HelpScreen)
         await pilot.press("escape")
-        await until(pilot, lambda: isinstance(app.screen, TasksScreen))
+        await until_screen(pilot, TasksScreen)

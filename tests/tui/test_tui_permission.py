@@ -13,7 +13,7 @@ import pytest
 from textual.widgets import Button, Checkbox, Input, Select, Static, TextArea
 from textual.widgets._select import SelectOverlay
 
-from visible import until_shown
+from visible import settled, until_screen, until_shown
 
 from workbench.events import PermissionAnswer, PermissionRequest, RequestDenied, ToolCallEnded
 from workbench.tui.forms.schedule_screen import KINDS, MONTHS, ScheduleScreen
@@ -73,7 +73,7 @@ class TestPrompt:
         app = make_app(read_twice(notes)[1:])
         async with app.run_test(size=SIZE) as pilot:
             await start(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             screen = app.screen
             assert screen.query_one("#permission-dialog").border_title == "Permission needed"
             await until(pilot, lambda: len(shown(screen)) == 4)  # the entries mount a frame later
@@ -94,10 +94,10 @@ class TestPrompt:
         app = make_app(read_twice(notes))
         async with app.run_test(size=SIZE) as pilot:
             seen = await start(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press("o")
             await until(pilot, lambda: len(ended(seen)) == 1)
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press("o")
             await until(pilot, lambda: not app.chat.busy)
             assert [event.ok for event in ended(seen)] == [True, True]
@@ -107,7 +107,7 @@ class TestPrompt:
         app = make_app(read_twice(notes))
         async with app.run_test(size=SIZE) as pilot:
             seen = await start(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press("s")
             await until(pilot, lambda: not app.chat.busy)
             assert [event.ok for event in ended(seen)] == [True, True]
@@ -119,7 +119,7 @@ class TestPrompt:
         app = make_app(read_twice(notes))
         async with app.run_test(size=SIZE) as pilot:
             seen = await start(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             screen = app.screen
             await until(pilot, lambda: screen.focused is screen.query_one("#deny", Button))
             await pilot.press("left")
@@ -136,7 +136,7 @@ class TestPrompt:
         app = make_app(read_twice(notes))
         async with app.run_test(size=SIZE) as pilot:
             seen = await start(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.click("#always")
             await until(pilot, lambda: not app.chat.busy)
             assert [event.ok for event in ended(seen)] == [True, True]
@@ -149,7 +149,7 @@ class TestPrompt:
                         {"text": "Not allowed."}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press(key)
             await until(pilot, lambda: not app.chat.busy)
             [event] = ended(seen)
@@ -161,7 +161,7 @@ class TestPrompt:
                         {"text": "ok"}])
         async with app.run_test(size=SIZE) as pilot:
             seen = await start(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press("tab")  # from Deny round to Allow once
             assert app.screen.focused is app.screen.query_one("#once")
             await pilot.press("enter")
@@ -180,7 +180,7 @@ class TestWhatIsAsked:
                 {"kind": "memories", "value": "write", "reason": "Keep notes."},
                 {"kind": "llm", "value": "", "reason": "Summarize.", "optional": True}])
             answer = asyncio.ensure_future(app.responder.answer(request))
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             assert shown(app.screen) == [
                 "demo.fetch asks for these 5:",
                 "• Read /", "⚠ the whole file system", "Index everything.",
@@ -204,7 +204,7 @@ class TestWhatIsAsked:
                 {"kind": "env", "value": "DOCS_TOKEN", "reason": "Sign in.", "optional": True,
                  "key": "env:DOCS_TOKEN"}])
             answer = asyncio.ensure_future(app.responder.answer(request))
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             screen = app.screen
             await pilot.press("tab")  # from Deny round to the first optional box
             assert screen.focused is screen.query_one("#optional-0", Checkbox)
@@ -222,7 +222,7 @@ class TestWhatIsAsked:
             request = PermissionRequest(tool="demo.fetch", permissions=[
                 {"kind": "env", "value": "DOCS_TOKEN", "reason": "Sign in.", "optional": True}])
             answer = asyncio.ensure_future(app.responder.answer(request))
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press("d")
             await until(pilot, answer.done)
             with pytest.raises(RequestDenied):
@@ -234,7 +234,7 @@ class TestWhatIsAsked:
             request = PermissionRequest(tool="demo.fetch", permissions=[
                 {"kind": "llm", "value": "", "reason": "Summarize."}])
             answer = asyncio.ensure_future(app.responder.answer(request))
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press("escape")
             await until(pilot, answer.done)
             with pytest.raises(RequestDenied):
@@ -310,7 +310,7 @@ class TestOptional:
         (workdir / "replies.json").write_text(json.dumps(peek_twice(path)))
         async with app.run_test(size=SIZE) as pilot:
             seen = await start(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             screen = app.screen
             assert shown(screen) == [
                 "peek.peek asks for these 2:",
@@ -338,7 +338,7 @@ class TestOptional:
         (workdir / "replies.json").write_text(json.dumps(peek_twice(path)[1:]))
         async with app.run_test(size=SIZE) as pilot:
             seen = await start(app, pilot, until)
-            await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await until_screen(pilot, PermissionScreen)
             await pilot.press("o")
             await until(pilot, lambda: not app.chat.busy)
             [event] = ended(seen)
@@ -358,9 +358,7 @@ def propose(title: str = "Stand-up", **arguments) -> list[dict]:
 async def open_review(app, pilot, until, workdir: Path, monkeypatch) -> tuple[list, ScheduleScreen]:
     monkeypatch.setenv("TZ", "UTC")
     seen = await start(app, pilot, until)
-    await until(pilot, lambda: isinstance(app.screen, ScheduleScreen))
-    await pilot.pause()
-    return seen, app.screen
+    return seen, await until_screen(pilot, ScheduleScreen)
 
 
 async def retype(pilot, field, text: str) -> None:
@@ -373,9 +371,10 @@ async def choose(pilot, select: Select, labels: list[str], label: str) -> None:
     """Open ``select`` with the keyboard and pick ``label`` (``labels`` in order)."""
     select.focus()
     await pilot.press("enter")
-    await pilot.pause()
+    await until_shown(pilot, lambda: select.expanded)
     await pilot.press("home", *["down"] * labels.index(label), "enter")
-    await pilot.pause()
+    await until_shown(pilot, lambda: not select.expanded)
+    await settled(pilot)  # the form has handled the choice (Select.Changed)
 
 
 KIND_LABELS = [label for label, _ in KINDS]
@@ -510,9 +509,10 @@ class TestScheduleReview:
         app = make_app(propose())
         async with app.run_test(size=SIZE) as pilot:
             _, screen = await open_review(app, pilot, until, workdir, monkeypatch)
-            screen.query_one("#schedule-kind", Select).focus()
+            kind = screen.query_one("#schedule-kind", Select)
+            kind.focus()
             await pilot.press("enter")
-            await pilot.pause()
+            await until_shown(pilot, lambda: kind.expanded)
             overlay = screen.query_one(SelectOverlay)
             offered = [str(overlay.get_option_at_index(index).prompt)
                        for index in range(overlay.option_count)]

@@ -14,7 +14,7 @@ from workbench.tui.screens.permission import PermissionScreen
 from workbench.tui.widgets.bubbles.bubble import DiffBubble
 from workbench.tui.widgets.bubbles.diff_view import DiffView
 
-from visible import screen_text, widget_lines
+from visible import screen_text, until_screen, widget_lines
 
 SIZE = (100, 30)
 HOSTILE = "hello \x1b[31mred\x1b]0;owned\x07\n"
@@ -43,7 +43,7 @@ async def test_one_prompt_for_the_read_tools_of_this_project(make_app, until, wo
                    + [{"text": "Looked."}])
     async with app.run_test(size=SIZE) as pilot:
         seen = await start(app, pilot, until)
-        await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await until_screen(pilot, PermissionScreen)
         where = f"this project ({workdir})".replace(str(Path.home()), "~")
         text = await until(pilot, lambda: where in screen_text(app) and screen_text(app))
         covers = " ".join(text.split())
@@ -61,7 +61,7 @@ async def test_an_edit_is_a_coloured_diff_bubble_with_outside_text_made_safe(mak
                    + [{"text": "Edited."}])
     async with app.run_test(size=SIZE) as pilot:
         seen = await start(app, pilot, until)
-        await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await until_screen(pilot, PermissionScreen)
         await pilot.press("s")
         await until(pilot, lambda: bool(app.chat.query(DiffBubble)))
         await until(pilot, lambda: ended(seen))
@@ -87,9 +87,9 @@ async def _review(make_app, until, workdir: Path, button: str) -> list:
                    + [{"text": "Asked."}])
     async with app.run_test(size=SIZE) as pilot:
         seen = await start(app, pilot, until)
-        await until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await until_screen(pilot, PermissionScreen)
         await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, AskUserScreen))
+        await until_screen(pilot, AskUserScreen)
         text = await until(pilot, lambda: "+x = 2" in screen_text(app) and screen_text(app))
         assert "Write this change to app.py?" in text and "+x = 2" in text and "-x = 1" in text
         assert (workdir / "app.py").read_text() == "x = 1\n"  # nothing before the answer

@@ -7,7 +7,7 @@ import asyncio
 import json
 
 from textual.widgets import OptionList
-from visible import screen_text, until_shown
+from visible import screen_text, settled, until_screen, until_shown
 
 from workbench.agent.messages import TextChunk
 from workbench.tui.screens.sessions import SessionsScreen
@@ -60,10 +60,10 @@ class StallingModel:
 
 async def open_sessions(pilot, until) -> SessionsScreen:
     await pilot.press("ctrl+o")
-    await until(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen))
+    await until_screen(pilot, SessionsScreen)
     screen = pilot.app.screen
     await until(pilot, lambda: bool(screen.sessions))
-    await pilot.pause()
+    await settled(pilot)  # the listed sessions drawn
     return screen
 
 
@@ -72,7 +72,7 @@ async def send(pilot, until, text: str) -> None:
     await pilot.press(*text, "enter")
     await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy)
     await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settled(pilot)
 
 
 class TestList:
@@ -95,7 +95,7 @@ class TestList:
         app = make_app([])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("ctrl+o")
-            await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+            await until_screen(pilot, SessionsScreen)
             await until(pilot, lambda: "No chats yet" in screen_text(app))
             await pilot.press("escape")
             await until_shown(pilot, lambda: app.screen is app.chat)

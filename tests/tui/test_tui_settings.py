@@ -8,6 +8,7 @@ from pathlib import Path
 
 from shell_helpers import footer_keys, open_screen, settle, text_of
 from textual.widgets import DataTable, Input
+from visible import settled, until_screen
 
 from workbench.tui.screens.confirm import ConfirmScreen
 from workbench.tui.screens.setting_form import SettingFormScreen
@@ -32,9 +33,9 @@ async def open_settings(pilot, until) -> SettingsScreen:
 async def edit(pilot, until, screen: SettingsScreen, key: str) -> SettingFormScreen:
     table = screen.query_one(DataTable)
     table.move_cursor(row=table.get_row_index(key))
-    await pilot.pause()
+    await settled(pilot)  # the screen has handled the highlighted row (RowHighlighted)
     await pilot.press("enter")
-    await until(pilot, lambda: isinstance(pilot.app.screen, SettingFormScreen))
+    await until_screen(pilot, SettingFormScreen)
     return pilot.app.screen
 
 
@@ -99,7 +100,7 @@ async def test_a_value_for_this_project_waits_for_trust_which_the_screen_gives(
         assert row_of(screen, "tools.timeout_ms")[1:] == ["300000", "default"]
         assert footer_keys(screen).get("t") == "Trust project"
         await pilot.press("t")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until_screen(pilot, ConfirmScreen)
         assert "It sets tools.timeout_ms." in text_of(app.screen)
         await pilot.press("y")
         await until(pilot, lambda: app.host.config.project_state == "trusted")

@@ -5,7 +5,7 @@ the change set it applied, and ``u`` on the focused card undoing it through
 from __future__ import annotations
 
 from textual.widgets import Static
-from visible import screen_text, until_shown
+from visible import screen_text, until_screen, until_shown
 
 from workbench.tui.screens.permission import PermissionScreen
 from workbench.tui.widgets.tool_call_card import ToolCallCard
@@ -23,11 +23,11 @@ async def test_u_on_a_shell_calls_card_undoes_its_change_set(make_app, until, wo
     app = make_app(shell_turn("echo after > notes.txt; echo made > new.txt"))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"change the notes", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=30)
+        await until_screen(pilot, PermissionScreen, timeout=30)
         await pilot.press("o")  # run bash, for this call
         await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=60)
-        await pilot.pause()
-        card = app.chat.query_one(ToolCallCard)
+        card = await until_shown(pilot, lambda: app.chat.query_one(ToolCallCard).ok is not None
+                                 and app.chat.query_one(ToolCallCard))
         assert card.ok is True, card.outcome
         assert (workdir / "notes.txt").read_text() == "after\n"
         change_set = card.state.change_set

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Input
-from visible import screen_text, until_shown
+from visible import screen_text, settled, until_screen, until_shown
 
 from workbench.config.home import Home
 from workbench.mcp.config import ServerConfig, write_server
@@ -45,7 +45,7 @@ async def turn_ended(pilot, until) -> None:
     app = pilot.app
     await until(pilot, lambda: not app.chat.busy and not app.host.chats.busy, timeout=30)
     await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settled(pilot)
 
 
 class TestMenu:
@@ -72,7 +72,7 @@ class TestMenu:
             await pilot.press("down", "up")
             assert menu(app).chosen.name == "/sessions"
             await pilot.press("enter")
-            await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+            await until_screen(pilot, SessionsScreen)
             assert app.chat.prompt_input.text == ""
             assert not menu(app).display
 
@@ -103,10 +103,10 @@ class TestMenu:
         app = make_app([])
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("slash")
-            await pilot.pause()
+            await until_shown(pilot, lambda: menu(app).display)
             # The menu's border, then one line per command: /sessions is the second.
             await pilot.click(SlashMenu, offset=(4, 2))
-            await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+            await until_screen(pilot, SessionsScreen)
 
     async def test_new_and_copy(self, make_app, until, until_notified) -> None:
         app = make_app([{"text": "The **answer** is 42."}])
@@ -176,9 +176,7 @@ class TestMcpPrompts:
         async with app.run_test(size=SIZE) as pilot:
             await prompts_offered(pilot, until)
             await pilot.press(*"/mcp__everything__args", "enter")
-            await until(pilot, lambda: isinstance(app.screen, PromptArgumentsScreen))
-            await pilot.pause()
-            form = app.screen
+            form = await until_screen(pilot, PromptArgumentsScreen)
             text = screen_text(app)
             assert ARGS_PROMPT in text and "city *  Name of the city" in text
             assert app.focused is form.query_one("#argument-0", Input)
@@ -202,7 +200,7 @@ class TestMcpPrompts:
         async with app.run_test(size=SIZE) as pilot:
             await prompts_offered(pilot, until)
             await pilot.press(*ARGS_PROMPT, "enter")
-            await until(pilot, lambda: isinstance(app.screen, PromptArgumentsScreen))
+            await until_screen(pilot, PromptArgumentsScreen)
             await pilot.press("escape")
             await until_shown(pilot, lambda: app.screen is app.chat and texts(app) == [])
             assert app.host.chats.sessions() == []

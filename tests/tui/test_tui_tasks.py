@@ -15,7 +15,7 @@ from shell_helpers import open_screen, options_of, settle, text_of
 from textual.widgets import Input, OptionList, Select, TextArea
 from textual.widgets._select import SelectOverlay
 
-from visible import until_shown
+from visible import settled, until_screen, until_shown
 
 from workbench.tui.forms.schedule_screen import ScheduleScreen
 from workbench.tui.screens.confirm import ConfirmScreen
@@ -87,12 +87,14 @@ def seen(form: ScheduleScreen, selector: str) -> str:
 
 async def pick_kind(pilot, form: ScheduleScreen, label: str) -> list[str]:
     """Open the Repeats list with the keyboard and pick ``label``; returns the kinds it showed."""
-    form.query_one("#schedule-kind", Select).focus()
+    select = form.query_one("#schedule-kind", Select)
+    select.focus()
     await pilot.press("enter")
-    await pilot.pause()
+    await until_shown(pilot, lambda: select.expanded)
     offered = options_of(form.query_one(SelectOverlay))
     await pilot.press("home", *["down"] * offered.index(label), "enter")
-    await pilot.pause()
+    await until_shown(pilot, lambda: not select.expanded)
+    await settled(pilot)  # the form has handled the choice (Select.Changed)
     return offered
 
 
@@ -221,7 +223,7 @@ async def test_a_schedule_the_core_refuses_keeps_the_form_and_what_was_typed(mak
         assert form.query_one("#schedule-date", Input).value == "2001-01-01"
         assert app.host.schedules.schedule(made["id"])["title"] == "Daily digest"
         await pilot.press("escape")
-        await until(pilot, lambda: isinstance(app.screen, TasksScreen))
+        await until_screen(pilot, TasksScreen)
         assert app.host.schedules.schedule(made["id"])["title"] == "Daily digest"
 
 
@@ -272,7 +274,7 @@ async def test_the_form_fits_and_scrolls_to_the_field_with_focus(make_app, until
         await pilot.press("tab", "tab")
         assert app.focused is form.query_one("#schedule-cancel")
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, TasksScreen))
+        await until_screen(pilot, TasksScreen)
         assert app.host.schedules() == []
 
 
@@ -282,12 +284,12 @@ async def test_deleting_asks_first(make_app, until) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_tasks(pilot, until)
         await pilot.press("d")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until_screen(pilot, ConfirmScreen)
         await pilot.press("n")
         await until(pilot, lambda: app.screen is screen)
         assert len(app.host.schedules()) == 1
         await pilot.press("d")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until_screen(pilot, ConfirmScreen)
         await pilot.press("y")
         await until(pilot, lambda: not app.host.schedules())
         await until(pilot, lambda: listed(screen) == [])

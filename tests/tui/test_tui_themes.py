@@ -9,7 +9,7 @@ from textual.app import App
 from textual.color import Color
 from textual.command import CommandPalette
 
-from visible import until_shown
+from visible import until_screen, until_shown
 
 from workbench.tui.app import open_app
 from workbench.tui.themes import THEMES_DIR, ThemeFileError, load_theme_file, load_themes, parse_theme
@@ -109,7 +109,7 @@ async def test_a_theme_chosen_in_the_palette_is_still_chosen_after_restart(home,
         async with app.run_test(size=(80, 24)) as pilot:
             assert app.theme == "workbench-dark"
             await pilot.press("ctrl+p")
-            await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+            await until_screen(pilot, CommandPalette)
             await pilot.press(*"workbench-high", "down", "enter")
             await until(pilot, lambda: 'theme = "workbench-high-contrast"'
                         in home.config_file.read_text())

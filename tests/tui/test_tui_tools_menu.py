@@ -7,6 +7,7 @@ from pathlib import Path
 
 from shell_helpers import open_screen, settle, text_of
 from textual.widgets import Button, ListView, Switch
+from visible import until_screen, until_shown
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "ext"))
 from ext_samples import DEFAULT_PERMISSIONS, tool, write_extension  # noqa: E402
@@ -94,9 +95,11 @@ async def test_grants_are_shown_and_revoked(make_app, until, workdir) -> None:
         menu = await open_menu(pilot, until)
         await highlight(pilot, menu, FOO, until)
         detail = menu.query_one("#tools-detail")
-        await until(pilot, lambda: "fetch_page" in text_of(detail))
+        # The detail mounts row by row, a granted permission's row (its text beside its
+        # Revoke button) after the tool's title: wait for that row, the one a person reads.
+        await until_shown(pilot, lambda: detail.query(Button) and "granted always since" in text_of(detail))
         shown = text_of(detail)
-        assert "count_words" in shown and "needs no permissions" in shown
+        assert "count_words" in shown and "needs no permissions" in shown and "fetch_page" in shown
         assert "read ~/Documents  granted always since" in shown
         assert "net example.com:443  asks when needed" in shown
         revoke = detail.query_one(Button)
@@ -121,7 +124,7 @@ async def test_the_menu_opens_only_over_the_chat_and_closes_with_its_key(make_ap
         await pilot.press("f2")
         await until(pilot, lambda: type(app.screen).__name__ == "TasksScreen")
         await pilot.press("ctrl+t")
-        await until(pilot, lambda: isinstance(app.screen, ToolsMenuScreen))
+        await until_screen(pilot, ToolsMenuScreen)
         # Over the chat, not over the Tasks screen it was opened from.
         assert app.screen_stack[-2] is app.chat
 

@@ -41,7 +41,8 @@ async def test_tool_call_card_progress_then_error() -> None:
     async with app.run_test() as pilot:
         assert card.has_class("-running")
         card.set_progress(0.4, "step 2 of 5")
-        await pilot.pause()
+        await until_shown(pilot, lambda: str(card.query_one(".tool-call-card--label").render())
+                          == "step 2 of 5")
         bar = card.query_one(ProgressBar)
         assert bar.percentage == 0.4
         assert str(card.query_one(".tool-call-card--label").render()) == "step 2 of 5"
@@ -97,7 +98,7 @@ async def test_message_list_skips_empty_assistant_steps_and_keeps_order() -> Non
         await messages.end_tool_call("c9", "demo.tool", False, error={"message": "refused"})
         await messages.end_message("m2", "assistant", "Hello")
         await messages.add_notice("warning", "careful")
-        await pilot.pause()
+        await until_shown(pilot, lambda: len(messages.views) == 4)
         kinds = [type(view).__name__ for view in messages.views]
         assert kinds == ["MessageView", "MessageView", "ToolCallCard", "NoticeLine"]
         assert messages.query_one(ToolCallCard).outcome == "✗ refused"

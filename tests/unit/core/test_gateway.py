@@ -8,6 +8,8 @@ import textwrap
 
 import pytest
 
+from waits import until
+
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
 from workbench.events import (AskUserRequest, DisplayBubble, PermissionAnswer, PermissionRequest,
@@ -209,8 +211,8 @@ async def test_a_grant_for_one_tool_is_not_shared_with_a_sibling(host):
 
 async def test_cancelling_a_call_records_it_as_cancelled(host):
     task = asyncio.ensure_future(host.tools.call("asks", {}))
-    host.gateway.responder = Scripted(5.0)
-    await asyncio.sleep(0.2)
+    host.gateway.responder = responder = Scripted(5.0)
+    await until(lambda: responder.asked, "the call's question asked")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

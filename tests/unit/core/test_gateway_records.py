@@ -144,9 +144,10 @@ async def test_a_form_pauses_the_time_limit_of_a_tool_run_in_the_calling_task(ho
 
 
 async def test_a_cancelled_caller_cancels_the_tool_and_the_call_is_recorded_cancelled(host):
-    stopped = asyncio.Event()
+    running, stopped = asyncio.Event(), asyncio.Event()
 
     async def waits(arguments, ctx):
+        running.set()
         try:
             await asyncio.sleep(30)
         finally:
@@ -159,7 +160,7 @@ async def test_a_cancelled_caller_cancels_the_tool_and_the_call_is_recorded_canc
     host.gateway.responder = NeverAnswers()
     host.registry.add(host_tool("waits", waits, timeout_ms=60_000))
     task = asyncio.ensure_future(host.tools.call("waits", {}))
-    await asyncio.sleep(0.1)
+    await asyncio.wait_for(running.wait(), 30)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -74,16 +74,19 @@ async def test_cancel_ends_the_turn_as_cancelled(tmp_path, workdir):
     model = script(tmp_path, [{"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]}])
 
     class Slow:
-        async def answer(self, request):
-            await asyncio.sleep(30)
+        asked = asyncio.Event()
 
-    async with Host.open(cwd=workdir, model=model, responder=Slow()) as host:
+        async def answer(self, request):
+            self.asked.set()
+            await asyncio.sleep(30)  # a person who has not answered yet
+
+    slow = Slow()
+    async with Host.open(cwd=workdir, model=model, responder=slow) as host:
         seen = []
         host.bus.subscribe(seen.append)
         turn = asyncio.ensure_future(host.chats.send_prompt("read it"))
-        while not host.chats.busy and not turn.done():
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0.1)
+        await asyncio.wait_for(slow.asked.wait(), 30)  # the turn waits on the question
+        assert host.chats.busy
         assert host.chats.cancel()
         result = await turn
         assert result.status == "cancelled"

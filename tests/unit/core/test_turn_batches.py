@@ -7,6 +7,8 @@ import asyncio
 import json
 
 
+from waits import until
+
 from workbench.core.host import Host
 from workbench.events import Notice, ToolCallEnded, ToolCallStarted, TurnEnded
 from workbench.tools.loader import load_extension
@@ -79,11 +81,10 @@ async def test_cancel_mid_batch_answers_every_call_and_resumes(tmp_path):
     model = script(tmp_path, [{"tool_calls": calls("nap_par", 1, 2, seconds=30)}, {"text": "resumed fine"}])
     async with Host.open(cwd=tmp_path, model=model) as host:
         load_extension(host.registry, extension(tmp_path, True))
-        started = asyncio.Event()
-        host.bus.subscribe(lambda e: started.set() if isinstance(e, ToolCallStarted) else None)
+        started: list[ToolCallStarted] = []
+        host.bus.subscribe(lambda e: started.append(e) if isinstance(e, ToolCallStarted) else None)
         turn = asyncio.ensure_future(host.chats.send_prompt("go"))
-        await asyncio.wait_for(started.wait(), 20)
-        await asyncio.sleep(0.3)
+        await until(lambda: len(started) == 2, "both calls of the batch started")
         host.chats.cancel()
         result = await turn
         assert result.status == "cancelled"

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from waits import until
+
 from workbench.errors import ToolError
 from workbench.mcp import connection
 from workbench.mcp.config import ServerConfig
@@ -74,17 +76,17 @@ async def test_list_changed_notifications_in_a_burst_cost_one_more_listing() -> 
     found = server(changes=changes)
     found.session = SimpleNamespace(list_tools=list_tools)
     await found._on_message(ToolListChangedNotification())
-    await asyncio.sleep(0.005)  # the listing has started
+    await until(lambda: calls, "the listing started")
     for _ in range(3):
         await found._on_message(ToolListChangedNotification())
-    await asyncio.sleep(0.2)
+    await asyncio.wait_for(found._refreshing["tools"], 30)  # the re-listing in the background ended
     assert len(calls) == 2 and found.tools == ["tool2"]
     assert [what for what, _ in changes] == ["tools", "tools"]
     # Notifications before a listing starts are covered by that listing.
     calls.clear()
     for _ in range(3):
         await found._on_message(ToolListChangedNotification())
-    await asyncio.sleep(0.2)
+    await asyncio.wait_for(found._refreshing["tools"], 30)
     assert len(calls) == 1
 
 

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from waits import until
+
 from workbench.scheduler.arithmetic import to_ms
 from workbench.store import Store
 from workbench.events import ProcessStateChanged, ScheduleFired, ScheduleRunEnded
@@ -190,16 +192,15 @@ async def test_a_second_supervisor_stands_by_until_the_lock_is_free(store, clock
     second = make(store, clock, tmp_path, events=second_events, poll_s=0.02)
     stop_first, stop_second = asyncio.Event(), asyncio.Event()
     running_first = asyncio.ensure_future(first.run(stop_first))
-    await asyncio.sleep(0.1)
+    await until(lambda: first.state.name == "RUNNING", "the first supervisor running")
     running_second = asyncio.ensure_future(second.run(stop_second))
-    await asyncio.sleep(0.2)
-    assert first.state.name == "RUNNING" and second.state.name == "BACKOFF"
+    await until(lambda: second.state.name == "BACKOFF", "the second supervisor standing by")
+    assert first.state.name == "RUNNING"
     standing = [e for e in second_events if isinstance(e, ProcessStateChanged)][-1]
     assert f"held by pid {os.getpid()} on {socket.gethostname()}" in standing.reason
     stop_first.set()
     await running_first
-    await asyncio.sleep(0.2)
-    assert second.state.name == "RUNNING"
+    await until(lambda: second.state.name == "RUNNING", "the second supervisor taking over")
     stop_second.set()
     await running_second
     assert [e.new for e in second_events if isinstance(e, ProcessStateChanged)] == [
