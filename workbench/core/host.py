@@ -41,7 +41,8 @@ from workbench.core.schedules import Schedules
 from workbench.core.services import HostServices
 from workbench.core.settings_service import SettingsService
 from workbench.core.shell_service import ShellService
-from workbench.core.sources import extension_source, host_source, mcp_source, shell_source
+from workbench.core.plugin_service import PluginService
+from workbench.core.sources import extension_source, host_source, mcp_source, plugin_source, shell_source
 from workbench.core.switches import Switches
 from workbench.core.tool_service import ToolService
 from workbench.core.workspace import Workspace
@@ -178,6 +179,9 @@ class Host:
         """The settings as the Settings screen shows them (``core/settings_service.py``)."""
         self.shell = ShellService(sources=self.sources, store=store)
         """The shell's network in each chat (``core/shell_service.py``)."""
+        self.plugins = PluginService(home=home, config=lambda: self.workspace.config,
+                                     limits=lambda: self.sandbox.limits)
+        """The plugins: installed, enabled here, their instances (``core/plugin_service.py``)."""
         # The built-in sources, registered as any other source is (``core/sources.py``).
         self.sources.register(extension_source(extensions=self.extensions, memories=self.memories, hooks=self.hooks,
                                                providers=self.providers, workspace=self.workspace,
@@ -188,6 +192,7 @@ class Host:
         self.sources.register(mcp_source(mcp=self.mcp))
         self.sources.register(shell_source(workspace=self.workspace, chats=self.chats, sandbox=self.sandbox,
                                            store=store, changes=self.changes))
+        self.sources.register(plugin_source(plugins=self.plugins))
 
     @property
     def config(self) -> Config:
