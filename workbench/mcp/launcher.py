@@ -136,6 +136,8 @@ def main() -> None:
                     os.close(fd)
                 if control is not None:
                     control.close()
+                for fd in inherit:  # the server's own: its end closes them
+                    os.close(fd)
 
             userns.middle(sync=theirs, supervisor=supervisor, owner=owner, memory=memory,
                           pid1=lambda: _server(policy, argv, control, theirs, inherit), forked=forked,

@@ -17,7 +17,11 @@ MAX_HEAD = 16 * 1024
 
 class NoAnswer(Exception):
     """The plugin refused the connection, or the time limit passed: counts against the
-    breaker."""
+    breaker. ``delivered`` is False when the request never reached it (refused)."""
+
+    def __init__(self, message: str, *, delivered: bool = True) -> None:
+        super().__init__(message)
+        self.delivered = delivered
 
 
 class BadAnswer(Exception):
@@ -51,7 +55,7 @@ async def request(host: str, port: int, method: str, path: str, *, token: str,
             try:
                 reader, writer = await asyncio.open_connection(host, port, limit=MAX_HEAD)
             except OSError as exc:
-                raise NoAnswer(f"connection refused ({exc.strerror or exc})") from None
+                raise NoAnswer(f"connection refused ({exc.strerror or exc})", delivered=False) from None
             writer.write(head + data)
             await writer.drain()
             return await _read(reader, max_bytes)

@@ -264,8 +264,17 @@ class PluginInstance(Stateful):
         self.last_used = self.clock()
         try:
             await self.ensure_started()
-            answer = await request("127.0.0.1", self.port, method, path, token=self.secret,
-                                   body=body, timeout=timeout, max_bytes=max_bytes)
+            try:
+                answer = await request("127.0.0.1", self.port, method, path, token=self.secret,
+                                       body=body, timeout=timeout, max_bytes=max_bytes)
+            except NoAnswer as exc:
+                # Refused, so never delivered: a process that just ended (a crash in the
+                # call before) is started again and the request sent once more.
+                if exc.delivered or not await self._ended_now():
+                    raise
+                await self.ensure_started()
+                answer = await request("127.0.0.1", self.port, method, path, token=self.secret,
+                                       body=body, timeout=timeout, max_bytes=max_bytes)
         except PluginUnavailable:
             self.breaker.no_answer()
             raise
@@ -278,6 +287,18 @@ class PluginInstance(Stateful):
         self.breaker.answered()
         self.last_used = self.clock()
         return answer
+
+    async def _ended_now(self, wait_s: float = 5.0) -> bool:
+        """Whether the process has ended, waiting for it up to ``wait_s`` (it was seen
+        refusing connections: on its way out)."""
+        process = self.process
+        if process is None:
+            return True
+        try:
+            await asyncio.to_thread(process.wait, wait_s)
+        except Exception:  # noqa: BLE001 — still running: it refuses for another reason
+            return False
+        return True
 
     async def stop(self, reason: str = "stopped") -> None:
         """Stop the process (SIGTERM to its group, then SIGKILL after 5 s)."""
