@@ -29,7 +29,7 @@ from workbench.config.home import Home
 from workbench.errors import ExitCode, ToolError, WorkbenchError
 from workbench.plugins.api import Caller, PluginApi
 from workbench.plugins.http import BadAnswer
-from workbench.plugins.installed import Installed, PluginInstallError, PluginStore
+from workbench.plugins.installed import Installed, PluginInstallError, PluginStore, file_key
 from workbench.plugins.manifest import CAPABILITIES, ID, PluginManifest, read
 from workbench.plugins.runtime import InstancePaths, PluginInstance, PluginUnavailable, Spawner
 from workbench.plugins.settings import PluginConfig, plugin_config
@@ -130,6 +130,8 @@ class PluginService:
         self.notifications: list[tuple[str, dict[str, Any]]] = []
         self.api.on_notification = lambda caller, body: self.notifications.append((caller.plugin, body))
         self._idle_task: asyncio.Task[None] | None = None
+        self._applied: dict[str, tuple[tuple[Any, ...], PluginConfig]] = {}
+        self._validators: dict[int, tuple[Any, Any]] = {}
 
     # --- where we are ---------------------------------------------------------------
 
@@ -145,14 +147,33 @@ class PluginService:
 
     def applies(self, plugin: str) -> PluginConfig:
         """Whether the project enables ``plugin``, and its settings here."""
-        installed = self._installed(plugin)
-        return plugin_config(self.config, installed.manifest)
+        return self._applies(self._installed(plugin))
+
+    def _applies(self, installed: Installed) -> PluginConfig:
+        """``plugin_config``, read again only when a file it comes from changed."""
+        config = self.config
+        key = (id(config), config.project_state, file_key(self.home.config_file),
+               file_key(config.project_file) if config.project_file is not None else (),
+               file_key(self.home.trust_file), id(installed.manifest))
+        cached = self._applied.get(installed.manifest.id)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        applied = plugin_config(config, installed.manifest)
+        self._applied[installed.manifest.id] = (key, applied)
+        return applied
+
+    def _validator(self, schema: dict[str, Any]) -> Any:
+        from jsonschema import Draft202012Validator
+
+        cached = self._validators.get(id(schema))
+        if cached is None or cached[0] is not schema:
+            cached = (schema, Draft202012Validator(schema))
+            self._validators[id(schema)] = cached
+        return cached[1]
 
     def enabled_here(self) -> list[Installed]:
         """The installed plugins this project enables and this workbench can run."""
-        config = self.config
-        return [p for p in self.store.all()
-                if p.manifest.runnable is None and plugin_config(config, p.manifest).enabled]
+        return [p for p in self.store.all() if p.manifest.runnable is None and self._applies(p).enabled]
 
     def _installed(self, plugin: str) -> Installed:
         if not isinstance(plugin, str) or ID.fullmatch(plugin) is None:
@@ -286,7 +307,7 @@ class PluginService:
         """
         installed = self._installed(plugin)
         project = self.project()
-        if not plugin_config(self.config, installed.manifest).enabled:
+        if not self._applies(installed).enabled:
             error = PluginUnavailable(f"this project ({project}) does not enable plugin {plugin}")
             error.status = 409
             raise error
@@ -330,13 +351,11 @@ class PluginService:
                 error result, an answer that is not a result, too large, or whose
                 ``structured_content`` does not match the ``output_schema``).
         """
-        from jsonschema import Draft202012Validator
-
         instance = await self._instance_for_call(plugin)
         spec = instance.manifest.tool(tool)
         if spec is None:
             raise ToolError("not_found", f"plugin {plugin} has no tool {tool!r}")
-        errors = sorted(Draft202012Validator(spec.input_schema).iter_errors(arguments), key=str)
+        errors = sorted(self._validator(spec.input_schema).iter_errors(arguments), key=str)
         if errors:
             raise ToolError("invalid_arguments", f"the input does not match {tool}'s input_schema: "
                             f"{errors[0].message[:300]}")
@@ -350,8 +369,6 @@ class PluginService:
         return self._result(plugin, spec.output_schema, answer.status, answer.body)
 
     def _result(self, plugin: str, schema: dict[str, Any] | None, status: int, body: bytes) -> dict[str, Any]:
-        from jsonschema import Draft202012Validator
-
         from workbench.jsontext import loads
 
         if status != 200:
@@ -377,7 +394,7 @@ class PluginService:
             if structured is None:
                 raise ToolError("tool", f"plugin {plugin} gave no structured_content, which its output_schema "
                                 "requires", content=content, isError=True)
-            errors = sorted(Draft202012Validator(schema).iter_errors(structured), key=str)
+            errors = sorted(self._validator(schema).iter_errors(structured), key=str)
             if errors:
                 raise ToolError("tool", f"plugin {plugin}'s structured_content does not match its output_schema: "
                                 f"{errors[0].message[:300]}", content=content, isError=True)
@@ -493,6 +510,7 @@ def open_plugins(cwd: Path | None = None) -> PluginService:
     (``workbench plugin install|upgrade|remove|list|validate``)."""
     home = Home.resolve()
     folder = Path(os.path.abspath(cwd or Path.cwd()))
-    return PluginService(home=home, config=lambda: Config.load(home, folder), limits=Limits)
+    config = Config.load(home, folder)
+    return PluginService(home=home, config=lambda: config, limits=Limits)
 
 

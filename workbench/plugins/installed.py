@@ -64,6 +64,16 @@ def project_slug(project: str) -> str:
     return f"{name}-{hashlib.sha256(project.encode()).hexdigest()[:12]}"
 
 
+def file_key(path: Path) -> tuple[int, ...]:
+    """A file's identity and version (device, inode, size, change times); empty when
+    it is not there."""
+    try:
+        info = path.stat()
+    except OSError:
+        return ()
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
 def check_tree(folder: Path) -> None:
     """Refuse a folder holding links, special files, hidden-character names, or too much.
 
@@ -99,9 +109,24 @@ class PluginStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._read: dict[str, tuple[tuple[int, ...], Installed]] = {}
+        """What was read of each plugin, by the identity of its two files then."""
 
     def get(self, plugin: str) -> Installed | None:
+        """The installed plugin (its manifest read again only when a file changed)."""
         folder = self.root / plugin
+        key = file_key(folder / "install.json") + file_key(folder / "code" / "plugin.json")
+        cached = self._read.get(plugin)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        found = self._get(plugin, folder)
+        if found is not None:
+            self._read[plugin] = (key, found)
+        else:
+            self._read.pop(plugin, None)
+        return found
+
+    def _get(self, plugin: str, folder: Path) -> Installed | None:
         try:
             record = json.loads((folder / "install.json").read_text(encoding="utf-8"))
             manifest = read(folder / "code")
