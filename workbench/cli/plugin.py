@@ -14,6 +14,7 @@ import typer
 
 from workbench.cli.errors import reported
 from workbench.cli.output import say
+from workbench.text import visible
 
 if TYPE_CHECKING:
     from workbench.core.plugin_service import InstallPlan
@@ -49,7 +50,7 @@ def _install(path: Path, *, upgrade: bool, yes: bool) -> None:
         service = _service()
         plan = service.plan(path, upgrade=upgrade)
         _show_plan(plan)
-        if not yes and not typer.confirm("Approve these capabilities?", default=False):
+        if not yes and not typer.confirm(visible("Approve these capabilities?"), default=False):
             say("Nothing was installed.")
             raise typer.Exit(1)
         installed = asyncio.run(service.install(plan))
