@@ -179,8 +179,7 @@ class Host:
         """The settings as the Settings screen shows them (``core/settings_service.py``)."""
         self.shell = ShellService(sources=self.sources, store=store)
         """The shell's network in each chat (``core/shell_service.py``)."""
-        self.plugins = PluginService(home=home, config=lambda: self.workspace.config,
-                                     limits=lambda: self.sandbox.limits)
+        self.plugins = PluginService(home=home, workspace=self.workspace, limits=self.sandbox.limits)
         """The plugins: installed, enabled here, their instances (``core/plugin_service.py``)."""
         # The built-in sources, registered as any other source is (``core/sources.py``).
         self.sources.register(extension_source(extensions=self.extensions, memories=self.memories, hooks=self.hooks,

@@ -26,6 +26,7 @@ from typing import Any
 
 from workbench.config.files import Config
 from workbench.config.home import Home
+from workbench.core.workspace import Workspace
 from workbench.errors import ExitCode, ToolError, WorkbenchError
 from workbench.plugins.api import Caller, PluginApi
 from workbench.plugins.http import BadAnswer
@@ -94,26 +95,32 @@ class PluginRow:
                 "instances": [vars(i) for i in self.instances], "notes": self.notes}
 
 
-def _alive(pid: int) -> bool:
+def started_at(pid: int) -> str:
+    """When a process started (``/proc/PID/stat`` field 22, in clock ticks since boot);
+    empty when it is gone. A pid with another start time is another process."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return ""
+    fields = stat.rsplit(")", 1)[-1].split()
+    return fields[19] if len(fields) > 19 else ""
+
+
+def _alive(pid: int, started: str) -> bool:
+    """Whether the instance's process still runs: the pid, with the start time kept."""
+    return bool(started) and started_at(pid) == started
 
 
 class PluginService:
     """Args:
         home: The workbench home (plugins live in ``<home>/plugins``).
-        config: The config in force in the host's folder, read again when asked.
+        workspace: The host's folder and the config in force there.
         limits: The sandbox's limits for a plugin's process.
     """
 
-    def __init__(self, *, home: Home, config: Callable[[], Config], limits: Callable[[], Limits]) -> None:
+    def __init__(self, *, home: Home, workspace: Workspace, limits: Limits) -> None:
         self.home = home
-        self._config = config
+        self.workspace = workspace
         self.store = PluginStore(home.root / "plugins")
         self.instances: dict[tuple[str, str], PluginInstance] = {}
         self.tokens: dict[str, tuple[str, str]] = {}
@@ -122,7 +129,7 @@ class PluginService:
         """The instances' clock (their breakers, idle time): a test's seam."""
         from workbench.plugins.launch import SandboxSpawner
 
-        self.spawner: Spawner = SandboxSpawner(limits=limits(), pins=home.cache_dir / "plugins" / "pins")
+        self.spawner: Spawner = SandboxSpawner(limits=limits, pins=home.cache_dir / "plugins" / "pins")
         """Starts an instance's process: in the sandbox."""
         self.tool_timeout_s = TOOL_TIMEOUT_S
         self.action_timeout_s = ACTION_TIMEOUT_S
@@ -137,7 +144,7 @@ class PluginService:
 
     @property
     def config(self) -> Config:
-        return self._config()
+        return self.workspace.config
 
     def project(self) -> str:
         """The project the host's folder belongs to: its config's folder, else the folder."""
@@ -257,9 +264,10 @@ class PluginService:
             try:
                 record = json.loads(record_file.read_text(encoding="utf-8"))
                 pid, port, project = int(record["pid"]), int(record["port"]), str(record["project"])
+                started = str(record["started"])
             except (OSError, ValueError, KeyError, TypeError):
                 continue
-            if not _alive(pid):
+            if not _alive(pid, started):
                 record_file.unlink(missing_ok=True)
                 continue
             here = self.instances.get((installed.manifest.id, project))
@@ -337,7 +345,8 @@ class PluginService:
     def _record(self, instance: PluginInstance, old: ProcessState, new: ProcessState, reason: str) -> None:
         record = instance.paths.run / "instance.json"
         if new is ProcessState.RUNNING and instance.process is not None:
-            record.write_text(json.dumps({"pid": instance.process.pid, "port": instance.port,
+            pid = instance.process.pid
+            record.write_text(json.dumps({"pid": pid, "started": started_at(pid), "port": instance.port,
                                           "project": str(instance.project)}), encoding="utf-8")
         elif new in (ProcessState.STOPPED, ProcessState.EXITED):
             record.unlink(missing_ok=True)
@@ -510,7 +519,7 @@ def open_plugins(cwd: Path | None = None) -> PluginService:
     (``workbench plugin install|upgrade|remove|list|validate``)."""
     home = Home.resolve()
     folder = Path(os.path.abspath(cwd or Path.cwd()))
-    config = Config.load(home, folder)
-    return PluginService(home=home, config=lambda: config, limits=Limits)
+    workspace = Workspace(home=home, config=Config.load(home, folder), folder=folder, env=os.environ)
+    return PluginService(home=home, workspace=workspace, limits=Limits())
 
 
