@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "sessions": ("sessions", "sessions_app", True),
     "ext": ("ext", "ext_app", True),
     "mcp": ("mcp", "mcp_app", True),
+    "plugin": ("plugin", "plugin_app", True),
     "memories": ("memories", "memories_app", True),
     "config": ("config", "config_app", True),
     "trust": ("config", "trust_command", False),

@@ -541,7 +541,7 @@ TABLES: frozenset[str] = frozenset(
 )
 """The TOML tables that hold settings (``tools``, ``extensions``, ``headless``)."""
 
-FREE_TABLES: frozenset[str] = frozenset({"mcp.servers"})
+FREE_TABLES: frozenset[str] = frozenset({"mcp.servers", "plugins"})
 """Tables that hold entries rather than settings (``[mcp.servers.NAME]``): the config
 reader passes over them and their own reader (``workbench.mcp.config``) checks them."""
 

@@ -15,5 +15,6 @@ the core's own):
 - what a command does with no host opened: ``config_files`` (``workbench config``,
   ``trust``), ``local_models`` (``workbench models``), ``checks`` (``doctor``, ``ext
   validate``), ``home_paths`` (the error guard), ``runs`` (``runs exec``: a scheduled
-  run in a host of its own).
+  run in a host of its own), ``plugin_service`` (``open_plugins`` for ``workbench
+  plugin …``, and the rows it returns).
 """

@@ -41,7 +41,9 @@ from workbench.core.schedules import Schedules
 from workbench.core.services import HostServices
 from workbench.core.settings_service import SettingsService
 from workbench.core.shell_service import ShellService
-from workbench.core.sources import bundle_source, extension_source, host_source, mcp_source, shell_source
+from workbench.core.plugin_service import PluginService
+from workbench.core.sources import (bundle_source, extension_source, host_source, mcp_source, plugin_source,
+                                    shell_source)
 from workbench.core.switches import Switches
 from workbench.core.tool_service import ToolService
 from workbench.core.workspace import Workspace
@@ -178,6 +180,8 @@ class Host:
         """The settings as the Settings screen shows them (``core/settings_service.py``)."""
         self.shell = ShellService(sources=self.sources, store=store)
         """The shell's network in each chat (``core/shell_service.py``)."""
+        self.plugins = PluginService(home=home, workspace=self.workspace, limits=self.sandbox.limits)
+        """The plugins: installed, enabled here, their instances (``core/plugin_service.py``)."""
         # The built-in sources, registered as any other source is (``core/sources.py``).
         self.sources.register(extension_source(extensions=self.extensions, memories=self.memories, hooks=self.hooks,
                                                providers=self.providers, workspace=self.workspace,
@@ -190,6 +194,7 @@ class Host:
                                            store=store, changes=self.changes))
         self.sources.register(bundle_source(workspace=self.workspace, chats=self.chats, sandbox=self.sandbox,
                                             switches=self.switches, shell=self.shell))
+        self.sources.register(plugin_source(plugins=self.plugins))
 
     @property
     def config(self) -> Config:

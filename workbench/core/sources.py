@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from workbench.hooks.registry import HookRegistry
     from workbench.core.loading import Loading
     from workbench.core.mcp_servers import McpServers
+    from workbench.core.plugin_service import PluginService
     from workbench.core.memory_service import MemoryService
     from workbench.core.providers import Providers
     from workbench.core.runner import SandboxRunner
@@ -101,3 +102,12 @@ def bundle_source(*, workspace: Workspace, chats: Chats, sandbox: SandboxRunner,
     service = BundleService(runner=runner, workbench_home=lambda: workspace.home.root, network=network)
     return BundleSource(service, folder=chats.folder,
                         chat_tools=lambda session_id: switches.tools(session_id))
+
+
+def plugin_source(*, plugins: PluginService) -> ToolSource:
+    """The tools of the installed plugins this project enables (``plugin_<tool>``)."""
+    from workbench.plugins.source import PluginSource
+
+    return PluginSource(plugins=plugins.enabled_here, call=plugins.call_tool, rows=plugins.source_rows,
+                        stop=plugins.aclose, notices=plugins.notices,
+                        follow=lambda: None, close=plugins.close)

@@ -48,7 +48,8 @@ def _send(sock: socket.socket, payload: dict, fds: list[int]) -> None:
     socket.send_fds(sock, [json.dumps(payload).encode()], fds)
 
 
-def _server(policy: Policy, argv: list[str], control: socket.socket | None, sync: socket.socket) -> int:
+def _server(policy: Policy, argv: list[str], control: socket.socket | None, sync: socket.socket,
+            inherit: tuple[int, ...] = ()) -> int:
     """PID 1 of the new namespaces: sandbox this process, then become the server."""
     process.die_with_parent()
     process.loopback_up()
@@ -62,7 +63,7 @@ def _server(policy: Policy, argv: list[str], control: socket.socket | None, sync
                    NODE_USE_ENV_PROXY="1")
     if control is not None:
         control.close()
-    keep = {0, 1, 2, sync.fileno()}
+    keep = {0, 1, 2, sync.fileno(), *inherit}
     process.settle_pid1(policy, keep)
     listener_fd = process.enter(policy)
     if listener_fd is not None:
@@ -100,6 +101,9 @@ def main() -> None:
     policy = Policy.from_json(spec["policy"])
     argv = list(spec["argv"])
     control = socket.socket(fileno=spec["control_fd"]) if spec.get("control_fd") is not None else None
+    # Descriptors the server itself inherits (a plugin's listening socket, made by the
+    # host in its own network namespace, so the host reaches it over its loopback).
+    inherit = tuple(int(fd) for fd in spec.get("inherit_fds", ()))
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Named as the zygote names its workers' groups (owner-pid): a zygote removes the
@@ -132,15 +136,19 @@ def main() -> None:
                     os.close(fd)
                 if control is not None:
                     control.close()
+                for fd in inherit:  # the server's own: its end closes them
+                    os.close(fd)
 
             userns.middle(sync=theirs, supervisor=supervisor, owner=owner, memory=memory,
-                          pid1=lambda: _server(policy, argv, control, theirs), forked=forked,
+                          pid1=lambda: _server(policy, argv, control, theirs, inherit), forked=forked,
                           failed=lambda note: os.write(2, note.encode()))
         except BaseException as exc:  # fail closed: nothing runs unsandboxed
             os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
         finally:
             os._exit(SETUP_FAILED)
     theirs.close()
+    for fd in inherit:
+        os.close(fd)
     # The host ends a server with SIGTERM to its process group. PID 1 of a namespace
     # gets no signal from outside that it has no handler for: the launcher ends the
     # middle process, whose end ends PID 1 and so everything in its namespace, then

@@ -196,10 +196,11 @@ def write_pins(path: Path, pins: Mapping[str, Pin]) -> None:
 
 
 def prepare(server: ServerConfig, *, cwd: Path, env: Mapping[str, str], limits: Limits,
-            pins_file: Path | None = None) -> Launch:
+            pins_file: Path | None = None, inherit_fds: tuple[int, ...] = ()) -> Launch:
     """Build the launch of a sandboxed server: the spec goes to the launcher through a
     pipe (it may hold secrets, which never appear on a command line). ``pins_file``
-    keeps the pins of its granted paths from one start to the next.
+    keeps the pins of its granted paths from one start to the next; ``inherit_fds``
+    are handed on to the server itself at the same numbers (a plugin's listening socket).
 
     Raises:
         SandboxSetupError: As ``build_policy``.
@@ -217,7 +218,8 @@ def prepare(server: ServerConfig, *, cwd: Path, env: Mapping[str, str], limits: 
     if policy.net:
         host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     spec = {"argv": argv, "policy": policy.to_json(),
-            "control_fd": child_end.fileno() if child_end is not None else None}
+            "control_fd": child_end.fileno() if child_end is not None else None,
+            "inherit_fds": list(inherit_fds)}
     read_fd, write_fd = os.pipe()
     data = json.dumps(spec).encode()
     if len(data) > 60_000:
@@ -227,6 +229,7 @@ def prepare(server: ServerConfig, *, cwd: Path, env: Mapping[str, str], limits: 
     os.write(write_fd, data)  # fits in the pipe's buffer
     os.close(write_fd)
     fds = [read_fd] + ([child_end.detach()] if child_end is not None else [])
+    pass_fds = tuple(fds) + tuple(inherit_fds)
     launcher = [sys.executable, "-I", "-m", "workbench.mcp.launcher", str(read_fd)]
-    return Launch(argv=launcher, pass_fds=tuple(fds), control=host_end, policy=policy,
+    return Launch(argv=launcher, pass_fds=pass_fds, control=host_end, policy=policy,
                   _close_after_start=list(fds))

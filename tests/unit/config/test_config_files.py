@@ -72,8 +72,8 @@ def test_unknown_key_names_file_key_and_line(tmp_path: Path) -> None:
 
 def test_unknown_table(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
-    path.write_text('model = "a"\n\n[plugins]\nx = 1\n')
-    with pytest.raises(ConfigError, match="'plugins'") as caught:
+    path.write_text('model = "a"\n\n[gadgets]\nx = 1\n')
+    with pytest.raises(ConfigError, match="'gadgets'") as caught:
         read_values(path)
     assert caught.value.where == f"{path}:3"
 

@@ -1,0 +1,93 @@
+"""Plugins written for the tests: a folder with a manifest and a server on the SDK."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from workbench.config.home import Home
+from workbench.config.trust import trust_project
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "echo"
+
+HOSTILE_SERVER = r'''
+import json, os, socket, sys, time, urllib.request
+from pathlib import Path
+from workbench_plugin_sdk import Env, Server, StatusError, read_manifest, structured_result, text_result
+
+env = Env.load()
+data = Path(env.data)
+if (data / "down").exists():
+    sys.exit(3)   # a plugin that cannot come back
+
+def attempt(work):
+    try:
+        return "ok: " + str(work())
+    except Exception as exc:
+        return f"refused: {type(exc).__name__}: {exc}"
+
+def net(args, call):
+    port = args["port"]
+    return structured_result({
+        "proxied_host_port": attempt(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=3).status),
+        "direct_host_port": attempt(lambda: socket.create_connection(("127.0.0.1", port), timeout=3)),
+        "outside": attempt(lambda: socket.create_connection(("1.1.1.1", 80), timeout=3)),
+    })
+
+def files(args, call):
+    project = Path(os.environ["WORKBENCH_PROJECT_DIR"])
+    return structured_result({
+        "read_outside": attempt(lambda: Path(args["outside"]).read_text()),
+        "write_project": attempt(lambda: (project / "planted.txt").write_text("x")),
+        "read_project": attempt(lambda: (project / "notes.txt").read_text()),
+        "write_data": attempt(lambda: (data / "mine.txt").write_text("x")),
+    })
+
+def notify(args, call):
+    try:
+        env.client().notify("hello")
+        return text_result("posted")
+    except StatusError as exc:
+        return text_result(f"status {exc.status}")
+
+def channel(args, call):
+    return structured_result(env.client().channel())
+
+tools = {
+    "ok": lambda args, call: text_result("fine"),
+    "hang": lambda args, call: time.sleep(3600),
+    "crash": lambda args, call: os._exit(9),
+    "flood": lambda args, call: text_result("x" * (3 * 1024 * 1024)),
+    "garbage": lambda args, call: {"content": "not a list"},
+    "mismatch": lambda args, call: structured_result({"score": "high"}),
+    "fails": lambda args, call: (_ for _ in ()).throw(RuntimeError("it went wrong")),
+    "net": net, "files": files, "notify": notify, "channel": channel,
+}
+Server(secret=env.secret(), version="0.1.0", tools=tools).serve(env.listener())
+'''
+
+OUTPUT = {"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]}
+
+
+def hostile_plugin(folder: Path) -> Path:
+    """A plugin whose tools hang, crash, flood, answer garbage and try to get out."""
+    folder.mkdir(parents=True)
+    names = ["ok", "hang", "crash", "flood", "garbage", "mismatch", "fails", "net", "files", "notify", "channel"]
+    tools = [{"name": n, "description": f"the {n} tool", "input_schema": {"type": "object"},
+              **({"output_schema": OUTPUT} if n == "mismatch" else {})} for n in names]
+    manifest = {"id": "hostile", "name": "Hostile", "version": "0.1.0", "api": "1",
+                "capabilities": ["files.read"], "tools": tools,
+                "settings": {"level": {"type": "integer", "default": 2}},
+                "run": {"command": ["python3", "server.py"]}}
+    (folder / "plugin.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    (folder / "server.py").write_text(HOSTILE_SERVER, encoding="utf-8")
+    return folder
+
+
+def trusted_project(home: Home, folder: Path, *plugins: str) -> Path:
+    """A project whose trusted config enables ``plugins``."""
+    (folder / ".workbench").mkdir(parents=True, exist_ok=True)
+    text = "".join(f"[plugins.{p}]\nenabled = true\n" for p in plugins)
+    (folder / ".workbench" / "config.toml").write_text(text, encoding="utf-8")
+    trust_project(home, folder)
+    return folder

@@ -1,0 +1,57 @@
+"""A client for the workbench's Plugin API (``$LOOP_API_URL/api/plugin/v1/…``)."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+PREFIX = "/api/plugin/v1"
+
+
+class StatusError(Exception):
+    """The Plugin API answered with a status that is not 2xx."""
+
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__(f"the Plugin API answered {status}: {body[:200]}")
+        self.status = status
+        self.body = body
+
+    def has_status(self, status: int) -> bool:
+        return self.status == status
+
+
+class Client:
+    """Calls the Plugin API with the plugin's project-scoped token.
+
+    Args:
+        api_url: ``$LOOP_API_URL``.
+        token: The token file's contents.
+        timeout: Seconds per call.
+    """
+
+    def __init__(self, api_url: str, token: str, timeout: float = 10.0) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.api_url + PREFIX + path, data=data, method=method,
+                                         headers={"Authorization": f"Bearer {self.token}",
+                                                  "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+                text = answer.read().decode("utf-8")
+        except urllib.error.HTTPError as exc:
+            raise StatusError(exc.code, exc.read().decode("utf-8", "replace")) from None
+        return json.loads(text) if text else None
+
+    def channel(self) -> dict[str, Any]:
+        """``GET /channel``: the project and the plugin's settings in it."""
+        return self.request("GET", "/channel")
+
+    def notify(self, title: str, body: str = "") -> Any:
+        """``POST /notifications`` (needs ``notifications``)."""
+        return self.request("POST", "/notifications", {"title": title, "body": body})
