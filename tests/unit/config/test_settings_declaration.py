@@ -120,6 +120,9 @@ CHECKED_BESIDE = {
     # workbench.sandbox sits beside workbench.config (the layers contract in pyproject.toml)
     # and cannot read the declaration: its own defaults are checked against it below.
     ("sandbox/policy.py", "memory_mb"),
+    # The TUI's first frame is drawn before the settings (pydantic) are imported: its theme
+    # is checked against the declaration in tests/tui/test_tui_themes.py.
+    ("tui/themes.py", "default_theme"),
 }
 
 
