@@ -184,7 +184,8 @@ def test_a_wedged_run_is_killed_with_its_whole_tree_and_recorded_timed_out(tmp_p
     watcher.join()
     run = json.loads(done.stdout)
     assert done.returncode == 1 and run["status"] == "timed_out"
-    assert "longer than 8 s" in run["error"] and 8 <= took < 40
+    # Not killed before its time; a run left to its 120 s nap would meet the test's time-out.
+    assert "longer than 8 s" in run["error"] and took >= 8
     assert len(seen) >= 3 and not any(alive(pid) for pid in seen)
     [note] = json.loads(subprocess.run(
         [sys.executable, "-c", "import json; from workbench.core.host import Host\n"

@@ -164,7 +164,7 @@ async def test_granted_run_cannot_leave_anything_behind(lab):
 
 
 async def test_bounds_and_cancellation(lab):
-    declare(lab, spin={"timeoutMs": 1500})
+    declare(lab, spin={"timeoutMs": 1500}, stubborn={"timeoutMs": 86_400_000})
     lab.host.sandbox.limits.memory_mb = 256
     shout = await lab.call("shout", {})
     assert shout.error["kind"] == "output_too_large", shout.error
@@ -175,9 +175,9 @@ async def test_bounds_and_cancellation(lab):
     lab.host.bus.subscribe(lambda e: logged.set() if isinstance(e, ToolCallLog) else None)
     task = asyncio.ensure_future(lab.call("stubborn", {}))
     await asyncio.wait_for(logged.wait(), 60)  # the tool runs, its signal ignored
-    started = time.monotonic()
+    # The tool would run past the test's time-out (its own is a day): only a kill ends it.
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - started < 3
+    assert lab.host.store.list_tool_calls()[0]["status"] == "cancelled"
     await healthy(lab)

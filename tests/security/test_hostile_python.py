@@ -337,16 +337,15 @@ async def test_memory_output_and_time_are_bounded(lab, secrets):
 
 
 async def test_a_tool_that_ignores_cancellation_is_killed(lab, secrets):
-    declare(lab, secrets)
+    declare(lab, secrets, stubborn={"timeoutMs": 86_400_000})
     logged = asyncio.Event()
     lab.host.bus.subscribe(lambda e: logged.set() if isinstance(e, ToolCallLog) else None)
     task = asyncio.ensure_future(lab.call("stubborn", {}))
     await asyncio.wait_for(logged.wait(), 60)  # the tool runs, SIGTERM ignored
-    started = time.monotonic()
+    # The tool would run past the test's time-out (its own is a day): only a kill ends it.
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - started < 3
     assert lab.host.store.list_tool_calls()[0]["status"] == "cancelled"
     await assert_host_healthy(lab)
 
