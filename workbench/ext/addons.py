@@ -103,3 +103,28 @@ def addon_of(source: str, name: str) -> bool:
     """Whether an installed extension ``name`` recorded with ``source`` is the
     first-party add-on of that id (its tools then take the namespace)."""
     return source == f"{SOURCE_PREFIX}{name}" and bool(ID_PATTERN.fullmatch(name))
+
+
+@dataclass(frozen=True)
+class AddonRow:
+    """A shipped add-on as both faces list it (``workbench ext addons``, the
+    Extensions screen's Marketplace).
+
+    Attributes:
+        id: Its id (what ``workbench ext install`` takes).
+        display_name: The name shown to people.
+        description: What it gives.
+        installed: Whether it is installed in this home (from its shipped folder).
+        version: The installed version, or empty.
+    """
+
+    id: str
+    display_name: str
+    description: str
+    installed: bool
+    version: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"id": self.id, "display_name": self.display_name,
+                "description": self.description, "installed": self.installed,
+                "version": self.version, "install": f"workbench ext install {self.id}"}
