@@ -25,7 +25,7 @@ from workbench import ctx_spec
 from workbench.manifest.exports import scan_exports
 from workbench.manifest.front_matter import FrontMatterError, parse_front_matter
 from workbench.manifest.locate import join_pointer
-from workbench.manifest.namespace import RESERVED_PREFIX, is_reserved
+from workbench.precedence import RESERVED_PREFIX, is_reserved
 from workbench.manifest.models import (
     EXPORT_NAME_PATTERN,
     PROVIDER_NAME_PATTERN,

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.manifest.models import Manifest
-from workbench.manifest.namespace import MAX_TOOL_NAME, tool_name
+from workbench.precedence import MAX_TOOL_NAME
+from workbench.precedence import addon_tool_name as tool_name
 from workbench.manifest.validate import validate_extension
 from workbench.tools.registry import LoadError, Tool, ToolRegistry
 

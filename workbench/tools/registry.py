@@ -23,7 +23,8 @@ from typing import Any
 
 from workbench.config.home import storage_name
 from workbench.errors import ToolError
-from workbench.manifest.namespace import RESERVED_PREFIX, is_reserved, tool_name
+from workbench.precedence import RESERVED_PREFIX, is_reserved
+from workbench.precedence import addon_tool_name as tool_name
 from workbench.precedence import SOURCE_ORDER, Conflict, Party, PrecedenceRegistry, source_rank
 
 __all__ = ["SOURCE_ORDER", "Conflict", "HOST_RUNTIME", "LoadError", "Tool", "ToolRegistry"]
