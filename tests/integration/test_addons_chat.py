@@ -33,6 +33,15 @@ def script(path: Path, replies: list[dict]) -> str:
     return f"scripted:{path}"
 
 
+class AtTheChat:
+    """The person at an interactive chat (as the TUI's responder is): asked nothing here."""
+
+    interactive = True
+
+    async def answer(self, request):
+        raise AssertionError(f"nothing should be asked: {request}")
+
+
 async def person(host: Host, name: str, args: dict | None = None):
     outcome = await host.tools.call(name, args or {}, CallOptions(caller="person"))
     assert outcome.ok, outcome.error
@@ -76,7 +85,7 @@ def test_a_chat_reads_and_changes_the_calendar_and_the_book_and_the_person_undoe
     ])
 
     async def chat() -> tuple[str, list[dict]]:
-        with Host.open(cwd=tmp_path / "work", model=model) as host:
+        with Host.open(cwd=tmp_path / "work", model=model, responder=AtTheChat()) as host:
             await person(host, f"{CAL}zone-set", {"zone": "Europe/Rome"})
             await person(host, f"{CAL}event-create", {"title": "Team meeting", "start": f"{thursday}T10:00"})
             await person(host, f"{BOOK}contact-create", {
@@ -116,6 +125,18 @@ def test_a_chat_reads_and_changes_the_calendar_and_the_book_and_the_person_undoe
 
     async def after() -> None:
         with Host.open(cwd=tmp_path / "work") as host:
+            # Unattended (no one at an interactive chat), a write needs the act grant.
+            for caller in ("model", "schedule", "agent"):
+                alone = await host.tools.call(f"{CAL}event-create", {"title": "x", "start": "2026-12-04"},
+                                              CallOptions(caller=caller, prompt=False))
+                assert not alone.ok and alone.error["kind"] == "permission", alone
+                assert "act" in alone.error["message"]
+            granted = await host.tools.call(f"{BOOK}contact-create", {"name": "Bea"},
+                                            CallOptions(caller="schedule", grants=(("act", ""),)))
+            assert granted.ok, granted.error
+            read = await host.tools.call(f"{BOOK}contacts-search", {"query": "bea"},
+                                         CallOptions(caller="schedule"))
+            assert read.ok and [c["name"] for c in read.result["contacts"]] == ["Bea"]
             left = await person(host, f"{BOOK}contacts-search", {"query": "anna"})
             assert left["contacts"] == []
             week = await person(host, f"{CAL}events-list", {"from": today.isoformat(), "days": 8})

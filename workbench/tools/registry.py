@@ -63,6 +63,9 @@ class Tool:
     owner: str = ""
     """The extension's identity when it is not its name: ``project:FOLDER`` for a
     project's own extension. Empty for installed ones (their name is the identity)."""
+    action: bool = False
+    """Whether it changes what the person keeps (``"action": true``): an unattended
+    call needs the ``act`` grant."""
     audience: str = "everyone"
     """``person`` for a tool no model is offered or may call (``"audience": "person"``);
     ``everyone`` otherwise."""
