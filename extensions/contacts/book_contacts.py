@@ -28,6 +28,7 @@ SCHEMA = (
         organisation TEXT NOT NULL DEFAULT '', phones TEXT NOT NULL DEFAULT '[]',
         emails TEXT NOT NULL DEFAULT '[]', birthday TEXT, address TEXT NOT NULL DEFAULT '',
         notes TEXT NOT NULL DEFAULT '', created TEXT NOT NULL, updated TEXT NOT NULL)""",
+    "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
 FIELDS = ("name", "organisation", "phones", "emails", "birthday", "address", "notes")
 

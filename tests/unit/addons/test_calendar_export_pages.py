@@ -80,6 +80,9 @@ def test_every_page_is_a_card_of_the_subset(tmp_path):
     cards = [calendar_tools.page_month({}, ctx), calendar_tools.page_month({"month": "2026-12"}, ctx),
              calendar_tools.page_agenda({}, ctx), calendar_tools.page_form({}, ctx),
              calendar_tools.page_form({"id": event_id}, ctx), calendar_tools.page_zone({}, ctx)]
+    # A page opens again with its own arguments: the month and the event chosen are kept.
+    assert "December 2026" in json.dumps(calendar_tools.page_month({}, ctx)["card"])
+    assert "Change “Dinner <b>”" in json.dumps(calendar_tools.page_form({}, ctx)["card"], ensure_ascii=False)
     verbs = set()
     for answer in cards:
         parsed = parse_card(answer["card"], where="calendar page")
