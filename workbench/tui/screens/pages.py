@@ -32,8 +32,8 @@ MAX_RESULT_SHOWN = 200
 
 
 def _prompt(row: PageRow) -> Content:
-    return Content.assemble((" ".join(row.title.split()), "bold"), "\n",
-                            (" ".join(row.extension_title.split()), "$text-muted"))
+    return Content.assemble((" ".join(row.title.split()), "bold"),
+                            (f" · {' '.join(row.extension_title.split())}", "$text-muted"))
 
 
 def summary(result: object) -> str:
