@@ -20,6 +20,7 @@ import typer
 
 from workbench.cli.errors import reported
 from workbench.cli.output import say
+from workbench.cli.pages import page_command, pages_command
 from workbench.errors import ExitCode, WorkbenchError
 from workbench.text import visible
 
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from workbench.core.extension_views import InstallPlan
 
 ext_app = typer.Typer(help="Install, inspect and validate extensions.", no_args_is_help=True)
+ext_app.command("pages")(pages_command)
+ext_app.command("page")(page_command)
 
 
 def _plural(count: int, word: str) -> str:
@@ -141,7 +144,8 @@ def _echo_json(data: object) -> None:
 @ext_app.command("install")
 def install(
     source: str = typer.Argument(..., metavar="SOURCE",
-                                 help="A folder, a .tgz/.tar.gz/.zip file, or npm:NAME[@VERSION]."),
+                                 help="A shipped add-on's id (`workbench ext addons`), a folder, "
+                                 "a .tgz/.tar.gz/.zip file, or npm:NAME[@VERSION]."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Accept without asking (for scripts)."),
     as_json: bool = typer.Option(False, "--json", help="Print what was installed as JSON."),
     allow_hook_rewrite: bool = REWRITE_OPTION,
@@ -239,6 +243,26 @@ def list_extensions(
                    f"{extension.state:<8}  {extension.display_name}  ({extension.origin})")
         if extension.reason:
             say(f"{'':<{width}}  {extension.reason}")
+
+
+@ext_app.command("addons")
+def list_addons(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """The add-ons shipped with workbench, and whether each is installed here; install
+    one with `workbench ext install ID`."""
+    with reported(), _host() as host:
+        rows = host.extensions.addons()
+    if as_json:
+        _echo_json([row.to_json() for row in rows])
+        return
+    if not rows:
+        say("No add-ons are shipped with this workbench.")
+        return
+    width = max(len(row.id) for row in rows)
+    for row in rows:
+        state = f"installed {row.version}" if row.installed else "not installed"
+        say(f"{row.id:<{width}}  {state:<18}  {row.display_name}: {row.description}")
 
 
 @ext_app.command("search")

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 from workbench import ctx_spec, jsontext
@@ -23,6 +23,7 @@ from workbench.config.settings import DEFAULTS
 from workbench.core.argument_check import Check, quick_check
 from workbench.core.call_log import CallLog
 from workbench.core.calls import CallOptions, ToolOutcome
+from workbench.core.run_grants import ACT_KIND
 from workbench.errors import ToolError
 from workbench.events import (AskUserRequest, DisplayBubble, PermissionRequest, RequestDenied,
                               ToolCallEnded, ToolCallLog, ToolCallProgress, ToolCallStarted)
@@ -35,6 +36,9 @@ from workbench.permissions.requirements import (OS_KINDS, Requirement, TemplateR
                                                 requirements_of)
 from workbench.tools.context import ChatContext, ToolContext
 from workbench.tools.registry import Tool, ToolRegistry
+
+if TYPE_CHECKING:
+    from workbench.core.outside_changes import OutsideChanges
 
 log = logging.getLogger(__name__)
 
@@ -148,15 +152,37 @@ class ToolGateway:
         record); the host sets it."""
         self.locale: str | None = None
         """The person's locale, which ``ctx.getChatContext()`` tells tools; the host sets it."""
+        self.outside: OutsideChanges | None = None
+        """Where a change an extension's tool reports is checked and recorded
+        (``core/outside_changes.py``); the host sets it."""
         self.review_writes: str = DEFAULTS.tools.review_writes
         """``tools.review_writes``: when file tools show a change as a diff question
         before writing it (``auto``: when the responder is not an interactive chat)."""
 
     def requirements(self, tool: Tool) -> list[Requirement]:
-        """The tool's declared permissions, templates expanded."""
-        if not tool.permissions:
-            return []
-        return requirements_of(tool.permissions, roots=self.roots, extension_dir=tool.folder)
+        """The tool's declared permissions, templates expanded; an action tool's ``act``
+        too (asked for only when a call is unattended: ``_check_action``)."""
+        found = (requirements_of(tool.permissions, roots=self.roots, extension_dir=tool.folder)
+                 if tool.permissions else [])
+        return found + [_act(tool)] if tool.action else found
+
+    def attended(self, options: CallOptions) -> bool:
+        """Whether a person is there for this call: the person's own, or a model's in an
+        interactive chat (the TUI's responder)."""
+        if options.caller == "person":
+            return True
+        return options.caller == "model" and bool(getattr(self.responder, "interactive", False))
+
+    async def _check_action(self, tool: Tool, options: CallOptions) -> None:
+        """An action tool runs at once when attended; unattended, it needs ``act``
+        granted (standing, ``--grant TOOL:act``, a schedule card's grant).
+
+        Raises:
+            ToolError: ``permission`` when it is not granted.
+        """
+        if not tool.action or self.attended(options):
+            return
+        await self._settle(tool.grant_key, [_act(tool)], options)
 
     async def call(self, name: str, arguments: Any, options: CallOptions = CallOptions(),
                    call_id: str | None = None) -> ToolOutcome:
@@ -170,6 +196,10 @@ class ToolGateway:
             tool = self.registry.resolve(name)
         except ToolError as exc:
             return self.refused(call_id, name, arguments, options, exc)
+        if tool.person_only and options.caller != "person":
+            return self.refused(call_id, tool.qualified_name, arguments, options, ToolError(
+                "permission", f"{tool.name} is run by the person only (\"audience\": \"person\"); "
+                f"a {options.caller} cannot call it"))
         try:
             text = self._validate(tool, arguments)
         except ToolError as exc:
@@ -194,6 +224,7 @@ class ToolGateway:
                 return self.refused(call_id, tool.qualified_name, arguments, options, exc,
                                      context=join_contexts(decision.contexts))
         try:
+            await self._check_action(tool, options)
             granted = await self._authorize(tool, options)
         except ToolError as exc:
             return self.refused(call_id, tool.qualified_name, arguments, options, exc,
@@ -608,6 +639,12 @@ class _Finisher:
                 result = decision.result
             details = decision.details
             self.contexts.extend(decision.contexts)
+        if status == "ok" and gateway.outside is not None:
+            settled = gateway.outside.settle(self.tool, checked, result, call_id=self.call_id,
+                                             options=self.options, validate=gateway._validate)
+            if settled is not result:
+                result = settled
+                checked = _REPLACED
         return gateway._finish(self.call_id, self.tool.qualified_name, self.options, status,
                                result=result, error=error, context=join_contexts(self.contexts),
                                details=details,
@@ -620,6 +657,11 @@ REWRITE_GRANT = Requirement(REWRITE_KIND, REWRITE_VALUE,
 """The ``hooks.rewrite`` grant as the broker keeps it (under ``hook:IDENTITY``)."""
 
 
+def _act(tool: Tool) -> Requirement:
+    return Requirement(ACT_KIND, "", f"Change what {tool.extension} keeps for you, with no one "
+                       "there to see it (an unattended run)")
+
+
 def _changed_keys(original: Any, replaced: Any) -> set[str]:
     """The top-level argument names a replacement added, removed or changed (never
     their values: those go to the audit log of no one)."""
@@ -630,6 +672,8 @@ def _changed_keys(original: Any, replaced: Any) -> set[str]:
 
 
 _MISSING = object()
+_REPLACED = object()
+"""Stands for a result the host changed (its JSON text is then written again)."""
 
 
 def _json_text(value: Any) -> str | None:
