@@ -1,0 +1,266 @@
+"""The Web add-on as a person meets it: installed from ``extensions/web`` (its network
+grants pointed at a loopback stand-in, the one change made to its manifest), called
+with ``workbench call`` in sandboxed workers through the proxy.
+
+The stand-in speaks each provider's documented wire shape: Brave Search
+(``GET /res/v1/web/search``, ``X-Subscription-Token``, ``{"web": {"results": [...]}}``),
+Tavily (``POST /search``, ``Authorization: Bearer``, ``{"results": [...]}``, 432 when the
+plan's quota is spent) and Google Programmable Search (``GET /customsearch/v1``,
+``X-goog-api-key``, ``{"items": [...]}``, 429 ``RESOURCE_EXHAUSTED``). It refuses a
+wrong key as the services do. A hostile one echoes the key everywhere it can; the key
+appears in no output, event, error or file of the home.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from commands import workbench
+
+ADDON = Path(__file__).resolve().parents[2] / "extensions" / "web"
+KEYS = {"brave": "BSA-brave-secret-0123456789", "tavily": "tvly-tavily-secret-0123456789",
+        "google": "AIza-google-secret-0123456789"}
+
+
+class Providers(http.server.ThreadingHTTPServer):
+    """The three services on one loopback port; ``mode[name]`` says how each answers
+    (``ok``, ``quota``, ``echo``: its key put in its error and results)."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.mode = {"brave": "ok", "tavily": "ok", "google": "ok"}
+        self.seen: list[tuple[str, str]] = []
+        self.port = self.server_address[1]
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    server: Providers
+
+    def _send(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _answer(self, name: str, key: str | None, query: str) -> None:
+        self.server.seen.append((name, query))
+        mode = self.server.mode[name]
+        if key != KEYS[name]:
+            return self._send(401, {"error": "invalid key"})
+        if mode == "quota":
+            return self._send(*QUOTA[name])
+        echo = f" {key}" if mode == "echo" else ""
+        if mode == "echo" and name == "brave":
+            return self._send(403, {"error": {"detail": f"token {key} is not allowed", "code": "x"}})
+        hits = [{"title": f"{name} on {query}{echo}", "address": f"https://{name}.example/{query}",
+                 "snippet": f"About {query}{echo}"}]
+        if name == "brave":
+            self._send(200, {"type": "search", "web": {"type": "search", "results": [
+                {"title": h["title"], "url": h["address"], "description": h["snippet"]} for h in hits]}})
+        elif name == "tavily":
+            self._send(200, {"query": query, "results": [
+                {"title": h["title"], "url": h["address"], "content": h["snippet"], "score": 0.9}
+                for h in hits], "response_time": 0.5})
+        else:
+            self._send(200, {"kind": "customsearch#search", "items": [
+                {"kind": "customsearch#result", "title": h["title"], "link": h["address"],
+                 "snippet": h["snippet"]} for h in hits]})
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        if url.path == "/res/v1/web/search":
+            self._answer("brave", self.headers.get("X-Subscription-Token"), query["q"][0])
+        elif url.path == "/customsearch/v1":
+            if query.get("cx") != ["engine-1"]:
+                return self._send(400, {"error": {"code": 400, "message": "Invalid cx"}})
+            self._answer("google", self.headers.get("X-goog-api-key"), query["q"][0])
+        elif url.path == "/page":
+            body = (b"<html><head><title>Rain</title><style>p{}</style></head><body>"
+                    b"<nav><a href='/home'>Home</a> Menu</nav><main><h1>Rain today</h1>"
+                    b"<p>Showers all day, see <a href='/radar'>the radar</a>.</p>" + b"<p>More.</p>" * 60
+                    + b"</main><footer>Footer text</footer></body></html>")
+            self._raw(200, "text/html; charset=utf-8", body)
+        elif url.path == "/paper.pdf":
+            self._raw(200, "application/pdf", PDF)
+        else:
+            self._send(404, {"error": "no such route"})
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        auth = self.headers.get("Authorization") or ""
+        if urlsplit(self.path).path == "/search":
+            self._answer("tavily", auth.removeprefix("Bearer "), body["query"])
+        else:
+            self._send(404, {"error": "no such route"})
+
+    def _raw(self, status: int, kind: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+QUOTA = {"brave": (429, {"type": "ErrorResponse", "error": {"code": "RATE_LIMITED", "status": 429,
+                                                             "detail": "Request rate limit exceeded"}}),
+         "tavily": (432, {"detail": {"error": "This request exceeds your plan's set usage limit."}}),
+         "google": (429, {"error": {"code": 429, "message": "Quota exceeded for quota metric 'Queries'",
+                                    "status": "RESOURCE_EXHAUSTED"}})}
+
+
+def _pdf() -> bytes:
+    stream = b"BT /F1 18 Tf 72 720 Td (Findings of the paper) Tj ET"
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+PDF = _pdf()
+
+
+@pytest.fixture
+def providers():
+    server = Providers()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def web(providers, tmp_path, monkeypatch):
+    """The add-on installed, its hosts pointed at the stand-in, the person's settings
+    file naming the stand-in's addresses with the Brave and Google keys (Tavily's comes
+    from the environment)."""
+    folder = tmp_path / "web-src"
+    shutil.copytree(ADDON, folder)
+    manifest = json.loads((folder / "loca.json").read_text())
+    for tool in manifest["tools"]:
+        for grant in tool["permissions"]["net"]:
+            grant["host"], grant["ports"] = "127.0.0.1", [providers.port]
+    (folder / "loca.json").write_text(json.dumps(manifest))
+    installed = workbench("ext", "install", str(folder), "--yes")
+    assert installed.returncode == 0, installed.stderr
+    base = f"http://127.0.0.1:{providers.port}"
+    settings = tmp_path / ".config" / "workbench" / "web.toml"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(f'providers = ["brave", "tavily", "google"]\n'
+                        f'[brave]\nkey = "{KEYS["brave"]}"\nendpoint = "{base}/res/v1/web/search"\n'
+                        f'[tavily]\nendpoint = "{base}/search"\n'
+                        f'[google]\nkey = "{KEYS["google"]}"\ncx = "engine-1"\n'
+                        f'endpoint = "{base}/customsearch/v1"\n')
+    monkeypatch.setenv("TAVILY_API_KEY", KEYS["tavily"])
+    return base
+
+
+def search(query: str, *extra: str):
+    done = workbench("call", "web_search", "--grant-all", "--jsonl", "-a",
+                     json.dumps({"query": query}), *extra, tracebacks=True)
+    assert "Traceback" not in done.stderr  # the call's log holds the worker's, at debug
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    return done, outcome
+
+
+def test_providers_are_tried_in_the_persons_order_until_one_answers(web, providers, monkeypatch):
+    done, outcome = search("rain")
+    assert outcome["ok"], done.stdout + done.stderr
+    assert outcome["result"]["provider"] == "brave" and outcome["result"]["served_by"] == "Brave Search"
+    assert outcome["result"]["results"] == [{"title": "brave on rain", "url": "https://brave.example/rain",
+                                             "snippet": "About rain"}]
+
+    providers.mode["brave"] = "quota"
+    done, outcome = search("snow")
+    assert outcome["result"]["provider"] == "tavily", outcome
+    [brave] = outcome["result"]["tried"]
+    assert brave["provider"] == "brave" and brave["failed"].startswith("out of quota or rate limited (HTTP 429)")
+    assert "trying the next provider" in done.stdout  # the call's log says it went on
+
+    providers.mode["tavily"] = "quota"
+    done, outcome = search("hail")
+    assert outcome["result"]["provider"] == "google" and outcome["result"]["served_by"] == "Google Programmable Search"
+    assert [t["provider"] for t in outcome["result"]["tried"]] == ["brave", "tavily"]
+    assert "out of the plan's quota (HTTP 432)" in outcome["result"]["tried"][1]["failed"]
+
+    monkeypatch.setenv("WORKBENCH_WEB_PROVIDERS", "google,brave")
+    providers.mode.update(brave="ok", tavily="ok")
+    done, outcome = search("fog")
+    assert outcome["result"]["provider"] == "google" and outcome["result"]["tried"] == []
+
+    providers.mode.update(google="quota", brave="quota")
+    done, outcome = search("wind")
+    assert not outcome["ok"] and done.returncode != 0
+    message = outcome["error"]["message"]
+    assert message.startswith("SearchFailed: no search provider answered (google: out of quota")
+    assert "brave: out of quota or rate limited (HTTP 429)" in message and "Traceback" not in done.stderr
+    assert [name for name, _ in providers.seen] == ["brave", "brave", "tavily", "brave", "tavily", "google",
+                                                     "google", "google", "brave"]
+
+    monkeypatch.delenv("TAVILY_API_KEY")
+    monkeypatch.setenv("WORKBENCH_WEB_PROVIDERS", "tavily,nosuch")
+    done, outcome = search("calm")
+    assert "tavily: no key (set TAVILY_API_KEY" in outcome["error"]["message"]
+    assert "unknown providers nosuch were left out" in outcome["error"]["message"]
+
+
+def test_a_key_never_leaves_the_add_on(web, providers, tmp_path, monkeypatch):
+    """Hostile: a provider echoes the key in its error and in its results; no output,
+    event, error, status, call record or log of the home holds it."""
+    providers.mode.update(brave="echo", tavily="echo")
+    done, outcome = search("leak")
+    assert outcome["result"]["provider"] == "tavily"
+    assert "[key hidden]" in outcome["result"]["tried"][0]["failed"]
+    assert outcome["result"]["results"][0]["title"] == "tavily on leak [key hidden]"
+    monkeypatch.setenv("WORKBENCH_WEB_PROVIDERS", "brave")
+    refused, failed = search("leak")
+    assert not failed["ok"] and "[key hidden]" in failed["error"]["message"]
+    status = workbench("ext", "status", "web")
+    explained = workbench("grants", "explain", "web_search")
+    written = b"".join(p.read_bytes() for p in (tmp_path / "home").rglob("*") if p.is_file())
+    for key in KEYS.values():
+        for text in (done.stdout, done.stderr, refused.stdout, refused.stderr, status.stdout,
+                     status.stderr, explained.stdout, explained.stderr):
+            assert key not in text
+        assert key.encode() not in written
+
+
+def test_web_fetch_returns_the_main_text_with_links_and_a_pdfs_text(web):
+    page = workbench("call", "web_fetch", "--grant-all", "--json", "-a", json.dumps({"url": f"{web}/page"}))
+    result = json.loads(page.stdout)["result"]
+    assert result["kind"] == "html" and result["title"] == "Rain"
+    assert result["text"].startswith(f"# Rain today\n\nShowers all day, see [the radar]({web}/radar).")
+    assert "Menu" not in result["text"] and "Footer" not in result["text"] and "p{}" not in result["text"]
+    short = workbench("call", "web_fetch", "--grant-all", "--json", "-a",
+                      json.dumps({"url": f"{web}/page", "max_chars": 20}))
+    cut = json.loads(short.stdout)["result"]
+    assert cut["text"] == "# Rain today\n\nShower" and cut["note"] == "only the first 20 characters are shown"
+    paper = workbench("call", "web_fetch", "--grant-all", "--json", "-a", json.dumps({"url": f"{web}/paper.pdf"}))
+    result = json.loads(paper.stdout)["result"]
+    assert result["kind"] == "pdf" and result["text"] == "## Page 1\nFindings of the paper"
+    elsewhere = workbench("call", "web_fetch", "--grant-all", "--json", "-a",
+                          json.dumps({"url": "http://localhost:9/"}))
+    assert not json.loads(elsewhere.stdout)["ok"]  # only the granted address, by the proxy
