@@ -264,3 +264,28 @@ def test_web_fetch_returns_the_main_text_with_links_and_a_pdfs_text(web):
     elsewhere = workbench("call", "web_fetch", "--grant-all", "--json", "-a",
                           json.dumps({"url": "http://localhost:9/"}))
     assert not json.loads(elsewhere.stdout)["ok"]  # only the granted address, by the proxy
+
+
+async def test_the_tools_menu_switches_the_add_on_apart_from_the_built_in_tools(web, workdir):
+    """Each add-on is a row of its own in a chat's Tools menu; the built-in row switches
+    only the built-in tools (``fetch_url`` among them), the add-on's row only its own."""
+    from workbench.core.host import Host
+
+    async with Host.open(cwd=workdir) as host:
+        chat = host.chats.new()["id"]
+        rows = {row.name: row for row in host.switches.rows(chat)}
+        assert rows["web"].kind == "extension" and rows["web"].tools == 2 and rows["web"].on
+        assert rows["builtin"].on
+
+        def offered() -> set[str]:
+            return {tool.qualified_name for tool in host.switches.tools(chat)}
+
+        assert {"web.web_search", "web.web_fetch", "builtin.fetch_url"} <= offered()
+        host.switches.set_extension(chat, "builtin", False)
+        assert {"web.web_search", "web.web_fetch"} <= offered() and "builtin.fetch_url" not in offered()
+        host.switches.set_extension(chat, "builtin", True)
+        host.switches.set_extension(chat, "web", False)
+        assert "builtin.fetch_url" in offered() and not {"web.web_search", "web.web_fetch"} & offered()
+        assert not {row.name: row for row in host.switches.rows(chat)}["web"].on
+        refused = await host.chats.call_for_model(chat, "web_fetch", {"url": "http://127.0.0.1:9/"})
+        assert not refused.ok and "switched off in this chat" in refused.error["message"]
