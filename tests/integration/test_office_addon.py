@@ -327,3 +327,44 @@ def workbook_parts(sheet: bytes) -> dict[str, bytes]:
             '</Relationships>').encode(),
         "xl/worksheets/sheet1.xml": sheet,
     }
+
+
+def test_a_chat_makes_reads_and_edits_documents_with_a_model_that_calls_the_tools(office_home, project):
+    """The three prompts a new user tries, in one chat through ``workbench run`` with a
+    scripted model; each change accepted through the answers file (an unattended run)."""
+    from commands import workbench
+
+    (project / "notes.md").write_text("# Week 48\n\n- Launch moved to 14 January.\n- Ben writes the notes.\n")
+    turns = {
+        "make a one-page Word summary of notes.md": [
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.md"}}]},
+            {"tool_calls": [{"name": "create_word", "arguments": {"path": "summary.docx", "title": "Week 48", "blocks": [
+                {"type": "bullet", "text": "Launch: 14 January"}, {"type": "bullet", "text": "Notes: Ben"}]}}]},
+            {"text": "I saved summary.docx."}],
+        "what is in budget.xlsx, column C total?": [
+            {"tool_calls": [{"name": "create_excel", "arguments": {"path": "budget.xlsx", "sheets": [
+                {"name": "Q4", "rows": [["Item", "Who", "Cost"], ["Venue", "Hall", 240], ["Coffee", "Bar", 42.25]]}]}}]},
+            {"tool_calls": [{"name": "read_excel", "arguments": {"path": "budget.xlsx"}}]},
+            {"text": "Column C totals 282.25."}],
+        "add a slide titled Results": [
+            {"tool_calls": [{"name": "create_powerpoint", "arguments": {"path": "deck.pptx", "slides": [{"title": "Plan"}]}}]},
+            {"tool_calls": [{"name": "edit_powerpoint", "arguments": {"path": "deck.pptx", "operations": [
+                {"op": "add_slide", "title": "Results"}]}}]},
+            {"text": "Added."}],
+    }
+    (project / "accept.json").write_text(json.dumps([["accept"]] * 2))
+    ended = []
+    for prompt, replies in turns.items():
+        (project / "model.json").write_text(json.dumps(replies))
+        done = workbench("run", "--jsonl", "--model", "scripted:model.json", "--answers", "accept.json",
+                         "-g", "read", "-g", "write", prompt, cwd=project, tracebacks=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        ended += [e for e in events if e["type"] == "tool_call_ended"]
+    assert [(e["tool"], e["ok"]) for e in ended] == [
+        ("builtin.read_file", True), ("office.create_word", True), ("office.create_excel", True),
+        ("office.read_excel", True), ("office.create_powerpoint", True), ("office.edit_powerpoint", True)]
+    assert ended[3]["result"]["sheets"][0]["column_totals"] == {"C": 282.25}
+    assert ooxml_texts(project / "summary.docx", "word/document", f"{W}t") == [
+        "Week 48", "Launch: 14 January", "Notes: Ben"]
+    assert ooxml_texts(project / "deck.pptx", "ppt/slides/slide", f"{A}t") == ["Plan", "Results"]

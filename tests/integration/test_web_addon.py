@@ -289,3 +289,17 @@ async def test_the_tools_menu_switches_the_add_on_apart_from_the_built_in_tools(
         assert not {row.name: row for row in host.switches.rows(chat)}["web"].on
         refused = await host.chats.call_for_model(chat, "web_fetch", {"url": "http://127.0.0.1:9/"})
         assert not refused.ok and "switched off in this chat" in refused.error["message"]
+
+
+def test_a_chat_searches_the_web_with_a_model_that_calls_the_tool(web, providers, workdir):
+    (workdir / "model.json").write_text(json.dumps([
+        {"tool_calls": [{"name": "web_search", "arguments": {"query": "rain in Lisbon", "limit": 3}}]},
+        {"text": "Tavily answered."}]))
+    providers.mode["brave"] = "quota"
+    done = workbench("run", "--jsonl", "--model", "scripted:model.json", "-g", "net", "-g", "read", "-g", "env",
+                     "search the web for rain in Lisbon", tracebacks=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [ended] = [json.loads(line) for line in done.stdout.splitlines() if '"tool_call_ended"' in line]
+    assert ended["tool"] == "web.web_search" and ended["result"]["served_by"] == "Tavily"
+    assert ended["result"]["results"][0]["title"] == "tavily on rain in Lisbon"
+    assert providers.seen == [("brave", "rain in Lisbon"), ("tavily", "rain in Lisbon")]
