@@ -1,6 +1,7 @@
-"""The Simple Office add-on as a person meets it: installed from ``extensions/office``
-with its own dependencies (once per test process), its tools called in sandboxed
-workers with the project's grants, on real files.
+"""The Simple Office add-on as a person meets it: installed by its id (``office``, the
+shipped ``extensions/office``) with its own dependencies (once per test process), its
+tools (offered as ``addon__office__TOOL``) called in sandboxed workers with the
+project's grants, on real files.
 
 Each document a create tool makes is opened again by the same libraries (in a process
 of their own, from the add-on's installed dependencies) and by an independent reader:
@@ -31,7 +32,6 @@ from workbench.events import AskUserRequest, PermissionAnswer, PermissionRequest
 from workbench.ext.manager import ExtensionManager
 from workbench.store import Store
 
-ADDON = Path(__file__).resolve().parents[2] / "extensions" / "office"
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 S = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -47,7 +47,7 @@ def office_home(tmp_path_factory) -> Path:
         home = Home.resolve().ensure()
         with Store.open(home.db_path) as store:
             ExtensionManager(home, store, registry_url="http://127.0.0.1:9").install(
-                str(ADDON), approve=lambda plan: True)
+                "office", approve=lambda plan: True)  # by its bare id, from the catalog
     return root / "home"
 
 
@@ -73,7 +73,12 @@ def project(office_home, tmp_path_factory, monkeypatch) -> Path:
     return tmp_path_factory.mktemp("project")
 
 
+NAMESPACE = "addon__office__"
+"""A first-party add-on's tools are offered in its reserved namespace."""
+
+
 async def call(project: Path, name: str, args: dict, person: Person | None = None):
+    name = NAMESPACE + name
     async with Host.open(cwd=project, **({"responder": person} if person else {})) as host:
         grants = host.grants.from_flags(name, [], grant_all=True)
         return await host.tools.call(name, args, CallOptions(grants=grants, prompt=False))
@@ -338,17 +343,17 @@ def test_a_chat_makes_reads_and_edits_documents_with_a_model_that_calls_the_tool
     turns = {
         "make a one-page Word summary of notes.md": [
             {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.md"}}]},
-            {"tool_calls": [{"name": "create_word", "arguments": {"path": "summary.docx", "title": "Week 48", "blocks": [
+            {"tool_calls": [{"name": "addon__office__create_word", "arguments": {"path": "summary.docx", "title": "Week 48", "blocks": [
                 {"type": "bullet", "text": "Launch: 14 January"}, {"type": "bullet", "text": "Notes: Ben"}]}}]},
             {"text": "I saved summary.docx."}],
         "what is in budget.xlsx, column C total?": [
-            {"tool_calls": [{"name": "create_excel", "arguments": {"path": "budget.xlsx", "sheets": [
+            {"tool_calls": [{"name": "addon__office__create_excel", "arguments": {"path": "budget.xlsx", "sheets": [
                 {"name": "Q4", "rows": [["Item", "Who", "Cost"], ["Venue", "Hall", 240], ["Coffee", "Bar", 42.25]]}]}}]},
-            {"tool_calls": [{"name": "read_excel", "arguments": {"path": "budget.xlsx"}}]},
+            {"tool_calls": [{"name": "addon__office__read_excel", "arguments": {"path": "budget.xlsx"}}]},
             {"text": "Column C totals 282.25."}],
         "add a slide titled Results": [
-            {"tool_calls": [{"name": "create_powerpoint", "arguments": {"path": "deck.pptx", "slides": [{"title": "Plan"}]}}]},
-            {"tool_calls": [{"name": "edit_powerpoint", "arguments": {"path": "deck.pptx", "operations": [
+            {"tool_calls": [{"name": "addon__office__create_powerpoint", "arguments": {"path": "deck.pptx", "slides": [{"title": "Plan"}]}}]},
+            {"tool_calls": [{"name": "addon__office__edit_powerpoint", "arguments": {"path": "deck.pptx", "operations": [
                 {"op": "add_slide", "title": "Results"}]}}]},
             {"text": "Added."}],
     }
@@ -362,8 +367,8 @@ def test_a_chat_makes_reads_and_edits_documents_with_a_model_that_calls_the_tool
         events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         ended += [e for e in events if e["type"] == "tool_call_ended"]
     assert [(e["tool"], e["ok"]) for e in ended] == [
-        ("builtin.read_file", True), ("office.create_word", True), ("office.create_excel", True),
-        ("office.read_excel", True), ("office.create_powerpoint", True), ("office.edit_powerpoint", True)]
+        ("builtin.read_file", True), *[(f"office.{NAMESPACE}{tool}", True) for tool in (
+            "create_word", "create_excel", "read_excel", "create_powerpoint", "edit_powerpoint")]]
     assert ended[3]["result"]["sheets"][0]["column_totals"] == {"C": 282.25}
     assert ooxml_texts(project / "summary.docx", "word/document", f"{W}t") == [
         "Week 48", "Launch: 14 January", "Notes: Ben"]

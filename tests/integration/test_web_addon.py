@@ -1,6 +1,8 @@
-"""The Web add-on as a person meets it: installed from ``extensions/web`` (its network
-grants pointed at a loopback stand-in, the one change made to its manifest), called
-with ``workbench call`` in sandboxed workers through the proxy.
+"""The Web add-on as a person meets it: its code and manifest installed as
+``web-standin`` with its network grants pointed at a loopback stand-in (the only changes
+made to its manifest: the id ``web`` is the shipped add-on's alone), called with
+``workbench call`` and ``workbench run`` in sandboxed workers through the proxy; and the
+shipped add-on itself, installed by its id, in a chat's Tools menu.
 
 The stand-in speaks each provider's documented wire shape: Brave Search
 (``GET /res/v1/web/search``, ``X-Subscription-Token``, ``{"web": {"results": [...]}}``),
@@ -154,12 +156,13 @@ def providers():
 
 @pytest.fixture
 def web(providers, tmp_path, monkeypatch):
-    """The add-on installed, its hosts pointed at the stand-in, the person's settings
+    """The add-on's copy installed, its hosts pointed at the stand-in, the person's settings
     file naming the stand-in's addresses with the Brave and Google keys (Tavily's comes
     from the environment)."""
     folder = tmp_path / "web-src"
     shutil.copytree(ADDON, folder)
     manifest = json.loads((folder / "loca.json").read_text())
+    manifest["name"] = "web-standin"
     for tool in manifest["tools"]:
         for grant in tool["permissions"]["net"]:
             grant["host"], grant["ports"] = "127.0.0.1", [providers.port]
@@ -238,7 +241,7 @@ def test_a_key_never_leaves_the_add_on(web, providers, tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_WEB_PROVIDERS", "brave")
     refused, failed = search("leak")
     assert not failed["ok"] and "[key hidden]" in failed["error"]["message"]
-    status = workbench("ext", "status", "web")
+    status = workbench("ext", "status", "web-standin")
     explained = workbench("grants", "explain", "web_search")
     written = b"".join(p.read_bytes() for p in (tmp_path / "home").rglob("*") if p.is_file())
     for key in KEYS.values():
@@ -266,11 +269,14 @@ def test_web_fetch_returns_the_main_text_with_links_and_a_pdfs_text(web):
     assert not json.loads(elsewhere.stdout)["ok"]  # only the granted address, by the proxy
 
 
-async def test_the_tools_menu_switches_the_add_on_apart_from_the_built_in_tools(web, workdir):
+async def test_the_tools_menu_switches_the_add_on_apart_from_the_built_in_tools(workdir):
     """Each add-on is a row of its own in a chat's Tools menu; the built-in row switches
     only the built-in tools (``fetch_url`` among them), the add-on's row only its own."""
     from workbench.core.host import Host
 
+    installed = workbench("ext", "install", "web", "--yes")
+    assert installed.returncode == 0, installed.stderr
+    search, fetch = "web.addon__web__web_search", "web.addon__web__web_fetch"
     async with Host.open(cwd=workdir) as host:
         chat = host.chats.new()["id"]
         rows = {row.name: row for row in host.switches.rows(chat)}
@@ -280,14 +286,14 @@ async def test_the_tools_menu_switches_the_add_on_apart_from_the_built_in_tools(
         def offered() -> set[str]:
             return {tool.qualified_name for tool in host.switches.tools(chat)}
 
-        assert {"web.web_search", "web.web_fetch", "builtin.fetch_url"} <= offered()
+        assert {search, fetch, "builtin.fetch_url"} <= offered()
         host.switches.set_extension(chat, "builtin", False)
-        assert {"web.web_search", "web.web_fetch"} <= offered() and "builtin.fetch_url" not in offered()
+        assert {search, fetch} <= offered() and "builtin.fetch_url" not in offered()
         host.switches.set_extension(chat, "builtin", True)
         host.switches.set_extension(chat, "web", False)
-        assert "builtin.fetch_url" in offered() and not {"web.web_search", "web.web_fetch"} & offered()
+        assert "builtin.fetch_url" in offered() and not {search, fetch} & offered()
         assert not {row.name: row for row in host.switches.rows(chat)}["web"].on
-        refused = await host.chats.call_for_model(chat, "web_fetch", {"url": "http://127.0.0.1:9/"})
+        refused = await host.chats.call_for_model(chat, "addon__web__web_fetch", {"url": "http://127.0.0.1:9/"})
         assert not refused.ok and "switched off in this chat" in refused.error["message"]
 
 
@@ -300,6 +306,6 @@ def test_a_chat_searches_the_web_with_a_model_that_calls_the_tool(web, providers
                      "search the web for rain in Lisbon", tracebacks=True)
     assert done.returncode == 0, done.stdout + done.stderr
     [ended] = [json.loads(line) for line in done.stdout.splitlines() if '"tool_call_ended"' in line]
-    assert ended["tool"] == "web.web_search" and ended["result"]["served_by"] == "Tavily"
+    assert ended["tool"] == "web-standin.web_search" and ended["result"]["served_by"] == "Tavily"
     assert ended["result"]["results"][0]["title"] == "tavily on rain in Lisbon"
     assert providers.seen == [("brave", "rain in Lisbon"), ("tavily", "rain in Lisbon")]
