@@ -94,6 +94,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._raw(200, "text/html; charset=utf-8", body)
         elif url.path == "/paper.pdf":
             self._raw(200, "application/pdf", PDF)
+        elif url.path == "/huge":
+            self._raw(200, "text/plain", b"x" * (6 << 20))
         else:
             self._send(404, {"error": "no such route"})
 
@@ -241,11 +243,16 @@ def test_a_key_never_leaves_the_add_on(web, providers, tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_WEB_PROVIDERS", "brave")
     refused, failed = search("leak")
     assert not failed["ok"] and "[key hidden]" in failed["error"]["message"]
+    # A settings file that is not TOML: the note names the place, never the text.
+    settings = tmp_path / ".config" / "workbench" / "web.toml"
+    settings.write_text(settings.read_text().replace('key = "BSA', 'key = BSA'))
+    broken, unread = search("leak")
+    assert "is not valid TOML (at line 3, column 7); it was ignored" in unread["error"]["message"]
     status = workbench("ext", "status", "web-standin")
     explained = workbench("grants", "explain", "web_search")
     written = b"".join(p.read_bytes() for p in (tmp_path / "home").rglob("*") if p.is_file())
     for key in KEYS.values():
-        for text in (done.stdout, done.stderr, refused.stdout, refused.stderr, status.stdout,
+        for text in (done.stdout, done.stderr, refused.stdout, refused.stderr, broken.stdout, status.stdout,
                      status.stderr, explained.stdout, explained.stderr):
             assert key not in text
         assert key.encode() not in written
@@ -264,6 +271,11 @@ def test_web_fetch_returns_the_main_text_with_links_and_a_pdfs_text(web):
     paper = workbench("call", "web_fetch", "--grant-all", "--json", "-a", json.dumps({"url": f"{web}/paper.pdf"}))
     result = json.loads(paper.stdout)["result"]
     assert result["kind"] == "pdf" and result["text"] == "## Page 1\nFindings of the paper"
+    huge = workbench("call", "web_fetch", "--grant-all", "--json", "-a", json.dumps({"url": f"{web}/huge"}))
+    result = json.loads(huge.stdout)["result"]
+    assert len(result["text"]) == 100_000 and result["truncated"]
+    assert result["note"] == ("only the first 5242880 bytes were fetched; only the first 100000 "
+                              "characters are shown")
     elsewhere = workbench("call", "web_fetch", "--grant-all", "--json", "-a",
                           json.dumps({"url": "http://localhost:9/"}))
     assert not json.loads(elsewhere.stdout)["ok"]  # only the granted address, by the proxy
