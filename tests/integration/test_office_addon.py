@@ -264,6 +264,20 @@ LOOPING_PDF = pdf_file([b"<< /Type /Catalog /Pages 2 0 R >>",
 """A page tree whose pages hold the tree itself."""
 
 
+def deflate_bomb() -> bytes:
+    """A one-page PDF whose content stream inflates from about 100 KB to 100 MB."""
+    import zlib
+
+    packer = zlib.compressobj(9)
+    line = b"BT /F1 12 Tf (aaaa) Tj ET\n" * 40000
+    stream = b"".join(packer.compress(line) for _ in range(100)) + packer.flush()
+    return pdf_file([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                     b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+                     b"/Resources << /Font << /F1 5 0 R >> >> >>",
+                     b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(stream), stream),
+                     b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"])
+
+
 async def test_hostile_documents_get_a_clear_refusal(office_home, project, tmp_path):
     laughs = (b'<?xml version="1.0"?><!DOCTYPE w [<!ENTITY a "aaaaaaaaaa">'
               b'<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><w:document>&b;</w:document>')
@@ -272,6 +286,7 @@ async def test_hostile_documents_get_a_clear_refusal(office_home, project, tmp_p
                                                    "word/document.xml": laughs}))
     (project / "fake.pptx").write_text("not a zip")
     (project / "loop.pdf").write_bytes(LOOPING_PDF)
+    (project / "deflate.pdf").write_bytes(deflate_bomb())
     outside = tmp_path / "secret.docx"
     outside.write_bytes(b"private")
     (project / "link.docx").symlink_to(outside)
@@ -279,6 +294,7 @@ async def test_hostile_documents_get_a_clear_refusal(office_home, project, tmp_p
         ("read_word", "bomb.docx"): "(a zip bomb?); it was not opened",
         ("read_word", "laughs.docx"): "declares a document type or entities",
         ("read_powerpoint", "fake.pptx"): "not an Office document (not a zip package)",
+        ("read_pdf", "deflate.pdf"): "Limit reached while decompressing",
         ("read_pdf", "loop.pdf"): "loop.pdf could not be read as a PDF: PdfReadError: Detected cyclic",
         ("read_word", "link.docx"): "is outside this project",
         ("read_word", "../secret.docx"): "is outside this project",
