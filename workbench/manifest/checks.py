@@ -40,8 +40,9 @@ from workbench.manifest.paths import (ENTRY_CANDIDATES, WORKBENCH_TEMPLATES, che
                                       entry_candidates, runtime_for)
 from workbench.manifest.problems import Collector
 
-SNAKE_CASE = re.compile(r"[a-z][a-z0-9_]*")
-"""The recommended form of a tool name."""
+SNAKE_CASE = re.compile(r"[a-z][a-z0-9_]*|[a-z][a-z0-9-]*")
+"""The recommended forms of a tool name: snake_case, or the kebab-case of the shipped
+add-ons (``events-list``), both lowercase."""
 
 MAX_SKILL_FILES = 5_000
 """The most files looked at inside one skill folder."""
