@@ -15,7 +15,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from officedocs import excel, pdf, slides, word  # noqa: E402  (after the path above)
+from officedocs import excel, files, pdf, slides, word  # noqa: E402  (after the path above)
 
 
 def read_word(args, ctx):
@@ -60,3 +60,8 @@ def read_pdf(args, ctx):
 
 def create_pdf(args, ctx):
     return pdf.create(args, ctx)
+
+
+def restore_document(args, ctx):
+    """Undo a saved change (the person's alone; the manifest marks it so)."""
+    return files.restore(ctx, args, word.SUFFIXES + excel.SUFFIXES + slides.SUFFIXES + pdf.SUFFIXES)

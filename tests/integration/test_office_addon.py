@@ -28,6 +28,7 @@ import pytest
 from workbench.config.home import Home
 from workbench.core.gateway import CallOptions
 from workbench.core.host import Host
+from workbench.errors import WorkbenchError
 from workbench.events import AskUserRequest, PermissionAnswer, PermissionRequest, RequestDenied
 from workbench.ext.manager import ExtensionManager
 from workbench.store import Store
@@ -54,13 +55,13 @@ def office_home(tmp_path_factory) -> Path:
 class Person:
     """Answers as a person would: grants for the chat, each change given ``verdict``."""
 
-    def __init__(self, verdict: str = "accept") -> None:
-        self.verdict = verdict
+    def __init__(self, verdict: str = "accept", scope: str = "session") -> None:
+        self.verdict, self.scope = verdict, scope
         self.forms: list[AskUserRequest] = []
 
     async def answer(self, request):
         if isinstance(request, PermissionRequest):
-            return PermissionAnswer("session")
+            return PermissionAnswer(self.scope)
         if isinstance(request, AskUserRequest):
             self.forms.append(request)
             return [self.verdict for _ in request.questions]
@@ -234,6 +235,48 @@ async def test_edits_round_trip_and_are_saved_only_once_accepted(office_home, pr
     missing = await call(project, "edit_word", {"path": "notes.docx", "operations": [
         {"op": "replace_text", "find": "Sunday", "replace": "x"}]}, person)
     assert not missing.ok and "'Sunday' is not in notes.docx; nothing was changed" in missing.error["message"]
+
+
+async def undo(project: Path, change_set: int) -> dict:
+    """Undo as the person does from a tool card: the undo tool asks for the project's
+    grant (allowed once) and runs."""
+    async with Host.open(cwd=project, responder=Person(scope="once")) as host:
+        return await host.changes.aundo(change_set)
+
+
+async def test_the_person_undoes_a_saved_change_from_the_change_list(office_home, project):
+    person = Person()
+    made = await call(project, "create_excel", {"path": "budget.xlsx", "sheets": [{"rows": [["Paper", 10]]}]}, person)
+    assert made.result["change"]["undoable"] is True
+    original = (project / "budget.xlsx").read_bytes()
+    edited = await call(project, "edit_excel", {"path": "budget.xlsx", "operations": [
+        {"op": "set_cell", "cell": "B1", "value": 99}]}, person)
+    assert edited.ok and edited.result["change"]["undoable"] is True
+    async with Host.open(cwd=project) as host:
+        rows = host.changes.list()
+        # No model can run the undo tool, in a chat or not.
+        chat = host.chats.new()["id"]
+        arguments = {"path": "budget.xlsx", "token": None, "before": None, "after": "0" * 64}
+        refused = await host.chats.call_for_model(chat, "addon__office__restore_document", arguments)
+        assert not refused.ok
+    assert [(r["command"], r["state"]) for r in rows[:2]] == [("Changed budget.xlsx", "applied"),
+                                                              ("Made budget.xlsx", "applied")]
+    assert (await undo(project, edited.result["change_set"]))["state"] == "undone"
+    assert (project / "budget.xlsx").read_bytes() == original
+    assert not list((project / ".workbench" / "office-undo").iterdir())
+    deck = await call(project, "create_powerpoint", {"path": "deck.pptx", "slides": [{"title": "New"}]}, person)
+    assert (await undo(project, deck.result["change_set"]))["state"] == "undone"
+    assert not (project / "deck.pptx").exists()  # a document the change made is removed
+
+    # Changed by the person since: their version is kept and nothing is undone.
+    again = await call(project, "edit_excel", {"path": "budget.xlsx", "operations": [
+        {"op": "set_cell", "cell": "B1", "value": 7}]}, person)
+    (project / "budget.xlsx").write_bytes(b"the person's own version")
+    with pytest.raises(WorkbenchError, match="was changed again after this change; your version is kept"):
+        await undo(project, again.result["change_set"])
+    assert (project / "budget.xlsx").read_bytes() == b"the person's own version"
+    with pytest.raises(WorkbenchError, match="undone newest first"):
+        await undo(project, made.result["change_set"])
 
 
 def package(parts: dict[str, bytes]) -> bytes:

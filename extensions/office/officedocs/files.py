@@ -11,7 +11,11 @@ declares a document type or entities (entity expansion, outside references).
 A save (``save``) shows the change as a diff of the document's text and, when the
 chat reviews writes (``reviewWrites``: always in an unattended run), writes only once
 the person accepted it; the file is written beside its final name and renamed over
-it, and only if it is still what was read.
+it, and only if it is still what was read. The earlier bytes are kept in the project's
+``.workbench/office-undo/`` and the result reports the change with its undo, the
+person-only ``restore_document``, so the change list (``u`` on the call's card,
+``workbench changes undo``) can put it back; ``restore`` does so only while the
+document is still what the change left.
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ MAX_RATIO = 200
 MAX_TEXT_CHARS = 200_000
 """The most text a read returns (the rest is said to be left out)."""
 MAX_DIFF_CHARS = 200_000
+UNDO_FOLDER = (".workbench", "office-undo")
+"""Where, in the project, the earlier bytes of each changed document are kept for its
+undo (``<token>.bak``: no office tool reads or writes that suffix)."""
+MAX_KEPT = 100
 
 
 class Rejected(Exception):
@@ -180,6 +188,23 @@ def save(ctx, path: str, shown: str, *, read_before: bytes | None, data: bytes,
     if digest(current(path, shown)) != digest(read_before):
         raise OSError(f"{shown} changed while the change was being made; nothing was "
                       "written: read it again")
+    token = keep_earlier(ctx, read_before) if read_before is not None else None
+    write_atomically(path, data)
+    ctx.display.diff(before[:MAX_DIFF_CHARS], after[:MAX_DIFF_CHARS], shown)
+    ctx.set_progress(1)
+    diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
+                                        f"a/{shown}", f"b/{shown}"))
+    diff, cut = clip(diff, MAX_DIFF_CHARS)
+    return {"path": shown, "bytes": len(data), "created": read_before is None,
+            "diff": diff + ("\n… (the diff is cut here)" if cut else ""),
+            "change": {"summary": f"{'Made' if read_before is None else 'Changed'} {shown}"[:300],
+                       "undo": {"tool": "restore_document", "arguments": {
+                           "path": shown, "token": token, "before": digest(read_before),
+                           "after": digest(data)}}}}
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` beside ``path`` and rename it over, as one step."""
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=folder)
@@ -194,13 +219,61 @@ def save(ctx, path: str, shown: str, *, read_before: bytes | None, data: bytes,
         except OSError:
             pass
         raise
-    ctx.display.diff(before[:MAX_DIFF_CHARS], after[:MAX_DIFF_CHARS], shown)
+
+
+def _undo_folder(ctx) -> str:
+    return os.path.join(project(ctx), *UNDO_FOLDER)
+
+
+def keep_earlier(ctx, data: bytes) -> str:
+    """Keep a document's earlier bytes for its undo; returns their token. The oldest
+    copies past ``MAX_KEPT`` are let go (their change can no longer be undone)."""
+    import secrets
+
+    folder = _undo_folder(ctx)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    token = secrets.token_hex(16)
+    write_atomically(os.path.join(folder, f"{token}.bak"), data)
+    kept = sorted((entry for entry in os.scandir(folder) if entry.name.endswith(".bak")),
+                  key=lambda entry: entry.stat().st_mtime_ns)
+    for entry in kept[:-MAX_KEPT]:
+        try:
+            os.unlink(entry.path)
+        except OSError:
+            pass
+    return token
+
+
+def restore(ctx, args, suffixes: tuple[str, ...]) -> dict:
+    """Undo one saved change (the person's alone: ``restore_document`` is person-only):
+    put the earlier bytes back, or remove a file the change made, only while the
+    document is still what the change left."""
+    path, shown = locate(ctx, args.get("path"), suffixes, "restore_document")
+    token, before, after = args.get("token"), args.get("before"), args.get("after")
+    now = current(path, shown)
+    if digest(now) != after:
+        raise OSError(f"{shown} was changed again after this change; your version is kept "
+                      "and nothing was undone")
+    if token is None:
+        if before is not None:
+            raise ValueError("an undo without a kept copy is only for a document the change made")
+        os.unlink(path)
+        ctx.set_progress(1)
+        return {"path": shown, "removed": True}
+    if not isinstance(token, str) or len(token) != 32 or any(c not in "0123456789abcdef" for c in token):
+        raise ValueError("the undo's token is not one this add-on makes")
+    copy = os.path.join(_undo_folder(ctx), f"{token}.bak")
+    try:
+        earlier = read_bytes(copy, "the kept copy")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"the earlier {shown} is no longer kept (at most {MAX_KEPT} "
+                                "are); nothing was undone") from None
+    if digest(earlier) != before:
+        raise OSError(f"the kept copy of {shown} is not what it was; nothing was undone")
+    write_atomically(path, earlier)
+    os.unlink(copy)
     ctx.set_progress(1)
-    diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
-                                        f"a/{shown}", f"b/{shown}"))
-    diff, cut = clip(diff, MAX_DIFF_CHARS)
-    return {"path": shown, "bytes": len(data), "created": read_before is None,
-            "diff": diff + ("\n… (the diff is cut here)" if cut else "")}
+    return {"path": shown, "restored": True}
 
 
 def target(ctx, args, suffixes: tuple[str, ...], tool: str) -> tuple[str, str, bytes | None]:
