@@ -327,6 +327,8 @@ async def test_hostile_documents_get_a_clear_refusal(office_home, project, tmp_p
     (project / "bomb.docx").write_bytes(package({"word/document.xml": b"\0" * (40 << 20)}))
     (project / "laughs.docx").write_bytes(package({"[Content_Types].xml": b"<Types/>",
                                                    "word/document.xml": laughs}))
+    padded = b'<?xml version="1.0"?><!--' + b" " * 20000 + b"-->" + laughs[21:]
+    (project / "padded.docx").write_bytes(package({"word/document.xml": padded}))
     (project / "fake.pptx").write_text("not a zip")
     (project / "loop.pdf").write_bytes(LOOPING_PDF)
     (project / "deflate.pdf").write_bytes(deflate_bomb())
@@ -336,6 +338,7 @@ async def test_hostile_documents_get_a_clear_refusal(office_home, project, tmp_p
     refusals = {
         ("read_word", "bomb.docx"): "(a zip bomb?); it was not opened",
         ("read_word", "laughs.docx"): "declares a document type or entities",
+        ("read_word", "padded.docx"): "declares a document type or entities",
         ("read_powerpoint", "fake.pptx"): "not an Office document (not a zip package)",
         ("read_pdf", "deflate.pdf"): "Limit reached while decompressing",
         ("read_pdf", "loop.pdf"): "loop.pdf could not be read as a PDF: PdfReadError: Detected cyclic",

@@ -33,6 +33,8 @@ MAX_UNPACKED_BYTES = 256 * 1024 * 1024
 MAX_PARTS = 5000
 MAX_RATIO = 200
 """A part that expands more than this many times its packed size is refused."""
+MAX_PROLOGUE = 1024 * 1024
+"""The most of an XML part read before its first element must have begun."""
 MAX_TEXT_CHARS = 200_000
 """The most text a read returns (the rest is said to be left out)."""
 MAX_DIFF_CHARS = 200_000
@@ -122,11 +124,38 @@ def check_package(data: bytes, shown: str) -> None:
                                     "(a zip bomb?); it was not opened")
             if member.filename.lower().endswith((".xml", ".rels", ".vml")):
                 with archive.open(member) as part:
-                    head = part.read(8192)
-                if b"<!DOCTYPE" in head.upper() or b"<!ENTITY" in head.upper():
-                    raise DocumentError(f"{shown}: the part {member.filename} declares a "
-                                        "document type or entities, which Office documents "
-                                        "never need; it was not opened")
+                    why = _prologue_refusal(part.read(MAX_PROLOGUE))
+                if why:
+                    raise DocumentError(f"{shown}: the part {member.filename} {why}; it was "
+                                        "not opened")
+
+
+def _prologue_refusal(head: bytes) -> str | None:
+    """Why an XML part's prologue (what comes before its first element) is refused:
+    a document type declaration (where entities are declared), or a prologue longer
+    than ``MAX_PROLOGUE``; None when it is plain."""
+    position = 0
+    while True:
+        while position < len(head) and head[position:position + 1] in b" \t\r\n\xef\xbb\xbf":
+            position += 1
+        if position >= len(head):
+            # All prologue so far: refused if the part goes on past what was read.
+            return (f"has a prologue longer than {MAX_PROLOGUE} bytes before its first "
+                    "element") if len(head) >= MAX_PROLOGUE else None
+        if head.startswith(b"<?", position):
+            closing = b"?>"
+        elif head.startswith(b"<!--", position):
+            closing = b"-->"
+        elif head.startswith(b"<!", position):
+            return "declares a document type or entities, which Office documents never need"
+        else:
+            return None  # the first element: the prologue is plain
+        end = head.find(closing, position)
+        if end < 0:
+            if len(head) < MAX_PROLOGUE:
+                return "is not well-formed XML (a declaration or comment is never closed)"
+            return f"has a prologue longer than {MAX_PROLOGUE} bytes before its first element"
+        position = end + len(closing)
 
 
 def unpacked_size(data: bytes) -> int:

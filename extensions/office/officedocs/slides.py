@@ -10,8 +10,6 @@ from officedocs import files
 SUFFIXES = (".pptx",)
 MAX_SLIDES = 500
 MAX_OPERATIONS = 200
-LAYOUT_TITLE_ONLY_CONTENT = 1
-"""The default template's "Title and Content" layout."""
 
 
 def _open(data: bytes | None, shown: str):
@@ -78,10 +76,27 @@ def read(args, ctx) -> dict:
                         f"{limit} slides)"} if cut else {})}
 
 
+def _layout(deck):
+    """The deck's first layout with a title and a body placeholder (the default
+    template's "Title and Content"), else its first layout."""
+    for layout in deck.slide_layouts:
+        kinds = {shape.placeholder_format.idx for shape in layout.placeholders}
+        if 0 in kinds and 1 in kinds:
+            return layout
+    if not len(deck.slide_layouts):
+        raise files.DocumentError("the deck has no slide layout to add a slide with")
+    return deck.slide_layouts[0]
+
+
 def _add_slide(deck, spec: dict) -> None:
-    layout = deck.slide_layouts[LAYOUT_TITLE_ONLY_CONTENT]
-    slide = deck.slides.add_slide(layout)
-    slide.shapes.title.text = str(spec.get("title", ""))
+    slide = deck.slides.add_slide(_layout(deck))
+    title = str(spec.get("title", ""))
+    if slide.shapes.title is not None:
+        slide.shapes.title.text = title
+    else:
+        box = slide.shapes.add_textbox(deck.slide_width // 12, deck.slide_height // 20,
+                                       deck.slide_width * 10 // 12, deck.slide_height // 6)
+        box.text_frame.text = title
     bullets = [str(b) for b in spec.get("bullets") or []]
     body = next((s for s in slide.placeholders if s.placeholder_format.idx == 1), None)
     if body is not None:
@@ -92,6 +107,12 @@ def _add_slide(deck, spec: dict) -> None:
                 frame.add_paragraph().text = bullet
         else:
             body._element.getparent().remove(body._element)
+    elif bullets:
+        box = slide.shapes.add_textbox(deck.slide_width // 12, deck.slide_height // 4,
+                                       deck.slide_width * 10 // 12, deck.slide_height * 2 // 3)
+        box.text_frame.text = bullets[0]
+        for bullet in bullets[1:]:
+            box.text_frame.add_paragraph().text = bullet
     if spec.get("notes"):
         slide.notes_slide.notes_text_frame.text = str(spec["notes"])
 

@@ -125,20 +125,19 @@ def create(args, ctx) -> dict:
 
 
 def _replace_in_paragraph(paragraph, find: str, replace: str) -> int:
-    """Replace ``find`` in one paragraph: inside a run when it lies in one (keeping
-    the formatting), else over the paragraph's runs (the first run's formatting)."""
-    count = paragraph.text.count(find)
+    """Replace ``find`` in one paragraph's runs: inside a run when it lies in one
+    (keeping the formatting), else over the runs (the first run's formatting)."""
+    runs = paragraph.runs
+    text = "".join(run.text for run in runs)
+    count = text.count(find)
     if not count:
         return 0
-    inside = sum(run.text.count(find) for run in paragraph.runs)
-    if inside == count:
-        for run in paragraph.runs:
+    if sum(run.text.count(find) for run in runs) == count:
+        for run in runs:
             if find in run.text:
                 run.text = run.text.replace(find, replace)
         return count
-    text = paragraph.text.replace(find, replace)
-    runs = paragraph.runs
-    runs[0].text = text
+    runs[0].text = text.replace(find, replace)
     for run in runs[1:]:
         run.text = ""
     return count
@@ -170,12 +169,12 @@ def edit(args, ctx) -> dict:
             find, replace = operation.get("find") or "", str(operation.get("replace", ""))
             if not find:
                 raise ValueError(f"operation {number}: replace_text needs find")
-            seen = {}
+            seen = set()  # a merged cell gives the same paragraphs more than once
             count = 0
             for paragraph in _paragraphs(document):
-                if id(paragraph._p) in seen:
+                if paragraph._p in seen:
                     continue
-                seen[id(paragraph._p)] = True
+                seen.add(paragraph._p)
                 count += _replace_in_paragraph(paragraph, find, replace)
             if not count:
                 raise ValueError(f"operation {number}: {find!r} is not in {shown}; nothing "
