@@ -33,6 +33,8 @@ from workbench.events import AskUserRequest, PermissionAnswer, PermissionRequest
 from workbench.ext.manager import ExtensionManager
 from workbench.store import Store
 
+pytestmark = pytest.mark.slow  # each call starts a worker that imports lxml and a format's library
+
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 S = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"

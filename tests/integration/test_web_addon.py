@@ -19,6 +19,8 @@ import http.server
 import json
 import shutil
 import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -147,40 +149,68 @@ def _pdf() -> bytes:
 PDF = _pdf()
 
 
-@pytest.fixture
-def providers():
+@dataclass
+class Standin:
+    """The stand-in and the home the add-on's copy is installed in, once per module."""
+
+    server: Providers
+    root: Path
+    """The person's home folder (``HOME``): the settings file is under it."""
+    base: str
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def settings(self) -> Path:
+        return self.root / ".config" / "workbench" / "web.toml"
+
+
+@pytest.fixture(scope="module")
+def standin(tmp_path_factory) -> Iterator[Standin]:
+    """The add-on's copy installed, its hosts pointed at the stand-in; and the shipped
+    add-on itself."""
     server = Providers()
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture
-def web(providers, tmp_path, monkeypatch):
-    """The add-on's copy installed, its hosts pointed at the stand-in, the person's settings
-    file naming the stand-in's addresses with the Brave and Google keys (Tavily's comes
-    from the environment)."""
-    folder = tmp_path / "web-src"
+    root = tmp_path_factory.mktemp("web-person")
+    folder = root / "web-src"
     shutil.copytree(ADDON, folder)
     manifest = json.loads((folder / "loca.json").read_text())
     manifest["name"] = "web-standin"
     for tool in manifest["tools"]:
         for grant in tool["permissions"]["net"]:
-            grant["host"], grant["ports"] = "127.0.0.1", [providers.port]
+            grant["host"], grant["ports"] = "127.0.0.1", [server.port]
     (folder / "loca.json").write_text(json.dumps(manifest))
-    installed = workbench("ext", "install", str(folder), "--yes")
-    assert installed.returncode == 0, installed.stderr
-    base = f"http://127.0.0.1:{providers.port}"
-    settings = tmp_path / ".config" / "workbench" / "web.toml"
-    settings.parent.mkdir(parents=True)
-    settings.write_text(f'providers = ["brave", "tavily", "google"]\n'
-                        f'[brave]\nkey = "{KEYS["brave"]}"\nendpoint = "{base}/res/v1/web/search"\n'
-                        f'[tavily]\nendpoint = "{base}/search"\n'
-                        f'[google]\nkey = "{KEYS["google"]}"\ncx = "engine-1"\n'
-                        f'endpoint = "{base}/customsearch/v1"\n')
+    for source in (str(folder), "web"):  # the copy, and the shipped add-on by its id
+        installed = workbench("ext", "install", source, "--yes",
+                              env={"WORKBENCH_HOME": str(root / "home"), "HOME": str(root)})
+        assert installed.returncode == 0, installed.stderr
+    try:
+        yield Standin(server, root, f"http://127.0.0.1:{server.port}")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def web(standin, monkeypatch) -> Standin:
+    """The person's settings file naming the stand-in's addresses with the Brave and
+    Google keys (Tavily's comes from the environment); every provider answering."""
+    monkeypatch.setenv("WORKBENCH_HOME", str(standin.home))
+    monkeypatch.setenv("HOME", str(standin.root))
     monkeypatch.setenv("TAVILY_API_KEY", KEYS["tavily"])
-    return base
+    monkeypatch.delenv("WORKBENCH_WEB_PROVIDERS", raising=False)
+    standin.server.mode.update(brave="ok", tavily="ok", google="ok")
+    standin.server.seen.clear()
+    base = standin.base
+    standin.settings.parent.mkdir(parents=True, exist_ok=True)
+    standin.settings.write_text(f'providers = ["brave", "tavily", "google"]\n'
+                                f'[brave]\nkey = "{KEYS["brave"]}"\nendpoint = "{base}/res/v1/web/search"\n'
+                                f'[tavily]\nendpoint = "{base}/search"\n'
+                                f'[google]\nkey = "{KEYS["google"]}"\ncx = "engine-1"\n'
+                                f'endpoint = "{base}/customsearch/v1"\n')
+    return standin
 
 
 def search(query: str, *extra: str):
@@ -191,7 +221,8 @@ def search(query: str, *extra: str):
     return done, outcome
 
 
-def test_providers_are_tried_in_the_persons_order_until_one_answers(web, providers, monkeypatch):
+def test_providers_are_tried_in_the_persons_order_until_one_answers(web, monkeypatch):
+    providers = web.server
     done, outcome = search("rain")
     assert outcome["ok"], done.stdout + done.stderr
     assert outcome["result"]["provider"] == "brave" and outcome["result"]["served_by"] == "Brave Search"
@@ -232,9 +263,10 @@ def test_providers_are_tried_in_the_persons_order_until_one_answers(web, provide
     assert "unknown providers nosuch were left out" in outcome["error"]["message"]
 
 
-def test_a_key_never_leaves_the_add_on(web, providers, tmp_path, monkeypatch):
+def test_a_key_never_leaves_the_add_on(web, monkeypatch):
     """Hostile: a provider echoes the key in its error and in its results; no output,
     event, error, status, call record or log of the home holds it."""
+    providers = web.server
     providers.mode.update(brave="echo", tavily="echo")
     done, outcome = search("leak")
     assert outcome["result"]["provider"] == "tavily"
@@ -244,13 +276,12 @@ def test_a_key_never_leaves_the_add_on(web, providers, tmp_path, monkeypatch):
     refused, failed = search("leak")
     assert not failed["ok"] and "[key hidden]" in failed["error"]["message"]
     # A settings file that is not TOML: the note names the place, never the text.
-    settings = tmp_path / ".config" / "workbench" / "web.toml"
-    settings.write_text(settings.read_text().replace('key = "BSA', 'key = BSA'))
+    web.settings.write_text(web.settings.read_text().replace('key = "BSA', 'key = BSA'))
     broken, unread = search("leak")
     assert "is not valid TOML (at line 3, column 7); it was ignored" in unread["error"]["message"]
     status = workbench("ext", "status", "web-standin")
     explained = workbench("grants", "explain", "web_search")
-    written = b"".join(p.read_bytes() for p in (tmp_path / "home").rglob("*") if p.is_file())
+    written = b"".join(p.read_bytes() for p in web.home.rglob("*") if p.is_file())
     for key in KEYS.values():
         for text in (done.stdout, done.stderr, refused.stdout, refused.stderr, broken.stdout, status.stdout,
                      status.stderr, explained.stdout, explained.stderr):
@@ -259,19 +290,20 @@ def test_a_key_never_leaves_the_add_on(web, providers, tmp_path, monkeypatch):
 
 
 def test_web_fetch_returns_the_main_text_with_links_and_a_pdfs_text(web):
-    page = workbench("call", "web_fetch", "--grant-all", "--json", "-a", json.dumps({"url": f"{web}/page"}))
+    base = web.base
+    page = workbench("call", "web_fetch", "--grant-all", "--json", "-a", json.dumps({"url": f"{base}/page"}))
     result = json.loads(page.stdout)["result"]
     assert result["kind"] == "html" and result["title"] == "Rain"
-    assert result["text"].startswith(f"# Rain today\n\nShowers all day, see [the radar]({web}/radar).")
+    assert result["text"].startswith(f"# Rain today\n\nShowers all day, see [the radar]({base}/radar).")
     assert "Menu" not in result["text"] and "Footer" not in result["text"] and "p{}" not in result["text"]
     short = workbench("call", "web_fetch", "--grant-all", "--json", "-a",
-                      json.dumps({"url": f"{web}/page", "max_chars": 20}))
+                      json.dumps({"url": f"{base}/page", "max_chars": 20}))
     cut = json.loads(short.stdout)["result"]
     assert cut["text"] == "# Rain today\n\nShower" and cut["note"] == "only the first 20 characters are shown"
-    paper = workbench("call", "web_fetch", "--grant-all", "--json", "-a", json.dumps({"url": f"{web}/paper.pdf"}))
+    paper = workbench("call", "web_fetch", "--grant-all", "--json", "-a", json.dumps({"url": f"{base}/paper.pdf"}))
     result = json.loads(paper.stdout)["result"]
     assert result["kind"] == "pdf" and result["text"] == "## Page 1\nFindings of the paper"
-    huge = workbench("call", "web_fetch", "--grant-all", "--json", "-a", json.dumps({"url": f"{web}/huge"}))
+    huge = workbench("call", "web_fetch", "--grant-all", "--json", "-a", json.dumps({"url": f"{base}/huge"}))
     result = json.loads(huge.stdout)["result"]
     assert len(result["text"]) == 100_000 and result["truncated"]
     assert result["note"] == ("only the first 5242880 bytes were fetched; only the first 100000 "
@@ -281,13 +313,11 @@ def test_web_fetch_returns_the_main_text_with_links_and_a_pdfs_text(web):
     assert not json.loads(elsewhere.stdout)["ok"]  # only the granted address, by the proxy
 
 
-async def test_the_tools_menu_switches_the_add_on_apart_from_the_built_in_tools(workdir):
+async def test_the_tools_menu_switches_the_add_on_apart_from_the_built_in_tools(web, workdir):
     """Each add-on is a row of its own in a chat's Tools menu; the built-in row switches
     only the built-in tools (``fetch_url`` among them), the add-on's row only its own."""
     from workbench.core.host import Host
 
-    installed = workbench("ext", "install", "web", "--yes")
-    assert installed.returncode == 0, installed.stderr
     search, fetch = "web.addon__web__web_search", "web.addon__web__web_fetch"
     async with Host.open(cwd=workdir) as host:
         chat = host.chats.new()["id"]
@@ -309,7 +339,8 @@ async def test_the_tools_menu_switches_the_add_on_apart_from_the_built_in_tools(
         assert not refused.ok and "switched off in this chat" in refused.error["message"]
 
 
-def test_a_chat_searches_the_web_with_a_model_that_calls_the_tool(web, providers, workdir):
+def test_a_chat_searches_the_web_with_a_model_that_calls_the_tool(web, workdir):
+    providers = web.server
     (workdir / "model.json").write_text(json.dumps([
         {"tool_calls": [{"name": "web_search", "arguments": {"query": "rain in Lisbon", "limit": 3}}]},
         {"text": "Tavily answered."}]))
