@@ -30,6 +30,9 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest document read or edited."""
 MAX_UNPACKED_BYTES = 256 * 1024 * 1024
 """The most a document's zip parts may expand to, together."""
+MAX_XML_BYTES = 48 * 1024 * 1024
+"""The most its XML parts may expand to, together (a library holds them in memory as
+trees many times that size; the sandbox bounds a worker's memory)."""
 MAX_PARTS = 5000
 MAX_RATIO = 200
 """A part that expands more than this many times its packed size is refused."""
@@ -112,9 +115,14 @@ def check_package(data: bytes, shown: str) -> None:
         members = archive.infolist()
         if len(members) > MAX_PARTS:
             raise DocumentError(f"{shown} has {len(members)} parts; at most {MAX_PARTS} are opened")
-        total = 0
+        total = xml = 0
         for member in members:
             total += member.file_size
+            if member.filename.lower().endswith((".xml", ".rels", ".vml")):
+                xml += member.file_size
+                if xml > MAX_XML_BYTES:
+                    raise DocumentError(f"{shown} holds more than {MAX_XML_BYTES} bytes of XML; "
+                                        "the office tools open smaller documents")
             if total > MAX_UNPACKED_BYTES:
                 raise DocumentError(f"{shown} would expand to more than {MAX_UNPACKED_BYTES} "
                                     "bytes (a zip bomb?); it was not opened")
