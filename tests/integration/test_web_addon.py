@@ -62,7 +62,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self._send(401, {"error": "invalid key"})
         if mode == "quota":
             return self._send(*QUOTA[name])
-        echo = f" {key}" if mode == "echo" else ""
+        echo = f" {key}" if mode == "echo" else "\x1b]0;owned\x07\x1b[2J\x1b[31m" if mode == "ansi" else ""
         if mode == "echo" and name == "brave":
             return self._send(403, {"error": {"detail": f"token {key} is not allowed", "code": "x"}})
         hits = [{"title": f"{name} on {query}{echo}", "address": f"https://{name}.example/{query}",
@@ -352,3 +352,9 @@ def test_a_chat_searches_the_web_with_a_model_that_calls_the_tool(web, workdir):
     assert ended["tool"] == "web-standin.web_search" and ended["result"]["served_by"] == "Tavily"
     assert ended["result"]["results"][0]["title"] == "tavily on rain in Lisbon"
     assert providers.seen == [("brave", "rain in Lisbon"), ("tavily", "rain in Lisbon")]
+
+    # Hostile: results carrying terminal escapes reach the terminal as visible text.
+    providers.mode["tavily"] = "ansi"
+    shown = workbench("call", "web_search", "--grant-all", "-a", json.dumps({"query": "rain in Lisbon"}))
+    assert shown.returncode == 0 and "tavily on rain in Lisbon" in shown.stdout + shown.stderr
+    assert "\x1b" not in shown.stdout + shown.stderr and "\x07" not in shown.stdout + shown.stderr
