@@ -62,6 +62,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self._send(401, {"error": "invalid key"})
         if mode == "quota":
             return self._send(*QUOTA[name])
+        if mode == "garbage":
+            return self._raw(200, "text/html", b"<html>Service unavailable</html>")
+        if mode == "shape":
+            return self._send(200, {"unexpected": True})
         echo = f" {key}" if mode == "echo" else "\x1b]0;owned\x07\x1b[2J\x1b[31m" if mode == "ansi" else ""
         if mode == "echo" and name == "brave":
             return self._send(403, {"error": {"detail": f"token {key} is not allowed", "code": "x"}})
@@ -255,6 +259,14 @@ def test_providers_are_tried_in_the_persons_order_until_one_answers(web, monkeyp
     assert "brave: out of quota or rate limited (HTTP 429)" in message and "Traceback" not in done.stderr
     assert [name for name, _ in providers.seen] == ["brave", "brave", "tavily", "brave", "tavily", "google",
                                                      "google", "google", "brave"]
+
+    # An answer that is not JSON, or JSON of another shape, is a failure too.
+    monkeypatch.setenv("WORKBENCH_WEB_PROVIDERS", "tavily,google,brave")
+    providers.mode.update(tavily="garbage", google="shape", brave="ok")
+    done, outcome = search("mist")
+    assert outcome["result"]["provider"] == "brave", outcome
+    assert [t["failed"] for t in outcome["result"]["tried"]] == [
+        "answered something that is not JSON", "answered JSON of another shape (no items)"]
 
     monkeypatch.delenv("TAVILY_API_KEY")
     monkeypatch.setenv("WORKBENCH_WEB_PROVIDERS", "tavily,nosuch")
