@@ -29,6 +29,16 @@ MAX_TEXT_CHARS = 100_000
 MAX_PDF_PAGES = 50
 
 
+def _codec(name: str | None) -> str:
+    """The codec a page names, or UTF-8 when it names none this Python knows."""
+    import codecs
+
+    try:
+        return codecs.lookup(name).name if name else "utf-8"
+    except LookupError:
+        return "utf-8"
+
+
 class SearchFailed(Exception):
     """No provider could answer; the message says what each said (keys masked)."""
 
@@ -91,7 +101,7 @@ def web_fetch(args, ctx):
             final = response.geturl()
             status = response.status
             content_type = response.headers.get("Content-Type") or ""
-            charset = response.headers.get_content_charset() or "utf-8"
+            charset = _codec(response.headers.get_content_charset())
     except urllib.error.HTTPError as exc:
         raise OSError(f"{url} answered HTTP {exc.code} {exc.reason}") from None
     except urllib.error.URLError as exc:

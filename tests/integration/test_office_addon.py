@@ -265,7 +265,7 @@ async def test_the_person_undoes_a_saved_change_from_the_change_list(office_home
                                                               ("Made budget.xlsx", "applied")]
     assert (await undo(project, edited.result["change_set"]))["state"] == "undone"
     assert (project / "budget.xlsx").read_bytes() == original
-    assert not list((project / ".workbench" / "office-undo").iterdir())
+    assert [p.name for p in (project / ".workbench" / "office-undo").iterdir()] == [".gitignore"]
     deck = await call(project, "create_powerpoint", {"path": "deck.pptx", "slides": [{"title": "New"}]}, person)
     assert (await undo(project, deck.result["change_set"]))["state"] == "undone"
     assert not (project / "deck.pptx").exists()  # a document the change made is removed

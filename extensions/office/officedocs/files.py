@@ -268,7 +268,9 @@ def keep_earlier(ctx, data: bytes) -> str:
     import secrets
 
     folder = _undo_folder(ctx)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    if not os.path.isdir(folder):
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        write_atomically(os.path.join(folder, ".gitignore"), b"# Earlier versions kept for undo.\n*\n")
     token = secrets.token_hex(16)
     write_atomically(os.path.join(folder, f"{token}.bak"), data)
     kept = sorted((entry for entry in os.scandir(folder) if entry.name.endswith(".bak")),
