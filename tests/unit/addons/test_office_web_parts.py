@@ -29,7 +29,8 @@ from websearch.secrets import HIDDEN, Secrets  # noqa: E402
     (b"<!-- never closed", "is not well-formed XML"),
     (b"<!--" + b" " * MAX_PROLOGUE, "has a prologue longer than"),
     (b" " * MAX_PROLOGUE, "has a prologue longer than"),
-])
+], ids=["declaration", "bom-and-comment", "empty-comments", "entities", "doctype-after-long-comment",
+        "entity-alone", "unclosed-comment", "endless-comment", "endless-space"])
 def test_an_xml_parts_prologue(head, said):
     found = _prologue_refusal(head[:MAX_PROLOGUE])
     assert (found is None) if said is None else (said in found)
