@@ -27,6 +27,12 @@ $(STAMP): pyproject.toml
 	@command -v espeak-ng >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
 		|| { apt-get install -y -qq espeak-ng >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq espeak-ng; }; } \
 		|| echo "note: espeak-ng (Debian) could not be installed; text-to-speech will say it is unavailable"
+	@# pdftotext (poppler-utils, ~1 MB beside its libraries): the independent reader the
+	@# tests open the Simple Office add-on's PDF files with.
+	@command -v pdftotext >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
+		|| { apt-get install -y -qq poppler-utils >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq poppler-utils; }; } \
+		|| echo "note: pdftotext (Debian's poppler-utils) could not be installed; the Simple Office tests need it"
+	@command -v pdftotext >/dev/null 2>&1 || echo "note: pdftotext is missing (install poppler-utils); the Simple Office tests need it"
 	@touch $(STAMP)
 
 setup: $(STAMP)

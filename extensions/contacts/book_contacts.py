@@ -37,6 +37,11 @@ _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 _BIRTHDAY = re.compile(r"^(?:(\d{4})|-)-(\d{2})-(\d{2})$")
 
 
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""The embeddings, overrides and isolates that reorder the text around them (they can make
+it read as other text): refused in every field."""
+
+
 class Refused(ValueError):
     """Input the address book does not take; the message says what and why."""
 
@@ -61,6 +66,9 @@ def text(value: Any, field: str, *, lines: bool = False, limit: str | None = Non
     if len(value) > most:
         raise Refused(f"{field} has {len(value)} characters; at most {most}")
     for char in value:
+        if char in BIDI_CONTROLS:
+            raise Refused(f"{field} holds the bidirectional control U+{ord(char):04X}, which can "
+                          "make text read as other text")
         if unicodedata.category(char) in ("Cc", "Cs") and not (lines and char in "\n\t"):
             raise Refused(f"{field} holds the control character U+{ord(char):04X}"
                           + ("" if lines else " (it is one line)"))
