@@ -64,7 +64,6 @@ class Folder:
         for folder in (self.root, self.databases, self.exports):
             _no_links(folder)
             folder.mkdir(mode=0o700, exist_ok=True)
-            os.chmod(folder, 0o700)
         self.settle()
 
     def path(self, resource_id: str) -> Path:
