@@ -52,6 +52,7 @@ from workbench.hooks.registry import HookRegistry
 from workbench.permissions.broker import Broker
 from workbench.permissions.requirements import TemplateRoots
 from workbench.shell.changes import Changes
+from workbench.core.outside_changes import OutsideChanges
 from workbench.store import Store
 from workbench.tools.registry import ToolRegistry
 from workbench.tools.source import ToolSources
@@ -147,6 +148,12 @@ class Host:
                                  gateway=self.gateway, mcp=self.mcp, registry=registry,
                                  sandbox=self.sandbox, store=store)
         """A direct call, the status report (``core/tool_service.py``)."""
+        self.outside_changes = OutsideChanges(registry=registry, changes=self.changes,
+                                              call=self.tools.call, ensure=self.loading.ensure)
+        """Changes extensions' tools report outside the project's files, recorded in and
+        undone through ``host.changes`` (``core/outside_changes.py``)."""
+        self.gateway.outside = self.outside_changes
+        self.changes.run_undo = self.outside_changes.run_undo
         self.grants = Grants(store=store, broker=self.broker, registry=registry,
                              providers=provider_registry, hooks=self.hooks,
                              gateway=self.gateway, sandbox=self.sandbox, loading=self.loading)

@@ -25,6 +25,7 @@ from workbench import ctx_spec
 from workbench.manifest.exports import scan_exports
 from workbench.manifest.front_matter import FrontMatterError, parse_front_matter
 from workbench.manifest.locate import join_pointer
+from workbench.manifest.namespace import RESERVED_PREFIX, is_reserved
 from workbench.manifest.models import (
     EXPORT_NAME_PATTERN,
     PROVIDER_NAME_PATTERN,
@@ -239,6 +240,11 @@ def check_tool_names(tools: list[Any], found: Collector) -> None:
         if not isinstance(name, str) or not re.fullmatch(TOOL_NAME_PATTERN, name):
             continue
         pointer = join_pointer("/tools", index, "name")
+        if is_reserved(name):
+            found.error(pointer, f"the tool name '{name}' is in the namespace kept for the "
+                        f"add-ons shipped with workbench ({RESERVED_PREFIX}…); name it "
+                        "without that prefix")
+            continue
         if name in first_use:
             found.error(pointer, f"the tool name '{name}' is already used by "
                         f"/tools/{first_use[name]}; tool names must be unique")

@@ -309,6 +309,11 @@ class Tool(BaseModel):
     """Whether calls of this tool may run at the same time as other parallel-safe calls
     of one model message (a workbench extension of the format); absent means no: such
     calls run one after another, in order."""
+    audience: Literal["everyone", "person"] = "everyone"
+    """Who may call the tool (a workbench extension of the format): ``person`` keeps it
+    from every model (never in a chat's tool list, refused when a model names it), while
+    the person still runs it (`workbench call`, a page's action, an undo); absent means
+    everyone."""
 
 
 PROVIDER_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
