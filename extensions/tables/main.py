@@ -41,9 +41,10 @@ LEAST = ("editor", "propose")
 FORBIDDEN = {"actor", "userId", "user", "role", "approved", "approval", "confirm", "confirmed", "digest",
              "proposalId", "operationId", "tool", "consumer"}
 APPLIED_NOTE = ("Say plainly what changed and whether the person can undo it. Only the person can undo it "
-                "(workbench tables changes / the change list); there is no tool for it.")
-PROPOSED_NOTE = ("Nothing changed yet. The change waits as a proposal for the person to confirm in its card "
-                 "(or `workbench call tables__proposals-card`); you cannot confirm it.")
+                "(the change list: u on the call's card, or `workbench changes undo`); no tool of yours can.")
+PROPOSED_NOTE = ("Nothing changed yet. The change waits as a proposal for the person to confirm in its "
+                 "approval card (proposals-card, a person-only tool); you cannot confirm it.")
+UNDO_TOOL = "changes-undo"
 
 
 class TablesToolError(Exception):
@@ -101,6 +102,16 @@ def _resource(args: dict[str, Any]) -> str:
     return resource_id
 
 
+def _reported(receipt: dict[str, Any], resource_id: str) -> dict[str, Any]:
+    """The ``change`` the host records in the one change list, undone by the person
+    through ``changes-undo`` (only while the change set can be undone)."""
+    if not receipt.get("undoable") or not receipt.get("changeId"):
+        return {}
+    return {"change": {"summary": f"Tables: {receipt['summary']}",
+                       "undo": {"tool": UNDO_TOOL, "arguments": {"resourceId": resource_id,
+                                                                 "changeId": receipt["changeId"]}}}}
+
+
 def _change(action: str, args: Any, ctx: Any) -> dict[str, Any]:
     args = _checked(args)
     tables, consumer = _open(ctx)
@@ -115,7 +126,8 @@ def _change(action: str, args: Any, ctx: Any) -> dict[str, Any]:
             "id": receipt["operationId"], "addonId": "tables", "resourceId": resource_id, "action": action,
             "summary": receipt["summary"], "count": receipt["count"], "ids": receipt["ids"][:100],
             "revision": receipt["revision"], "undoable": receipt["undoable"], "changeId": receipt["changeId"],
-            "undo": receipt["undo"], "reason": receipt["reason"]}, "note": APPLIED_NOTE}
+            "undo": receipt["undo"], "reason": receipt["reason"]}, "note": APPLIED_NOTE,
+            **_reported(receipt, resource_id)}
     if revision is not None:
         _run(lambda: tables.preview(resource_id, action, args, revision))
     made = _run(lambda: tables.propose(resource_id, action, args, consumer=consumer or "unknown"))
@@ -162,7 +174,7 @@ def databases_create(args, ctx):
                                            "summary": receipt["summary"], "count": 1,
                                            "undoable": True, "changeId": receipt["changeId"],
                                            "undo": receipt["undo"], "reason": None},
-            "note": APPLIED_NOTE}
+            "note": APPLIED_NOTE, **_reported(receipt, receipt["resourceId"])}
 
 
 def databases_inspect(args, ctx):
@@ -279,7 +291,7 @@ def proposals_confirm(args, ctx):
     args = dict(args)
     resource_id = _resource(args)
     receipt = _run(lambda: tables.confirm(resource_id, args.get("proposalId"), args.get("digest")))
-    return {"kind": "applied", "applied": receipt}
+    return {"kind": "applied", "applied": receipt, **({} if receipt.get("replayed") else _reported(receipt, resource_id))}
 
 
 def proposals_cancel(args, ctx):

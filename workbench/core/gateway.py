@@ -328,7 +328,8 @@ class ToolGateway:
         if not reqs:  # nothing to settle, nothing granted (most host and MCP tools)
             return []
         key = tool.grant_key
-        once: set[tuple[str, str]] = set()
+        # The extension's own data folder ($data) is its own, as its private database is.
+        once: set[tuple[str, str]] = {(r.kind, r.value) for r in reqs if r.own_data}
         await self._settle(key, reqs, options, once=once, covers=self._project_siblings(tool, reqs))
         return self.broker.granted(key, reqs, options.session_id, tuple(options.grants) + tuple(once))
 

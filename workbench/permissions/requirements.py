@@ -60,6 +60,10 @@ class Requirement:
     standing: bool = field(default=False, compare=False)
     """For a granted entry: whether a session or lasting grant holds it (not one for
     this call alone), so that a worker may be started ahead with it."""
+    own_data: bool = field(default=False, compare=False)
+    """Whether the entry names the extension's own data folder (``$data``, or a path
+    beneath it): its own storage, as the private database is, granted without a
+    question (``Gateway._authorize``); it never names another extension's folder."""
     project: bool = field(default=False, compare=False)
     """Whether the entry names the chat's folder (``$project``, or a path beneath it):
     one answer grants it to every tool of the extension that declares it too."""
@@ -227,12 +231,13 @@ def requirements_of(permissions: Mapping[str, Any], *, roots: TemplateRoots,
         for entry in _entries(permissions.get(kind)):
             reason = str(entry.get("reason", ""))
             optional = bool(entry.get("optional", False))
-            project = False
+            project = own_data = False
             if kind in ("read", "write"):
                 raw = str(entry["path"])
                 value = expand_path(raw, roots=roots, extension_dir=extension_dir, env=env,
                                     extension=extension)
                 project = _TEMPLATE.match(raw) is not None and raw.startswith(PROJECT)
+                own_data = _TEMPLATE.match(raw) is not None and raw.startswith(DATA)
             elif kind == "net":
                 ports = entry.get("ports") or []
                 ports = "*" if ports == "*" else ",".join(str(p) for p in ports)
@@ -244,5 +249,6 @@ def requirements_of(permissions: Mapping[str, Any], *, roots: TemplateRoots,
             else:  # sys names its flag, a capability its access level or nothing
                 spec = ctx_spec.permission(kind)
                 value = spec.value_of(entry) if spec is not None else ""
-            found.append(Requirement(kind, value, reason, optional, project=project))
+            found.append(Requirement(kind, value, reason, optional, project=project,
+                                     own_data=own_data))
     return found
