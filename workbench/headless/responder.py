@@ -120,7 +120,7 @@ class HeadlessResponder:
     """
 
     consumer = "headless"
-    """Whom a model's calls serve here (``Gateway.consumer``)."""
+    """Whom a model's calls serve here (``ToolGateway.consumer``)."""
 
     def __init__(self, approvals: str = DEFAULTS.headless.approvals, *,
                  allowlist: list[str] | tuple[str, ...] = (), answers: list[Any] | None = None,

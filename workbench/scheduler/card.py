@@ -125,7 +125,7 @@ class CardResponder:
     the run)."""
 
     consumer = "schedule"
-    """Whom a model's calls serve here (``Gateway.consumer``)."""
+    """Whom a model's calls serve here (``ToolGateway.consumer``)."""
 
     on_need: Callable[[dict[str, Any]], None] = lambda need: None
     needs: list[dict[str, Any]] = field(default_factory=list)

@@ -148,7 +148,7 @@ class ChatContext:
     when accepted (the ``tools.review_writes`` setting; ``reviewWrites``)."""
     consumer: str | None = None
     """Who the call serves (``person``, ``chat``, ``headless``, ``schedule``, ``mcp``): a
-    Workbench addition (``consumer``), set by the host (``Gateway.consumer``)."""
+    Workbench addition (``consumer``), set by the host (``ToolGateway.consumer``)."""
     data_folder: str | None = None
     """The calling extension's own data folder (``$data``) when the call was granted a
     path in it: a Workbench addition (``dataFolder``)."""
