@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from tablesdb import catalog, query, values
+from tablesdb import catalog, query
 from tablesdb.errors import TablesError, invalid
 from tablesdb.ops import only
 from tablesdb.values import ident

@@ -321,7 +321,8 @@ def rows_insert(conn: sqlite3.Connection, args: dict[str, Any]) -> Effect:
         if len(sample) < SAMPLE:
             sample.append({"id": values.row_id_out(ids[-1]), "values": _shown(table, names, [given[n] for n in names])})
     noun = "row" if len(ids) == 1 else "rows"
-    return Effect("data", f"inserted {len(ids)} {noun} into {table.label}", ("deletes that row" if len(ids) == 1 else f"deletes those {len(ids)} rows"),
+    undo = "deletes that row" if len(ids) == 1 else f"deletes those {len(ids)} rows"
+    return Effect("data", f"inserted {len(ids)} {noun} into {table.label}", undo,
                   {"op": "delete-rows", "table": table.id, "ids": ids}, count=len(ids), ids=ids, sample=sample)
 
 
@@ -404,7 +405,8 @@ def rows_delete(conn: sqlite3.Connection, args: dict[str, Any]) -> Effect:
         conn.execute(f"DELETE FROM {ident(table.id)} WHERE _id IN ({', '.join('?' for _ in chunk)})", chunk)
     sample = [{"id": values.row_id_out(r[0]), "values": _shown(table, names, r[1:])} for r in rows[:SAMPLE]]
     noun = "row" if len(ids) == 1 else "rows"
-    return Effect("data", f"deleted {len(ids)} {noun} from {table.label}", ("inserts that row again" if len(ids) == 1 else f"inserts the {len(ids)} rows again"),
+    undo = "inserts that row again" if len(ids) == 1 else f"inserts the {len(ids)} rows again"
+    return Effect("data", f"deleted {len(ids)} {noun} from {table.label}", undo,
                   {"op": "insert-rows", "table": table.id, "columns": names, "rows": rows},
                   count=len(ids), ids=ids, sample=sample, data_loss={"rows": len(ids)})
 
