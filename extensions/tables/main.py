@@ -163,12 +163,12 @@ def databases_create(args, ctx):
     role, mode = _policy(consumer)
     if role != "owner":
         raise TablesToolError("invalid: this consumer cannot create a database")
-    if set(args) - {"name"}:
-        raise TablesToolError("invalid: databases-create takes name")
+    if set(args) - {"name", "resourceId"}:
+        raise TablesToolError("invalid: databases-create takes name and, optionally, resourceId")
     if mode == "propose":
         raise TablesToolError("invalid: a database is created by the person or in an interactive chat; "
                               "ask the person to create it")
-    receipt = _run(lambda: tables.create(args.get("name")))
+    receipt = _run(lambda: tables.create(args.get("name"), args.get("resourceId")))
     return {"kind": "applied", "applied": {"id": receipt["operationId"], "addonId": "tables",
                                            "resourceId": receipt["resourceId"], "action": "databases-create",
                                            "summary": receipt["summary"], "count": 1,
