@@ -41,6 +41,7 @@ from workbench.core.schedules import Schedules
 from workbench.core.services import HostServices
 from workbench.core.settings_service import SettingsService
 from workbench.core.shell_service import ShellService
+from workbench.core.page_service import PageService
 from workbench.core.plugin_service import PluginService
 from workbench.core.sources import (bundle_source, extension_source, host_source, mcp_source, plugin_source,
                                     shell_source)
@@ -187,6 +188,8 @@ class Host:
         """The settings as the Settings screen shows them (``core/settings_service.py``)."""
         self.shell = ShellService(sources=self.sources, store=store)
         """The shell's network in each chat (``core/shell_service.py``)."""
+        self.pages = PageService(extensions=self.extensions, registry=registry, tools=self.tools,
+                                 loading=self.loading)
         self.plugins = PluginService(home=home, workspace=self.workspace, limits=self.sandbox.limits)
         """The plugins: installed, enabled here, their instances (``core/plugin_service.py``)."""
         # The built-in sources, registered as any other source is (``core/sources.py``).
