@@ -32,7 +32,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from tablesdb import SCHEMA_ACTIONS, Tables, TablesError  # noqa: E402
-from tablesdb.card import proposal_card  # noqa: E402
+from tablesdb.card import approvals_card, databases_card, proposal_card  # noqa: E402
 from tablesdb.errors import UNKNOWN_DATABASE  # noqa: E402
 
 POLICY = {"person": ("owner", "apply"), "chat": ("owner", "apply"), "headless": ("owner", "propose"),
@@ -313,3 +313,20 @@ def changes_undo(args, ctx):
     args = dict(args)
     resource_id = _resource(args)
     return _run(lambda: tables.undo(resource_id, args.get("changeId")))
+
+
+# --- pages ------------------------------------------------------------------------------------
+
+
+def pages_approvals(args, ctx):
+    """The page of the changes waiting for the person (each one's approval card)."""
+    tables = _person(ctx, "the page of waiting changes")
+    waiting = _run(tables.proposals)
+    return {"card": approvals_card([w for w in waiting if w["state"] == "pending"])}
+
+
+def pages_databases(args, ctx):
+    """The page of the databases, their revisions and tables."""
+    tables = _person(ctx, "the page of databases")
+    listed = _run(tables.list)["databases"]
+    return {"card": databases_card([_run(lambda: tables.inspect(d["resourceId"])) for d in listed])}

@@ -189,10 +189,16 @@ class Tables:
             row = conn.execute("SELECT action, state FROM tables_changes WHERE id = ?", (change_id,)).fetchone()
             if row is None or row[0] != "databases-create":
                 return changes.undo(conn, resource_id, change_id, operation_id=operation_id, now=now)
-            touched = conn.execute("SELECT count(*) FROM tables_changes").fetchone()[0] > 1
-            if row[1] != "applied" or touched or catalog.revision(conn) != {"schema": 0, "data": 0}:
-                raise TablesError("stale", "the database was changed since it was created; it is not deleted "
-                                           "by an undo")
+            # Untouched since: still at its first revision, or back at it through undos
+            # (every later change undone), under the name it was created with.
+            standing = conn.execute("SELECT count(*) FROM tables_changes WHERE action != 'databases-create' "
+                                    "AND state != 'undone'").fetchone()[0]
+            fresh = catalog.revision(conn) == {"schema": 0, "data": 0} or catalog.meta(conn, "equivalent") == "0,0"
+            named = catalog.meta(conn, "name") == json.loads(conn.execute(
+                "SELECT coalesce(inverse, '{}') FROM tables_changes WHERE id = ?", (change_id,)).fetchone()[0]).get("name")
+            if row[1] != "applied" or standing or not fresh or not named:
+                raise TablesError("stale", "the database was changed since it was created (undo those changes "
+                                           "first); it is not deleted by an undo")
         self.folder.remove(resource_id)
         return {"operationId": operation_id or changes.undo_operation(change_id), "resourceId": resource_id,
                 "action": "undo", "changeId": change_id, "summary": "undid: created the database (deleted it)"}

@@ -88,3 +88,43 @@ def proposal_card(item: dict[str, Any], *, now: float | None = None) -> dict[str
         body.append({"type": "TextBlock", "text": f"Nothing to confirm: {why}.", "color": "attention",
                      "wrap": True})
     return card
+
+
+MAX_WAITING = 10
+
+
+def approvals_card(items: list[dict[str, Any]], *, now: float | None = None) -> dict[str, Any]:
+    """The page of the changes that wait for the person: each one's approval card, newest
+    first (at most ``MAX_WAITING``), with its own Confirm and Cancel."""
+    body: list[dict[str, Any]] = [{"type": "TextBlock", "text": "Changes waiting for your confirmation",
+                                   "size": "large", "weight": "bolder", "wrap": True}]
+    if not items:
+        body.append({"type": "TextBlock", "text": "Nothing waits for your confirmation.", "isSubtle": True})
+    for item in items[:MAX_WAITING]:
+        one = proposal_card(item, now=now)
+        parts = list(one["body"][1:])
+        if one["actions"]:
+            parts.append({"type": "ActionSet", "actions": one["actions"]})
+        body.append({"type": "Container", "style": "emphasis", "items": parts})
+    if len(items) > MAX_WAITING:
+        body.append({"type": "TextBlock", "text": f"{len(items) - MAX_WAITING} more wait; confirm or cancel "
+                                                  "these first.", "isSubtle": True, "wrap": True})
+    return {"type": "AdaptiveCard", "version": "1.5", "body": body, "actions": []}
+
+
+def databases_card(listed: list[dict[str, Any]]) -> dict[str, Any]:
+    """The page of the databases: each with its id, revision and tables."""
+    body: list[dict[str, Any]] = [{"type": "TextBlock", "text": "Your databases", "size": "large",
+                                   "weight": "bolder"}]
+    if not listed:
+        body.append({"type": "TextBlock", "text": "No database yet: ask a chat to create one.", "isSubtle": True})
+    for found in listed:
+        tables = ", ".join(f"{_short(t['label'])} ({len(t['columns'])} columns)" for t in found["tables"]) or "none"
+        body.append({"type": "Container", "items": [
+            {"type": "TextBlock", "text": _short(found["name"]), "weight": "bolder", "wrap": True},
+            {"type": "FactSet", "facts": [
+                {"title": "Id", "value": found["resourceId"]},
+                {"title": "Revision", "value": f"schema {found['revision']['schema']}, "
+                                               f"data {found['revision']['data']}"},
+                {"title": "Tables", "value": tables}]}]})
+    return {"type": "AdaptiveCard", "version": "1.5", "body": body, "actions": []}

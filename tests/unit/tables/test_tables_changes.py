@@ -178,6 +178,10 @@ def test_database_rename_and_creation_undo(tables, db):
     refused("stale", tables.undo, touched["resourceId"], touched["changeId"])
     tables.undo(fresh["resourceId"], fresh["changeId"])
     assert not tables.exists(fresh["resourceId"]) and tables.exists(touched["resourceId"])
+    # Once every later change is undone, the creation itself can be undone (newest first).
+    tables.undo(touched["resourceId"], tables.changes(touched["resourceId"])[0]["changeId"])
+    tables.undo(touched["resourceId"], touched["changeId"])
+    assert not tables.exists(touched["resourceId"])
     refused("unknown", tables.inspect, fresh["resourceId"])
 
 
