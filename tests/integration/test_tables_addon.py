@@ -95,9 +95,11 @@ def test_each_consumer_gets_its_role_and_only_the_person_confirms(tmp_path: Path
             assert edit.result["kind"] == "proposal" and edit.result["proposal"]["count"] == 1
             listed = await call(host, "proposals-list", {})
             assert [p["proposalId"] for p in listed.result["proposals"]] == [edit.result["proposal"]["proposalId"]]
-            cancelled = await call(host, "proposals-cancel", {"resourceId": rid,
-                                                              "proposalId": edit.result["proposal"]["proposalId"]})
-            assert cancelled.result["state"] == "cancelled"
+            page = await host.pages.open("tables", "approvals", prompt=False)
+            assert "rows-update" in json.dumps(page.document) and "updated 1 row of People" in json.dumps(page.document)
+            cancelled = await host.pages.act_on_card("tables", "approvals", "proposals-cancel")
+            assert cancelled.outcome.ok and cancelled.outcome.result["state"] == "cancelled", cancelled.outcome
+            assert "Nothing waits" in json.dumps(cancelled.reopened.document)
             again = await call(host, "proposals-confirm", confirm["data"])
             assert again.result["applied"]["replayed"] and "change_set" not in again.result
             # An interactive chat applies at once, with undo as the safety net.
