@@ -172,7 +172,7 @@ def open_file(path: Path, max_bytes: int, *, wal: bool = True) -> Connection:
     def guard() -> int:
         return 1 if time.monotonic() > deadline[0] else 0
 
-    conn.set_progress_handler(guard, 10000)
+    conn.set_progress_handler(guard, 1000)
     conn.deadline = deadline
     return conn
 

@@ -182,3 +182,17 @@ def test_groups_are_capped_at_500(tables, db):
             {"Name": str(i)} for i in range(start, min(start + 100, 501))]})
     grouped = tables.aggregate(db, {"table": "People", "aggregates": [{"fn": "count"}], "groupBy": "Name"})
     assert len(grouped["groups"]) == 500 and grouped["truncated"]
+
+
+def test_a_slow_operation_is_stopped_and_changes_nothing(tables, db, monkeypatch):
+    from tablesdb import files
+    for start in range(0, 1000, 100):
+        tables.apply(db, "rows-insert", {"table": "People", "rows": [{"Name": str(i)} for i in range(start, start + 100)]})
+    before = tables.inspect(db)["revision"]
+    monkeypatch.setattr(files, "OPERATION_S", -1.0)  # every operation is past its deadline at once
+    assert "10 s" in refused("timeout", tables.query, db, {"table": "People", "sort": [{"column": "Name"}],
+                                                           "filter": {"column": "Name", "op": "contains", "value": "9"}})
+    refused("timeout", tables.apply, db, "rows-update", {"table": "People", "set": {"Age": 1},
+                                                          "filter": {"column": "Name", "op": "contains", "value": "1"}})
+    monkeypatch.setattr(files, "OPERATION_S", 10.0)
+    assert tables.inspect(db)["revision"] == before
