@@ -38,7 +38,8 @@ _TEMPLATE = re.compile(
 PROJECT = "$project"
 DATA = "$data"
 """The template naming the extension's own data folder (a Workbench addition)."""
-_EXTENSION_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+_EXTENSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+"""An extension's name as the manifest allows it: one folder of the data root, never `..`."""
 """The template naming the chat's folder (a Workbench addition to the Loca format)."""
 
 

@@ -1,0 +1,66 @@
+"""The add-on's tools in-process with ``MockContext``: the role and the mode of each
+consumer, decided on every call from what the host says (never from the arguments)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from conftest import ADDON
+from workbench.testing import MockContext
+
+spec = importlib.util.spec_from_file_location("tables_main", ADDON / "main.py")
+assert spec is not None and spec.loader is not None
+main = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(main)
+
+
+def ctx(folder, consumer):
+    return MockContext(get_chat_context=lambda: {"dataFolder": str(folder), "consumer": consumer})
+
+
+@pytest.fixture
+def made(tmp_path):
+    person = ctx(tmp_path, "person")
+    rid = main.databases_create({"name": "Home", "resourceId": "home"}, person)["applied"]["resourceId"]
+    main.tables_create({"resourceId": rid, "table": "T", "columns": [{"label": "v", "type": "integer"}]}, person)
+    return tmp_path, rid
+
+
+@pytest.mark.parametrize("consumer, kind, schema", [
+    ("person", "applied", "applied"), ("chat", "applied", "applied"), ("headless", "proposal", "proposal"),
+    ("schedule", "proposal", None), ("mcp", "proposal", None), (None, "proposal", None), ("admin", "proposal", None)])
+def test_each_consumer_gets_its_role_and_mode(made, consumer, kind, schema):
+    folder, rid = made
+    asker = ctx(folder, consumer)
+    got = main.rows_insert({"resourceId": rid, "table": "T", "rows": [{"v": 1}]}, asker)
+    assert got["kind"] == kind
+    assert ("change" in got) == (kind == "applied")  # only an applied change joins the change list
+    if schema is None:
+        with pytest.raises(main.TablesToolError, match="unknown: no such database"):
+            main.columns_add({"resourceId": rid, "table": "T", "column": {"label": "w", "type": "text"}}, asker)
+    else:
+        assert main.columns_add({"resourceId": rid, "table": "T", "column": {"label": "w", "type": "text"}},
+                                asker)["kind"] == schema
+    for person_only in (main.proposals_list, main.changes_list, main.pages_approvals):
+        if consumer != "person":
+            with pytest.raises(main.TablesToolError, match="the person's own action"):
+                person_only({}, asker)
+
+
+@pytest.mark.parametrize("field", ["operationId", "approved", "digest", "role", "actor", "proposalId", "consumer"])
+def test_identity_and_approval_fields_are_refused(made, field):
+    folder, rid = made
+    with pytest.raises(main.TablesToolError, match="set by the host"):
+        main.rows_insert({"resourceId": rid, "table": "T", "rows": [{"v": 1}], field: "x"}, ctx(folder, "chat"))
+
+
+def test_a_call_without_its_data_folder_is_refused(made):
+    with pytest.raises(main.TablesToolError, match=r"\$data"):
+        main.databases_list({}, MockContext(get_chat_context=lambda: {"consumer": "person"}))
+    folder, rid = made
+    with pytest.raises(main.TablesToolError, match="cannot create"):
+        main.databases_create({"name": "x"}, ctx(folder, "mcp"))
+    with pytest.raises(main.TablesToolError, match="ask the person"):
+        main.databases_create({"name": "x"}, ctx(folder, "headless"))
