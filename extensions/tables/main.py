@@ -329,4 +329,4 @@ def pages_databases(args, ctx):
     """The page of the databases, their revisions and tables."""
     tables = _person(ctx, "the page of databases")
     listed = _run(tables.list)["databases"]
-    return {"card": databases_card([_run(lambda: tables.inspect(d["resourceId"])) for d in listed])}
+    return {"card": databases_card([_run(lambda rid=d["resourceId"]: tables.inspect(rid)) for d in listed])}
