@@ -9,10 +9,10 @@ exactly as any extension does; what the catalog adds is:
   ``addon:calendar``, or the shipped folder's path) installs the shipped folder, and
   the store records the source ``addon:<id>``;
 - a namespace: the tools of an extension installed from that source are offered as
-  ``addon__<id>__<tool>`` (``workbench.manifest.namespace``), a name no other
+  ``addon__<id>__<tool>`` (``workbench.precedence``), a name no other
   extension, MCP server or plugin can take.
 
-This module imports nothing of ours but the namespace's id pattern.
+This module imports nothing of ours but the leaf that keeps the namespace (``precedence``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.manifest.namespace import ID_PATTERN
+from workbench.precedence import ADDON_ID_PATTERN as ID_PATTERN
 
 ADDONS_DIR = Path(__file__).resolve().parents[2] / "extensions"
 """Where the package ships its extensions: the add-ons, ``builtin`` and ``samples``."""
