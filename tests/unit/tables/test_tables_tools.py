@@ -64,3 +64,17 @@ def test_a_call_without_its_data_folder_is_refused(made):
         main.databases_create({"name": "x"}, ctx(folder, "mcp"))
     with pytest.raises(main.TablesToolError, match="ask the person"):
         main.databases_create({"name": "x"}, ctx(folder, "headless"))
+
+
+def test_deleting_a_database_is_the_persons_and_needs_its_name(made):
+    folder, rid = made
+    with pytest.raises(main.TablesToolError, match="the person's own action"):
+        main.databases_delete({"resourceId": rid, "confirmName": "Home"}, ctx(folder, "chat"))
+    with pytest.raises(main.TablesToolError, match="not the database's name"):
+        main.databases_delete({"resourceId": rid, "confirmName": "home"}, ctx(folder, "person"))
+    person = ctx(folder, "person")
+    assert main.databases_delete({"resourceId": rid, "confirmName": "Home"}, person)["deleted"] is True
+    assert main.databases_list({}, person) == {"databases": [], "truncated": False}
+    assert sorted(p.name for p in (folder / "databases").iterdir()) == []
+    with pytest.raises(main.TablesToolError, match="unknown"):
+        main.databases_inspect({"resourceId": rid}, person)
