@@ -166,3 +166,33 @@ def test_one_extensions_data_never_reaches_anothers(tmp_path: Path):
             assert theirs.startswith("db-")
 
     asyncio.run(scenario())
+
+
+def test_a_headless_run_proposes_and_the_person_confirms_on_the_page(tmp_path: Path):
+    assert workbench("ext", "install", "tables", "--yes").returncode == 0
+    made = workbench("call", T + "databases-create", "--json", "-a", '{"name": "Shop", "resourceId": "shop"}')
+    assert made.returncode == 0, made.stderr
+    table = {"resourceId": "shop", "table": "Items", "columns": [{"label": "Item", "type": "text"}]}
+    assert workbench("call", T + "tables-create", "-a", json.dumps(table)).returncode == 0
+    script = tmp_path / "model.json"
+    script.write_text(json.dumps([
+        {"text": "Adding.", "tool_calls": [{"name": T + "rows-insert", "arguments": {
+            "resourceId": "shop", "table": "Items", "rows": [{"Item": "=cmd()"}]}}]},
+        {"text": "It waits for you."}]))
+    run = workbench("run", "--model", f"scripted:{script}", "--jsonl", "add it")
+    assert run.returncode == 0, run.stderr
+    results = [json.loads(line) for line in run.stdout.splitlines() if '"proposalId"' in line]
+    assert results and '"kind": "proposal"' in json.dumps(results[0]), run.stdout
+    assert "digest" not in run.stdout
+    query = {"resourceId": "shop", "table": "Items"}
+    empty = workbench("call", T + "rows-query", "--json", "-a", json.dumps(query))
+    assert json.loads(empty.stdout)["result"]["rows"] == []
+    page = workbench("ext", "page", "tables", "approvals")
+    assert page.returncode == 0 and "rows-insert" in page.stdout and "headless" in page.stdout, page.stdout
+    confirmed = workbench("ext", "page", "tables", "approvals", "--action", "proposals-confirm")
+    assert confirmed.returncode == 0, confirmed.stderr
+    full = workbench("call", T + "rows-query", "--json", "-a", json.dumps(query))
+    assert [r["values"] for r in json.loads(full.stdout)["result"]["rows"]] == [["=cmd()"]]
+    exported = workbench("call", T + "rows-export", "--json", "-a", json.dumps(query))
+    path = json.loads(exported.stdout)["result"]["path"]
+    assert Path(path).read_bytes() == b"Item\r\n'=cmd()\r\n"
