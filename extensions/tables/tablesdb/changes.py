@@ -158,8 +158,9 @@ def _keep(conn: sqlite3.Connection, action: str, operation_id: str, effect: Effe
     conn.execute("UPDATE tables_changes SET inverse = NULL, size = 0, state = 'expired' "
                  "WHERE state = 'applied' AND created_at < ?", (now - RETENTION_S,))
     total = conn.execute("SELECT coalesce(sum(size), 0) FROM tables_changes").fetchone()[0]
-    for old_id, old_size in conn.execute(
-            "SELECT id, size FROM tables_changes WHERE inverse IS NOT NULL ORDER BY seq").fetchall():
+    oldest = conn.execute("SELECT id, size FROM tables_changes WHERE inverse IS NOT NULL ORDER BY seq").fetchall() \
+        if total > MAX_INVERSES else []
+    for old_id, old_size in oldest:
         if total <= MAX_INVERSES:
             break
         conn.execute("UPDATE tables_changes SET inverse = NULL, size = 0, state = 'dropped', reason = ? "
