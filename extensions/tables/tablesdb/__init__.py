@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,11 +34,8 @@ def _read(conn, work: Callable[[], Any]) -> Any:
     conn.execute("BEGIN")
     try:
         return work()
-    except Exception as exc:
-        import sqlite3
-        if isinstance(exc, sqlite3.Error):
-            raise changes._translate(exc) from None
-        raise
+    except sqlite3.Error as exc:
+        raise changes._translate(exc) from None
     finally:
         if conn.in_transaction:
             conn.execute("ROLLBACK")

@@ -28,6 +28,8 @@ ID = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
 MAX_BYTES = 1024 ** 3
 BUSY_MS = 3000
 OPERATION_S = 10.0
+EXPORT_S = 24 * 3600
+"""How long an export file is kept."""
 _PARTIAL = ".partial"
 _DELETING = ".deleting"
 
@@ -82,12 +84,18 @@ class Folder:
                 found.append(name[:-3])
         return sorted(found)
 
-    def settle(self) -> None:
-        """Drop what an interrupted creation left (a partial file is never a database)
-        and finish an interrupted deletion."""
+    def settle(self, now: float | None = None) -> None:
+        """Drop what an interrupted creation left (a partial file is never a database),
+        finish an interrupted deletion, and remove exports older than a day (an export
+        is a temporary file)."""
         for entry in os.scandir(self.databases):
             name = entry.name
             if _PARTIAL in name or name.startswith(_DELETING):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+        limit = (time.time() if now is None else now) - EXPORT_S
+        for entry in os.scandir(self.exports):
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < limit:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.path)
 

@@ -83,3 +83,16 @@ def test_one_snapshot_that_never_blocks_a_change(tables, db, monkeypatch):
     assert len(tables.query(db, {"table": "People", "limit": 500})["rows"]) == 51
     with pytest.raises(TablesError):
         tables.export(db, {"table": "People", "maxRows": 0})
+
+
+def test_an_export_is_a_temporary_file(exported, tables):
+    import os
+    from pathlib import Path
+    path = Path(exported["path"])
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    tables.folder.settle()
+    assert path.exists()
+    old = path.stat().st_mtime - 25 * 3600
+    os.utime(path, (old, old))
+    tables.folder.settle()
+    assert not path.exists()
