@@ -23,6 +23,7 @@ the person's own actions: those tools refuse every other consumer.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,44 @@ def _resource(args: dict[str, Any]) -> str:
     return resource_id
 
 
+class SelectResource(Exception):
+    """No database named and none selected for the chat: the tool runs nothing."""
+
+
+SELECT_NOTE = ("No database is selected for this chat and the call named none, so nothing ran. Ask the "
+               "person which database to use (databases-list lists them); only the person selects one.")
+
+
+def _chosen(args: dict[str, Any], ctx: Any) -> str:
+    """The database a model's call names, or else the one the person selected for the
+    chat (``databases-select``); ``SelectResource`` when there is neither."""
+    if args.get("resourceId") is not None:
+        return _resource(args)
+    args.pop("resourceId", None)
+    chat = _context(ctx)
+    session = chat.get("sessionId")
+    folder = chat.get("dataFolder")
+    found = _selections(folder).get(session) if session and folder else None
+    if found is None:
+        raise SelectResource()
+    return found
+
+
+def _selections(folder: str | None) -> dict[str, str]:
+    if not folder:
+        return {}
+    try:
+        data = json.loads((Path(folder) / SELECTIONS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} \
+        if isinstance(data, dict) else {}
+
+
+SELECTIONS = "selections.json"
+"""Which database the person selected for each chat (by session id), in ``$data``."""
+
+
 def _reported(receipt: dict[str, Any], resource_id: str) -> dict[str, Any]:
     """The ``change`` the host records in the one change list, undone by the person
     through ``changes-undo`` (only while the change set can be undone)."""
@@ -112,11 +151,23 @@ def _reported(receipt: dict[str, Any], resource_id: str) -> dict[str, Any]:
                                                                  "changeId": receipt["changeId"]}}}}
 
 
+def _selecting(tool):
+    """A model-facing tool that, naming no database, uses the chat's selected one, or
+    answers ``select_resource`` and runs nothing."""
+    def run(args, ctx):
+        try:
+            return tool(args, ctx)
+        except SelectResource:
+            return {"kind": "select_resource", "note": SELECT_NOTE}
+    run.__name__, run.__doc__ = tool.__name__, tool.__doc__
+    return run
+
+
 def _change(action: str, args: Any, ctx: Any) -> dict[str, Any]:
     args = _checked(args)
     tables, consumer = _open(ctx)
     role, mode = _policy(consumer)
-    resource_id = _resource(args)
+    resource_id = _chosen(args, ctx)
     if action in SCHEMA_ACTIONS and role != "owner":
         raise TablesToolError(f"unknown: {UNKNOWN_DATABASE}")
     revision = args.pop("revision", None)
@@ -177,15 +228,17 @@ def databases_create(args, ctx):
             "note": APPLIED_NOTE, **_reported(receipt, receipt["resourceId"])}
 
 
+@_selecting
 def databases_inspect(args, ctx):
     args = _checked(args)
     tables, _ = _open(ctx)
-    resource_id = _resource(args)
+    resource_id = _chosen(args, ctx)
     if args:
         raise TablesToolError("invalid: databases-inspect takes resourceId only")
     return _run(lambda: tables.inspect(resource_id))
 
 
+@_selecting
 def databases_rename(args, ctx):
     return _change("databases-rename", args, ctx)
 
@@ -205,26 +258,32 @@ def databases_delete(args, ctx):
 # --- schema -----------------------------------------------------------------------------------
 
 
+@_selecting
 def tables_create(args, ctx):
     return _change("tables-create", args, ctx)
 
 
+@_selecting
 def tables_rename(args, ctx):
     return _change("tables-rename", args, ctx)
 
 
+@_selecting
 def tables_drop(args, ctx):
     return _change("tables-drop", args, ctx)
 
 
+@_selecting
 def columns_add(args, ctx):
     return _change("columns-add", args, ctx)
 
 
+@_selecting
 def columns_rename(args, ctx):
     return _change("columns-rename", args, ctx)
 
 
+@_selecting
 def columns_drop(args, ctx):
     return _change("columns-drop", args, ctx)
 
@@ -232,35 +291,41 @@ def columns_drop(args, ctx):
 # --- rows -----------------------------------------------------------------------------------
 
 
+@_selecting
 def rows_query(args, ctx):
     args = _checked(args)
     tables, _ = _open(ctx)
-    resource_id = _resource(args)
+    resource_id = _chosen(args, ctx)
     return _run(lambda: tables.query(resource_id, args))
 
 
+@_selecting
 def rows_aggregate(args, ctx):
     args = _checked(args)
     tables, _ = _open(ctx)
-    resource_id = _resource(args)
+    resource_id = _chosen(args, ctx)
     return _run(lambda: tables.aggregate(resource_id, args))
 
 
+@_selecting
 def rows_export(args, ctx):
     args = _checked(args)
     tables, _ = _open(ctx)
-    resource_id = _resource(args)
+    resource_id = _chosen(args, ctx)
     return _run(lambda: tables.export(resource_id, args))
 
 
+@_selecting
 def rows_insert(args, ctx):
     return _change("rows-insert", args, ctx)
 
 
+@_selecting
 def rows_update(args, ctx):
     return _change("rows-update", args, ctx)
 
 
+@_selecting
 def rows_delete(args, ctx):
     return _change("rows-delete", args, ctx)
 
@@ -330,3 +395,27 @@ def pages_databases(args, ctx):
     tables = _person(ctx, "the page of databases")
     listed = _run(tables.list)["databases"]
     return {"card": databases_card([_run(lambda rid=d["resourceId"]: tables.inspect(rid)) for d in listed])}
+
+
+def databases_select(args, ctx):
+    """The person selects the database a chat uses when a call names none (or clears it)."""
+    tables = _person(ctx, "selecting a chat's database")
+    args = dict(args)
+    session = args.get("sessionId")
+    if not isinstance(session, str) or not session:
+        raise TablesToolError("invalid: name the chat with sessionId (workbench sessions list)")
+    chosen = args.get("resourceId")
+    if chosen is not None:
+        _run(lambda: tables.inspect(chosen))
+    folder = Path(tables.folder.root)
+    selected = _selections(str(folder))
+    if chosen is None:
+        selected.pop(session, None)
+    else:
+        selected[session] = chosen
+    scratch = folder / f"{SELECTIONS}.{os.getpid()}"
+    fd = os.open(scratch, os.O_CREAT | os.O_TRUNC | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(selected, out)
+    os.replace(scratch, folder / SELECTIONS)
+    return {"sessionId": session, "resourceId": chosen}

@@ -78,3 +78,29 @@ def test_deleting_a_database_is_the_persons_and_needs_its_name(made):
     assert sorted(p.name for p in (folder / "databases").iterdir()) == []
     with pytest.raises(main.TablesToolError, match="unknown"):
         main.databases_inspect({"resourceId": rid}, person)
+
+
+def test_a_chats_selected_database_is_the_persons_choice(made):
+    folder, rid = made
+
+    def in_chat(session, consumer="chat"):
+        return MockContext(get_chat_context=lambda: {"dataFolder": str(folder), "consumer": consumer,
+                                                     "sessionId": session})
+
+    asked = main.rows_query({"table": "T"}, in_chat("s1"))
+    assert asked["kind"] == "select_resource" and "nothing ran" in asked["note"]
+    with pytest.raises(main.TablesToolError, match="the person's own action"):
+        main.databases_select({"sessionId": "s1", "resourceId": rid}, in_chat("s1"))
+    with pytest.raises(main.TablesToolError, match="unknown"):
+        main.databases_select({"sessionId": "s1", "resourceId": "nope"}, ctx(folder, "person"))
+    main.databases_select({"sessionId": "s1", "resourceId": rid}, ctx(folder, "person"))
+    added = main.rows_insert({"table": "T", "rows": [{"v": 7}]}, in_chat("s1"))
+    assert added["kind"] == "applied" and added["applied"]["resourceId"] == rid
+    assert main.rows_query({"table": "T"}, in_chat("s1"))["rows"][0]["values"] == [7]
+    # Another chat has no selection; a withdrawn database is refused like an unknown one.
+    assert main.rows_query({"table": "T"}, in_chat("s2"))["kind"] == "select_resource"
+    main.databases_delete({"resourceId": rid, "confirmName": "Home"}, ctx(folder, "person"))
+    with pytest.raises(main.TablesToolError, match="unknown"):
+        main.rows_query({"table": "T"}, in_chat("s1"))
+    main.databases_select({"sessionId": "s1", "resourceId": None}, ctx(folder, "person"))
+    assert main.rows_query({"table": "T"}, in_chat("s1"))["kind"] == "select_resource"
