@@ -44,6 +44,11 @@ SCHEMA = (
 FIELDS = ("title", "start", "end", "all_day", "zone", "notes", "place", "attendees", "repeat")
 
 
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""The embeddings, overrides and isolates that reorder the text around them (they can make
+it read as other text): refused in every field."""
+
+
 class Refused(ValueError):
     """Input the calendar does not take; the message says what and why."""
 
@@ -104,6 +109,9 @@ def text(value: Any, field: str, *, lines: bool = False) -> str:
         raise Refused(f"{field} has {len(value)} characters; at most {LIMITS[field]}")
     allowed = "\n\t" if lines else ""
     for char in value:
+        if char in BIDI_CONTROLS:
+            raise Refused(f"{field} holds the bidirectional control U+{ord(char):04X}, which can "
+                          "make text read as other text")
         if unicodedata.category(char) in ("Cc", "Cs") and char not in allowed:
             raise Refused(f"{field} holds the control character U+{ord(char):04X}"
                           + ("" if lines else " (it is one line)"))

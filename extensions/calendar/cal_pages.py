@@ -2,7 +2,9 @@
 the month, an agenda of 60 days, the form to add or change an event, the default zone.
 
 Each action names a tool of this add-on by its own name (``event-save``,
-``page-month``); a form's inputs are merged into the action's data by the host.
+``page-month``); a form's inputs are merged into the action's data by the host. A page
+opens again after each action with its own arguments, so a navigation action (another
+month, the event to change) records where it went and the page shows that.
 """
 
 from __future__ import annotations
@@ -81,10 +83,14 @@ def month(year: int, month_number: int, items: list[dict[str, Any]], zone: str,
              "firstRowAsHeader": True}]
     if truncated:
         body.append(line("This month has more events than the page lists.", color="warning"))
+    body += [line("Add an event", weight="bolder", separator=True),
+             {"type": "Input.Text", "id": "title", "label": "Title", "maxLength": LIMITS["title"]},
+             {"type": "Input.Date", "id": "date", "label": "Day", "value": today.isoformat()},
+             {"type": "Input.Time", "id": "time", "label": "At", "value": "09:00"},
+             {"type": "ActionSet", "actions": [execute("Add", "event-save", inputs=True, style="positive")]}]
     return card(body, [execute("◀ Previous", "page-month", {"month": previous}),
-                       execute("Next ▶", "page-month", {"month": following}),
-                       execute("Add an event", "page-form", {"day": today.isoformat()}),
-                       execute("Agenda", "page-agenda")])
+                       execute("Today", "page-month", {"month": today.strftime("%Y-%m")}),
+                       execute("Next ▶", "page-month", {"month": following})])
 
 
 def agenda(items: list[dict[str, Any]], first: dt.date, zone: str, truncated: bool) -> dict[str, Any]:
@@ -104,7 +110,7 @@ def agenda(items: list[dict[str, Any]], first: dt.date, zone: str, truncated: bo
         if item.get("local"):
             local = item["local"]
             facts.append({"title": "Local", "value": f"{local['start'][11:]} {local['zone']}"})
-        actions = [execute("Change", "page-form", {"id": item["id"]})]
+        actions = [execute("Change (on the Event page)", "page-form", {"id": item["id"]})]
         if item["repeats"]:
             actions.append(execute(f"Skip {item['occurrence']}", "event-delete",
                                    {"id": item["id"], "occurrence": item["occurrence"]}))
@@ -118,7 +124,7 @@ def agenda(items: list[dict[str, Any]], first: dt.date, zone: str, truncated: bo
     if truncated or len(items) > len(shown):
         body.append(line("The list was cut: it shows the first "
                          f"{len(shown)} occurrences.", color="warning"))
-    return card(body, [execute("Add an event", "page-form"), execute("Month", "page-month"),
+    return card(body, [execute("New event (on the Event page)", "page-form", {"day": first.isoformat()}),
                        execute("Export (ICS)", "calendar-export")])
 
 
@@ -162,7 +168,7 @@ def form(event: Event | None, day: dt.date, zone: str) -> dict[str, Any]:
     actions = [execute("Save", "event-save", data, inputs=True, style="positive")]
     if event:
         actions.append(execute("Delete", "event-delete", {"id": event.id}, style="destructive"))
-    actions.append(execute("Back to the month", "page-month"))
+        actions.append(execute("New event instead", "page-form", {"day": day.isoformat()}))
     return card(body, actions)
 
 
@@ -174,4 +180,4 @@ def zone_page(zone: str, server: str) -> dict[str, Any]:
                  {"type": "Input.Text", "id": "zone", "label": "Zone (IANA name, e.g. Europe/Rome)",
                   "value": zone, "maxLength": 64, "isRequired": True}],
                 [execute("Set", "zone-set", inputs=True, style="positive"),
-                 execute("Export (ICS)", "calendar-export"), execute("Month", "page-month")])
+                 execute("Export (ICS)", "calendar-export")])

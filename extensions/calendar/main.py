@@ -10,6 +10,7 @@ form's fields as the page sends them.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -185,6 +186,7 @@ def event_save(args, ctx):
         answer = event_create(values, ctx)
     else:
         answer = event_update({"id": args["id"], **values}, ctx)
+    _view(ctx.db, "form", {}, save=True)  # the Event page offers a new one next
     answer["card"] = _agenda_card(ctx.db)
     return answer
 
@@ -200,10 +202,23 @@ def _agenda_card(db: Any) -> dict[str, Any]:
     return pages.agenda(found, first, shown_zone, cut)
 
 
+def _view(db: Any, key: str, value: Any = None, *, save: bool = False) -> Any:
+    """What a page shows, kept between its openings (a page reopens with its own
+    arguments after each action: a navigation action records where it went here)."""
+    if save:
+        db.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
+                   "SET value = excluded.value", [f"view.{key}", json.dumps(value)])
+        return value
+    rows = db.query("SELECT value FROM settings WHERE key = ?", [f"view.{key}"])
+    return json.loads(rows[0]["value"]) if rows else None
+
+
 def page_month(args, ctx):
     db = _db(ctx)
     today = events.today(db)
-    wanted = args.get("month") or today.strftime("%Y-%m")
+    if args.get("month"):
+        _view(db, "month", args["month"], save=True)
+    wanted = args.get("month") or _view(db, "month") or today.strftime("%Y-%m")
     try:
         first = parse_date(f"{wanted}-01", "month")
     except TimeProblem:
@@ -220,10 +235,19 @@ def page_agenda(args, ctx):
 
 
 def page_form(args, ctx):
+    """The form for the event ``id``, or a new one on ``day``; with neither, the one a
+    last action chose (the Event page opens with no arguments)."""
     db = _db(ctx)
-    event = events.get(db, args["id"]) if args.get("id") is not None else None
+    if "id" in args or "day" in args:
+        target = _view(db, "form", {"id": args.get("id"), "day": args.get("day")}, save=True)
+    else:
+        target = _view(db, "form") or {}
     try:
-        day = parse_date(args["day"], "day") if args.get("day") else events.today(db)
+        event = events.get(db, target["id"]) if target.get("id") is not None else None
+    except Refused:
+        event = None  # deleted since: a new one
+    try:
+        day = parse_date(target["day"], "day") if target.get("day") else events.today(db)
     except TimeProblem as exc:
         raise Refused(str(exc)) from None
     return {"card": pages.form(event, day, events.default_zone(db))}

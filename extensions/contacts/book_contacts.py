@@ -28,12 +28,18 @@ SCHEMA = (
         organisation TEXT NOT NULL DEFAULT '', phones TEXT NOT NULL DEFAULT '[]',
         emails TEXT NOT NULL DEFAULT '[]', birthday TEXT, address TEXT NOT NULL DEFAULT '',
         notes TEXT NOT NULL DEFAULT '', created TEXT NOT NULL, updated TEXT NOT NULL)""",
+    "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
 FIELDS = ("name", "organisation", "phones", "emails", "birthday", "address", "notes")
 
 _PHONE = re.compile(r"^[0-9+()./\- ]+$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 _BIRTHDAY = re.compile(r"^(?:(\d{4})|-)-(\d{2})-(\d{2})$")
+
+
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""The embeddings, overrides and isolates that reorder the text around them (they can make
+it read as other text): refused in every field."""
 
 
 class Refused(ValueError):
@@ -60,6 +66,9 @@ def text(value: Any, field: str, *, lines: bool = False, limit: str | None = Non
     if len(value) > most:
         raise Refused(f"{field} has {len(value)} characters; at most {most}")
     for char in value:
+        if char in BIDI_CONTROLS:
+            raise Refused(f"{field} holds the bidirectional control U+{ord(char):04X}, which can "
+                          "make text read as other text")
         if unicodedata.category(char) in ("Cc", "Cs") and not (lines and char in "\n\t"):
             raise Refused(f"{field} holds the control character U+{ord(char):04X}"
                           + ("" if lines else " (it is one line)"))

@@ -2,7 +2,9 @@
 draws): search, the list, one contact's detail, the form to add or change one.
 
 Each action names a tool of this add-on by its own name; the form's phones and emails
-are one per line, ``label: value``.
+are one per line, ``label: value``. A page opens again after each action with its own
+arguments: "Open" records the contact picked, which the search, list and detail pages
+show, and "Change" the one the form shows.
 """
 
 from __future__ import annotations
@@ -56,26 +58,7 @@ def _rows(contacts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def search_page(query: str, found: list[dict[str, Any]]) -> dict[str, Any]:
-    body = [heading("Search contacts"),
-            {"type": "Input.Text", "id": "query", "label": "Words or a number", "value": query,
-             "maxLength": 200, "placeholder": "name, email, phone, place…"}]
-    if query:
-        body.append(line(f"{len(found)} found for “{query}”." if found else f"Nothing found for “{query}”.",
-                         isSubtle=True))
-        body += _rows(found)
-    return card(body, [execute("Search", "page-search", inputs=True, style="positive"),
-                       execute("All contacts", "page-list"), execute("Add a contact", "page-form")])
-
-
-def list_page(contacts: list[dict[str, Any]]) -> dict[str, Any]:
-    body = [heading(f"Contacts ({len(contacts)})")]
-    body += _rows(contacts) if contacts else [line("No contacts yet.", isSubtle=True)]
-    return card(body, [execute("Add a contact", "page-form"), execute("Search", "page-search"),
-                       execute("Export (vCard)", "contacts-export")])
-
-
-def detail_page(contact: dict[str, Any]) -> dict[str, Any]:
+def _detail_body(contact: dict[str, Any]) -> list[dict[str, Any]]:
     facts = []
     if contact["organisation"]:
         facts.append({"title": "Organisation", "value": contact["organisation"]})
@@ -87,14 +70,45 @@ def detail_page(contact: dict[str, Any]) -> dict[str, Any]:
         facts.append({"title": "Birthday", "value": contact["birthday"]})
     if contact["address"]:
         facts.append({"title": "Address", "value": contact["address"]})
-    body = [heading(contact["name"])]
+    body: list[dict[str, Any]] = [line(contact["name"], size="medium", weight="bolder")]
     if facts:
         body.append({"type": "FactSet", "facts": facts})
     if contact["notes"]:
         body.append(line(contact["notes"]))
-    return card(body, [execute("Change", "page-form", {"id": contact["id"]}),
-                       execute("Delete", "contact-delete", {"id": contact["id"]}, style="destructive"),
-                       execute("All contacts", "page-list")])
+    body.append({"type": "ActionSet", "actions": [
+        execute("Change (on the Form page)", "page-form", {"id": contact["id"]}),
+        execute("Delete", "contact-delete", {"id": contact["id"]}, style="destructive")]})
+    return [{"type": "Container", "style": "emphasis", "items": body}]
+
+
+def search_page(query: str, found: list[dict[str, Any]], picked: dict[str, Any] | None) -> dict[str, Any]:
+    body = [heading("Search contacts"),
+            {"type": "Input.Text", "id": "query", "label": "Words or a number", "value": query,
+             "maxLength": 200, "placeholder": "name, email, phone, place…"}]
+    if picked is not None:
+        body += _detail_body(picked)
+    if query:
+        body.append(line(f"{len(found)} found for “{query}”." if found else f"Nothing found for “{query}”.",
+                         isSubtle=True))
+        body += _rows(found)
+    return card(body, [execute("Search", "page-search", inputs=True, style="positive"),
+                       execute("New contact (on the Form page)", "page-form", {"id": None})])
+
+
+def list_page(contacts: list[dict[str, Any]], picked: dict[str, Any] | None) -> dict[str, Any]:
+    body = [heading(f"Contacts ({len(contacts)})")]
+    if picked is not None:
+        body += _detail_body(picked)
+    body += _rows(contacts) if contacts else [line("No contacts yet.", isSubtle=True)]
+    return card(body, [execute("New contact (on the Form page)", "page-form", {"id": None}),
+                       execute("Export (vCard)", "contacts-export")])
+
+
+def detail_page(contact: dict[str, Any] | None) -> dict[str, Any]:
+    if contact is None:
+        return card([heading("Contact"), line("Pick a contact on the Search or List page (Open).",
+                                              isSubtle=True)])
+    return card([heading(contact["name"]), *_detail_body(contact)[0]["items"][1:]])
 
 
 def _lines(items: list[dict[str, str]], key: str) -> str:
@@ -123,5 +137,7 @@ def form_page(contact: dict[str, Any] | None) -> dict[str, Any]:
          "maxLength": LIMITS["notes"], "value": value("notes")},
     ]
     data = {"id": contact["id"]} if contact else {}
-    return card(body, [execute("Save", "contact-save", data, inputs=True, style="positive"),
-                       execute("All contacts", "page-list")])
+    actions = [execute("Save", "contact-save", data, inputs=True, style="positive")]
+    if contact:
+        actions.append(execute("New contact instead", "page-form", {"id": None}))
+    return card(body, actions)

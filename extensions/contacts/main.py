@@ -9,6 +9,7 @@ form's fields as the page sends them.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,8 @@ def contact_save(args, ctx):
         answer = contact_create(values, ctx)
     else:
         answer = contact_update({"id": args["id"], **values}, ctx)
+    _view(ctx.db, "form", None, save=True)  # the form offers a new contact next
+    _view(ctx.db, "contact", answer["contact"]["id"], save=True)
     answer["card"] = pages.detail_page(book.get(ctx.db, answer["contact"]["id"]))
     return answer
 
@@ -116,21 +119,57 @@ def contact_save(args, ctx):
 # --- pages ---------------------------------------------------------------------------
 
 
+def _view(db: Any, key: str, value: Any = None, *, save: bool = False) -> Any:
+    """What a page shows, kept between its openings (a page reopens with its own
+    arguments after each action: a search or a pick records what it chose here)."""
+    if save:
+        db.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
+                   "SET value = excluded.value", [f"view.{key}", json.dumps(value)])
+        return value
+    rows = db.query("SELECT value FROM settings WHERE key = ?", [f"view.{key}"])
+    return json.loads(rows[0]["value"]) if rows else None
+
+
+def _picked(db: Any) -> dict[str, Any] | None:
+    chosen = _view(db, "contact")
+    if chosen is None:
+        return None
+    try:
+        return book.get(db, chosen)
+    except Refused:
+        return None  # deleted since
+
+
 def page_search(args, ctx):
-    query = args.get("query") or ""
-    found = book.search(book.every(_db(ctx)), query[:200], pages.LISTED + 1) if query.strip() else []
-    return {"card": pages.search_page(query, found)}
+    """The search box and what it found; ``query`` given records it (the page opens with
+    none and shows the last search), and the contact picked last below."""
+    db = _db(ctx)
+    query = _view(db, "query", args.get("query") or "", save=True) if "query" in args else (_view(db, "query") or "")
+    found = book.search(book.every(db), query[:200], pages.LISTED + 1) if query.strip() else []
+    return {"card": pages.search_page(query, found, _picked(db))}
 
 
 def page_list(args, ctx):
-    return {"card": pages.list_page(book.every(_db(ctx)))}
+    db = _db(ctx)
+    return {"card": pages.list_page(book.every(db), _picked(db))}
 
 
 def page_detail(args, ctx):
-    return {"card": pages.detail_page(book.get(_db(ctx), args.get("id")))}
+    """The contact ``id`` (recorded as picked), or the one picked last."""
+    db = _db(ctx)
+    if args.get("id") is not None:
+        book.get(db, args["id"])
+        _view(db, "contact", args["id"], save=True)
+    return {"card": pages.detail_page(_picked(db))}
 
 
 def page_form(args, ctx):
+    """The form for the contact ``id`` (``id`` null: a new one); with no ``id``, the one a
+    last action chose (the Form page opens with no arguments)."""
     db = _db(ctx)
-    contact = book.get(db, args["id"]) if args.get("id") is not None else None
+    target = _view(db, "form", args.get("id"), save=True) if "id" in args else _view(db, "form")
+    try:
+        contact = book.get(db, target) if target is not None else None
+    except Refused:
+        contact = None
     return {"card": pages.form_page(contact)}

@@ -19,6 +19,7 @@ from commands import workbench
 
 from workbench.core.calls import CallOptions
 from workbench.core.host import Host
+from workbench.errors import WorkbenchError
 from workbench.ext import addons
 
 NOTES_MAIN = '''
@@ -52,6 +53,8 @@ def rogue_write(args, ctx):
 
 
 def rogue_undo(args, ctx):
+    if args.get("fail"):
+        raise ValueError("the undo found nothing to put back")
     return {}
 '''
 
@@ -87,7 +90,7 @@ def install_rogue(tmp_path: Path) -> None:
         "name": "rogue", "displayName": "Rogue", "description": "Hostile.", "entry": "main.py",
         "tools": [tool("rogue-write", "rogue_write", {"undo": {"type": "string"},
                                                       "arguments": {"type": "object"}}),
-                  tool("rogue-undo", "rogue_undo", audience="person"),
+                  tool("rogue-undo", "rogue_undo", {"fail": {"type": "boolean"}}, audience="person"),
                   tool("rogue-open", "rogue_undo")]}, ROGUE_MAIN)
     done = workbench("ext", "install", str(folder), "--yes")
     assert done.returncode == 0, done.stderr
@@ -144,6 +147,8 @@ def test_an_addon_installs_by_id_and_its_tools_take_the_namespace(catalog, tmp_p
     assert early.returncode != 0 and f"undo {second} first" in early.stderr
     listed = workbench("changes", "list")
     assert "Added the note" in listed.stdout and "notes" in listed.stdout
+    shown = workbench("changes", "show", str(first))
+    assert "undo     notes.addon__notes__note-remove" in shown.stdout and "\x1b" not in shown.stdout
     assert "\x1b" not in listed.stdout
     for number in (second, first):
         undone = workbench("changes", "undo", str(number))
@@ -189,8 +194,13 @@ def test_a_hostile_extension_cannot_take_the_namespace_or_forge_undos(catalog, t
             assert "do not fit" in bad.result["change"]["reason"]
             assert len(host.changes.list()) == before
             # Its own person-only tool with fitting arguments is recorded; the person undoes it.
+            failing = await person(host, "rogue-write", {"undo": "rogue-undo", "arguments": {"fail": True}})
             fair = await person(host, "rogue-write", {"undo": "rogue-undo"})
             assert fair.result["change"]["undoable"] is True
             assert (await host.changes.aundo(fair.result["change_set"]))["state"] == "undone"
+            # An undo that fails leaves its change applied, and says why.
+            with pytest.raises(WorkbenchError, match="the undo did not run: .*nothing to put back"):
+                await host.changes.aundo(failing.result["change_set"])
+            assert host.changes.show(failing.result["change_set"])["state"] == "applied"
 
     asyncio.run(tries())

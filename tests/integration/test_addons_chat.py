@@ -99,11 +99,18 @@ def test_a_chat_reads_and_changes_the_calendar_and_the_book_and_the_person_undoe
                 result = await host.chats.send_prompt(prompt, session_id=session)
                 assert result.status == "done", result
             results = tool_results(host, session)
-            # The pages show what the chat changed.
-            agenda = await person(host, f"{CAL}page-agenda")
-            found = await person(host, f"{BOOK}page-search", {"query": "anna"})
-            texts = json.dumps(agenda["card"], ensure_ascii=False) + json.dumps(found["card"])
-            assert "Dinner with Sam" in texts and "Anna" in texts
+            # The pages show what the chat changed, opened and acted on as the person does.
+            agenda = await host.pages.open("calendar", "agenda")
+            assert "Dinner with Sam" in json.dumps(agenda.document, ensure_ascii=False)
+            searched = await host.pages.act_on_card("contacts", "search", "page-search", {"query": "anna"})
+            assert searched.outcome.ok and "anna@example.org" in json.dumps(searched.reopened.document)
+            month = await host.pages.act_on_card("calendar", "month", "event-save",
+                                                 {"title": "Lunch", "date": thursday, "time": "13:00"})
+            assert month.outcome.ok, month.outcome.error
+            assert "13:00 Lunch" in json.dumps(month.reopened.document, ensure_ascii=False) or thursday[:7] != (
+                dt.datetime.now(rome).strftime("%Y-%m"))
+            # The page's write is a change too, undone by the person at once.
+            await host.changes.aundo(month.outcome.result["change_set"])
             return session, results
 
     session, results = asyncio.run(chat())

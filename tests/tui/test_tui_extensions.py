@@ -379,7 +379,8 @@ class TestMarketplace:
             await pilot.press("2")
             await pilot.press("enter")  # no words: every extension
             results = screen.query_one(PackageList)
-            await until(pilot, lambda: len(results.results) == 2)
+            # (Before the search, the list holds the add-ons shipped with workbench.)
+            await until(pilot, lambda: [r.name for r in results.results] == [FOO, "wb-bar"])
             assert [(r.name, r.version, r.description) for r in results.results] == [
                 (FOO, "1.2.0", "Foo things."), ("wb-bar", "0.1.0", "Bar things.")]
             assert screen.focused is results
@@ -393,6 +394,22 @@ class TestMarketplace:
             assert screen.active_tab == "installed"
             assert screen.selected is not None and screen.selected.name == FOO
             assert f"/{FOO}/-/{FOO}-1.2.0.tgz" in registry.requests
+
+    async def test_the_shipped_addons_are_listed_and_install_by_id(self, make_app, until, home) -> None:
+        app = make_app([])
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_screen(pilot, until)
+            await pilot.press("2")
+            results = screen.query_one(PackageList)
+            await until(pilot, lambda: [r.name for r in results.results] == ["calendar", "contacts"])
+            assert "add-ons shipped with workbench" in str(screen.query_one("#market-message").content)
+            screen.set_focus(results)
+            await pilot.press("enter")
+            shown = await review(pilot, until)
+            assert "from addon:calendar" in text_of(shown.query_one(PlanView))
+            await pilot.press("a")
+            await settle(pilot, until, screen)
+            await until(pilot, lambda: "calendar" in listed(screen))
 
     async def test_words_narrow_the_search(self, make_app, until, registry, home) -> None:
         registry.search_results = {"loca-extension": [

@@ -328,10 +328,10 @@ class Switches:
 
     def switchable(self) -> list[Tool]:
         """Every tool a chat can switch: those that run here, without the host tools
-        offered only when a turn needs them."""
+        offered only when a turn needs them and the person-only ones (never a chat's)."""
         self.loading.ensure()
         return [t for t in self.registry.all_tools()
-                if self.registry.runs_here(t) and not is_on_demand(t)]
+                if self.registry.runs_here(t) and not is_on_demand(t) and not t.person_only]
 
     def tool_rows(self, session_id: str | None, extension: str | None = None) -> list[ToolRow]:
         """The tools a chat can switch (of ``extension`` only, when given), each with its

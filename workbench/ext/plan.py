@@ -69,10 +69,25 @@ class ToolSummary:
     name: str
     description: str
     permissions: tuple[PermissionItem, ...]
+    notes: tuple[str, ...] = ()
+    """What else a person should know of it: run by the person only, an action tool."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description,
-                "permissions": [item.to_json() for item in self.permissions]}
+        data: dict[str, Any] = {"name": self.name, "description": self.description,
+                                "permissions": [item.to_json() for item in self.permissions]}
+        if self.notes:
+            data["notes"] = list(self.notes)
+        return data
+
+
+PERSON_ONLY_NOTE = "run by you only: never offered to a model, refused if one names it"
+ACTION_NOTE = ("changes what it keeps for you: at once in a chat; an unattended run "
+               "(headless, a schedule) needs the act grant")
+
+
+def _tool_notes(tool: Any) -> tuple[str, ...]:
+    return ((PERSON_ONLY_NOTE,) if tool.audience == "person" else ()) + (
+        (ACTION_NOTE,) if tool.action else ())
 
 
 @dataclass(frozen=True)
@@ -196,6 +211,7 @@ class InstallPlan:
             lines.append("Tools:")
             for tool in self.tools:
                 lines.append(f"  {tool.name} — {tool.description}")
+                lines += [f"    {note}" for note in tool.notes]
                 if not tool.permissions:
                     lines.append("    needs no permissions")
                 for item in tool.permissions:
@@ -287,7 +303,8 @@ def build_plan(action: PlanAction, *, manifest: Manifest, folder: Path, source: 
     hooks = hooks or tuple(f"{event} → {function}" for event, function in manifest.hooks.items())
     consent = consent_of(manifest, version=version, hooks=hooks)
     tools = tuple(ToolSummary(tool.name, tool.description,
-                              permission_items(consent["tools"].get(tool.name, {})))
+                              permission_items(consent["tools"].get(tool.name, {})),
+                              _tool_notes(tool))
                   for tool in manifest.tools)
     providers = tuple(
         ToolSummary(label, PROVIDER_ROLES[provider.type],

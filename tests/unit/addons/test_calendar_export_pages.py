@@ -50,6 +50,12 @@ def test_the_export_parses_back_with_zones_repeats_skips_and_escapes(tmp_path):
     assert str(first["DTSTART"].dt.tzinfo) == "Europe/Rome"
     assert str(first["LOCATION"]) == "Trattoria, Rome" and str(first["DESCRIPTION"]) == "line one\nline two"
     assert str(first["UID"]) == dinner.uid
+    # Each zone named has its VTIMEZONE, which the parser turns into the same offsets.
+    zones = {str(tz["TZID"]): tz.to_tz() for tz in parsed.walk("VTIMEZONE")}
+    assert set(zones) == {"America/New_York", "Europe/Rome"}
+    for when, offset in ((dt.datetime(2026, 12, 4, 20), 1), (dt.datetime(2026, 7, 1, 12), 2),
+                         (dt.datetime(2026, 3, 29, 3, 30), 2), (dt.datetime(2026, 10, 25, 1, 30), 2)):
+        assert zones["Europe/Rome"].utcoffset(when) == dt.timedelta(hours=offset), when
     holiday = found["Holiday"]
     assert holiday["DTSTART"].dt == dt.date(2026, 8, 10) and holiday["DTEND"].dt == dt.date(2026, 8, 15)
 
@@ -80,6 +86,9 @@ def test_every_page_is_a_card_of_the_subset(tmp_path):
     cards = [calendar_tools.page_month({}, ctx), calendar_tools.page_month({"month": "2026-12"}, ctx),
              calendar_tools.page_agenda({}, ctx), calendar_tools.page_form({}, ctx),
              calendar_tools.page_form({"id": event_id}, ctx), calendar_tools.page_zone({}, ctx)]
+    # A page opens again with its own arguments: the month and the event chosen are kept.
+    assert "December 2026" in json.dumps(calendar_tools.page_month({}, ctx)["card"])
+    assert "Change “Dinner <b>”" in json.dumps(calendar_tools.page_form({}, ctx)["card"], ensure_ascii=False)
     verbs = set()
     for answer in cards:
         parsed = parse_card(answer["card"], where="calendar page")

@@ -131,9 +131,14 @@ def test_every_page_is_a_card_of_the_subset_and_the_form_saves(ctx):
     made = contacts_tools.contact_create({"name": "Marco", "phones": [{"label": "mobile", "number": "333"}]}, ctx)
     contact_id = made["contact"]["id"]
     declared = {t["name"] for t in json.loads((addon_path("contacts") / "loca.json").read_text())["tools"]}
-    answers = [contacts_tools.page_search({"query": "marco"}, ctx), contacts_tools.page_search({}, ctx),
-               contacts_tools.page_list({}, ctx), contacts_tools.page_detail({"id": contact_id}, ctx),
+    answers = [contacts_tools.page_detail({}, ctx), contacts_tools.page_search({"query": "marco"}, ctx),
+               contacts_tools.page_search({}, ctx), contacts_tools.page_list({}, ctx),
+               contacts_tools.page_detail({"id": contact_id}, ctx), contacts_tools.page_list({}, ctx),
                contacts_tools.page_form({}, ctx), contacts_tools.page_form({"id": contact_id}, ctx)]
+    # A page opens again with its own arguments: the last search and the pick are kept.
+    assert "Marco" in json.dumps(contacts_tools.page_search({}, ctx)["card"])
+    assert "Change Marco" in json.dumps(contacts_tools.page_form({}, ctx)["card"])
+    assert "333" in json.dumps(contacts_tools.page_detail({}, ctx)["card"])
     verbs = set()
     for answer in answers:
         verbs |= card_verbs(parse_card(answer["card"], where="contacts page"))
@@ -146,3 +151,4 @@ def test_every_page_is_a_card_of_the_subset_and_the_form_saves(ctx):
     assert saved["contact"]["emails"] == [{"label": "", "address": "m@r.example"}]
     assert saved["change"]["undo"]["arguments"]["before"]["name"] == "Marco"
     parse_card(saved["card"])
+    assert "New contact" in json.dumps(contacts_tools.page_form({}, ctx)["card"])
