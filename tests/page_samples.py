@@ -34,6 +34,8 @@ def board(args, ctx):
     body += [{"type": "Input.Text", "id": "title", "label": "New item", "isRequired": True, "maxLength": 40},
              {"type": "Input.Toggle", "id": "done", "title": "Done already"}]
     return _card(body, [{"type": "Action.Execute", "title": "Add", "verb": "item-add"},
+                        {"type": "Action.Execute", "title": "Add urgent", "verb": "item-add",
+                         "data": {"title": "Urgent"}, "associatedInputs": "none"},
                         {"type": "Action.Execute", "title": "Clear", "verb": "item-clear",
                          "associatedInputs": "none", "style": "destructive"}])
 

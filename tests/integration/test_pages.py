@@ -32,27 +32,34 @@ def test_a_page_opens_and_its_action_runs_as_the_person(tmp_path: Path) -> None:
     opened = workbench("ext", "page", "planner", "main")
     assert opened.returncode == 0, opened.stderr
     assert opened.stdout.splitlines()[:2] == ["To do", "Items: 0"]
-    assert "[Add] (item-add)  [Clear] (item-clear)" in opened.stdout
+    assert "[Add] (item-add)  [Add urgent] (item-add)  [Clear] (item-clear)" in opened.stdout
 
+    # Two actions share a verb with different data: the person names one by its title.
+    ambiguous = workbench("ext", "page", "planner", "main", "--action", "item-add")
+    assert ambiguous.returncode == 1
+    assert "2 actions 'item-add', each with its own data: name one by its title ('Add', 'Add urgent')" \
+        in ambiguous.stderr
     # A required input left empty is named, and nothing runs.
-    missing = workbench("ext", "page", "planner", "main", "--action", "item-add")
+    missing = workbench("ext", "page", "planner", "main", "--action", "Add")
     assert missing.returncode == 1 and "title: New item is required" in missing.stderr
-    added = workbench("ext", "page", "planner", "main", "--action", "item-add",
+    added = workbench("ext", "page", "planner", "main", "--action", "Add",
                       "--data", '{"title": "Buy milk", "done": true}')
     assert added.returncode == 0, added.stderr
     assert '"added": "Buy milk"' in added.stdout
     assert "Buy milk | yes" in added.stdout and "Items: 1" in added.stdout
     # The tool's own schema still holds: the gateway checks the merged data.
-    too_long = workbench("ext", "page", "planner", "main", "--action", "item-add", "--data",
+    too_long = workbench("ext", "page", "planner", "main", "--action", "Add", "--data",
                          json.dumps({"title": "x" * 41}))
     assert too_long.returncode == 1 and "at most 40 characters" in too_long.stderr
+    urgent = workbench("ext", "page", "planner", "main", "--action", "Add urgent")
+    assert urgent.returncode == 0 and "Urgent   | no" in urgent.stdout and "Items: 2" in urgent.stdout
     as_json = json.loads(workbench("ext", "page", "planner", "main", "--json").stdout)
     assert as_json["page"]["id"] == "main" and as_json["card"]["type"] == "AdaptiveCard"
     # A person-only tool of the page's own extension is the person's to run.
     cleared = workbench("ext", "page", "planner", "main", "--action", "item-clear", "--json")
     assert cleared.returncode == 0, cleared.stderr
     outcome = json.loads(cleared.stdout)
-    assert outcome["ok"] and outcome["result"] == {"cleared": 1} and outcome["verb"] == "item-clear"
+    assert outcome["ok"] and outcome["result"] == {"cleared": 2} and outcome["verb"] == "item-clear"
     no_action = workbench("ext", "page", "planner", "main", "--action", "item-remove")
     assert no_action.returncode == 1 and "offers no action 'item-remove'" in no_action.stderr
 

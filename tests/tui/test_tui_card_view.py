@@ -83,7 +83,12 @@ async def test_hostile_card_text_is_drawn_as_its_characters_never_as_sequences_o
         {"type": "TextBlock", "text": hostile, "wrap": True},
         {"type": "FactSet", "facts": [{"title": hostile, "value": hostile}]},
         {"type": "Input.Text", "id": "a", "label": hostile, "placeholder": hostile},
-        {"type": "Input.ChoiceSet", "id": "b", "label": "pick", "choices": [{"title": hostile, "value": "x"}]},
+        {"type": "Input.ChoiceSet", "id": "b", "label": "pick", "placeholder": "[/] [bold " + hostile,
+         "choices": [{"title": hostile, "value": "x"}]},
+        {"type": "Input.ChoiceSet", "id": "c", "label": "[/]", "isMultiSelect": True,
+         "choices": [{"title": "[/]", "value": "y"}]},
+        {"type": "Table", "columns": [{}], "rows": [{"type": "TableRow", "cells": [
+            {"type": "TableCell", "items": [{"type": "TextBlock", "text": hostile}]}]}]},
     ], "actions": [{"type": "Action.Execute", "title": hostile, "verb": "go"}]}
     view = CardView(parse_card(document))
     app = Harness(view)
@@ -93,6 +98,8 @@ async def test_hostile_card_text_is_drawn_as_its_characters_never_as_sequences_o
         assert "\x1b" not in shown and "\u202e" not in shown and "\x07" not in shown
         # Markup in a card is text: the tags are shown, and none of them was acted on.
         assert "[b]" in shown and "[@click=app.quit]q[/]" in shown
+        # The choice set's prompt (which Select reads as markup) is the card's text too.
+        assert shown.count("[@click=app.quit]q[/]") >= 4 and "[/] [bold" in shown
         # What Textual would write to the terminal holds no sequence of the card's.
         written = terminal_update(app).render_segments(app.console)
         assert "\x1b]52" not in written and "\x1b[2J" not in written and "\u202e" not in written

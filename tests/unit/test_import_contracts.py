@@ -83,6 +83,11 @@ def test_the_copy_as_it_is_keeps_every_contract(tmp_path: Path) -> None:
      "Bundles import the shell's worker"),
     ("workbench/cli/probe.py", "import workbench.bundles.service\n",
      "The faces reach the services and the foundations only through the core"),
+    # Card documents are data the faces draw: no widget library, nothing above the leaves.
+    ("workbench/cards/probe.py", "import textual.widgets\n",
+     "Nothing below the front-ends imports textual"),
+    ("workbench/cards/probe.py", "import workbench.manifest.models\n",
+     "Layers: front-ends over core"),
 ])
 def test_an_import_the_docstring_does_not_allow_breaks_its_contract(
         tmp_path: Path, where: str, source: str, contract: str) -> None:

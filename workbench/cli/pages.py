@@ -45,7 +45,8 @@ def page_command(
     extension: str = typer.Argument(..., metavar="EXT", help="The extension."),
     page: str = typer.Argument(..., metavar="PAGE", help="The page's id."),
     action: str | None = typer.Option(None, "--action", metavar="VERB",
-                                      help="Run the card's Action.Execute with this verb."),
+                                      help="Run the card's Action.Execute with this verb (or "
+                                      "this title, where several share a verb)."),
     data: str = typer.Option("{}", "--data", metavar="JSON",
                              help="With --action: the inputs' values by input id (other keys are "
                              "added to the action's data), as a JSON object."),

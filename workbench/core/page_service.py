@@ -197,9 +197,10 @@ class PageService:
     async def act_on_card(self, extension: str, page_id: str, verb: str,
                           values: dict[str, Any] | None = None, *,
                           prompt: bool = False) -> PageActionOutcome:
-        """Run the page's own ``Action.Execute`` whose verb is ``verb`` as a person would
-        press it (``workbench ext page --action``): the page is opened, the action
-        found on its card, its inputs' values taken from ``values`` (by input id; an input
+        """Run the page's own ``Action.Execute`` named ``verb`` as a person would press it
+        (``workbench ext page --action``): the page is opened, the action found on its
+        card (by its title, else by its verb; several of one verb with different data
+        are told apart by their titles), its inputs' values taken from ``values`` (by input id; an input
         not named keeps the card's value) and checked as the card declares them, and
         the action's data sent with them; keys of ``values`` that name no input are
         added to the data as they are.
@@ -213,11 +214,17 @@ class PageService:
         _check_data(values, opened.page)
         card = opened.card
         offered = [action for action in card.all_actions() if isinstance(action, ExecuteAction)]
-        action = next((item for item in offered if item.verb == verb), None)
-        if action is None:
+        chosen = [item for item in offered if item.title == verb] or [
+            item for item in offered if item.verb == verb]
+        if not chosen:
             listed = ", ".join(sorted({item.verb for item in offered})) or "none"
             raise PageError(f"the page offers no action {verb!r} (its actions: {listed})",
                             where=f"page {opened.page.key}")
+        if len(chosen) > 1 and any(item.data != chosen[0].data for item in chosen):
+            titles = ", ".join(repr(item.title) for item in chosen)
+            raise PageError(f"the page has {len(chosen)} actions {verb!r}, each with its own data: "
+                            f"name one by its title ({titles})", where=f"page {opened.page.key}")
+        action = chosen[0]
         if not action.is_enabled:
             raise PageError(f"the page's action {verb!r} is disabled", where=f"page {opened.page.key}")
         ids = {item.id for item in card.inputs()}
@@ -228,7 +235,7 @@ class PageService:
                             where=f"page {opened.page.key}")
         data = action_data(action, checked)
         data.update({key: value for key, value in values.items() if key not in ids})
-        return await self.act(extension, page_id, verb, data, prompt=prompt)
+        return await self.act(extension, page_id, action.verb, data, prompt=prompt)
 
 
 def _row(found: InstalledExtension, page: Page) -> PageRow:

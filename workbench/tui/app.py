@@ -79,6 +79,8 @@ PLACES: dict[str, Place] = {
     "extensions": Place("Extensions", "Install, update, remove and trust extensions; the "
                         "marketplace; their status"),
     "mcp": Place("MCP servers", "The MCP servers with their state and tools"),
+    "pages": Place("Pages", "Extensions' pages: cards their own tools serve, with forms and "
+                   "actions"),
     "tasks": Place("Tasks", "Scheduled prompts: next times, runs and failures; pause, run, "
                    "edit, delete"),
     "settings": Place("Settings", "The global and project config, and trusting the project's"),
@@ -135,6 +137,7 @@ class WorkbenchApp(App):
         Binding("f2", "open('tasks')", "Tasks", show=False, priority=True),
         Binding("f3", "open('mcp')", "MCP servers", show=False, priority=True),
         Binding("f4", "open('settings')", "Settings", show=False, priority=True),
+        Binding("f5", "open('pages')", "Pages", show=False, priority=True),
         Binding("f1", "open('help')", "Help", show=False, priority=True),
         Binding("question_mark", "open('help')", "Help", show=False),
     ]
@@ -391,6 +394,10 @@ class WorkbenchApp(App):
             from workbench.tui.screens.settings import SettingsScreen
 
             return SettingsScreen(self.host)
+        if name == "pages":
+            from workbench.tui.screens.pages import PagesScreen
+
+            return PagesScreen(self.host)
         raise ValueError(f"no screen named {name!r}")
 
     def describe_action(self, action: str) -> str:

@@ -97,6 +97,7 @@ class ExtensionsScreen(ChangesInThread, Screen):
         Binding("u", "update", "Update"),
         Binding("r", "remove", "Remove"),
         Binding("t", "trust", "Trust"),
+        Binding("p", "pages", "Pages", show=False),
         Binding("1", "show_tab('installed')", "Installed", show=False),
         Binding("2", "show_tab('marketplace')", "Marketplace", show=False),
         Binding("3", "show_tab('status')", "Status", show=False),
@@ -284,6 +285,13 @@ class ExtensionsScreen(ChangesInThread, Screen):
     def action_close(self) -> None:
         """Back to the chat."""
         self.app.pop_screen()
+
+    def action_pages(self) -> None:
+        """The pages of the selected extension (and every other's)."""
+        from workbench.tui.screens.pages import PagesScreen
+
+        selected = self.selected
+        self.app.push_screen(PagesScreen(self.host, selected.name if selected is not None else None))
 
     # --- installing, updating, trusting: a plan, a review, then the change -------------
 

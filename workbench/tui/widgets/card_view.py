@@ -24,6 +24,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.markup import escape
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, DataTable, Input, Select, SelectionList, Static, Switch, TextArea
@@ -60,8 +61,13 @@ def safe(text: str) -> Content:
     return Content(strip(text))
 
 
+def one_line_text(text: str) -> str:
+    """Card text on one line, safe for a terminal."""
+    return " ".join(strip(text).split())
+
+
 def one_line(text: str) -> Content:
-    return Content(" ".join(strip(text).split()))
+    return Content(one_line_text(text))
 
 
 class CardView(Vertical):
@@ -216,7 +222,8 @@ class CardView(Vertical):
                 widget = SelectionList[str](*[(title, value, value in chosen) for title, value in options],
                                             id=key, classes="card--input")
             else:
-                widget = Select[str](options, prompt=strip(item.placeholder) or "Choose…",
+                # Select draws its prompt as Textual markup: the card's text is escaped.
+                widget = Select[str](options, prompt=escape(one_line_text(item.placeholder)) or "Choose…",
                                      value=item.value if item.value else Select.NULL,
                                      allow_blank=True, id=key, classes="card--input")
         elif isinstance(item, TextInput) and item.is_multiline:
