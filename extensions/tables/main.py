@@ -144,8 +144,8 @@ SELECTIONS = "selections.json"
 def _reported(receipt: dict[str, Any], resource_id: str) -> dict[str, Any]:
     """The ``change`` the host records in the one change list, undone by the person
     through ``changes-undo`` (only while the change set can be undone)."""
-    if not receipt.get("undoable") or not receipt.get("changeId"):
-        return {}
+    if not receipt.get("undoable") or not receipt.get("changeId") or receipt.get("replayed"):
+        return {}  # a replayed receipt is a change already in the list
     return {"change": {"summary": f"Tables: {receipt['summary']}",
                        "undo": {"tool": UNDO_TOOL, "arguments": {"resourceId": resource_id,
                                                                  "changeId": receipt["changeId"]}}}}

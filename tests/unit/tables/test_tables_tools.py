@@ -104,3 +104,13 @@ def test_a_chats_selected_database_is_the_persons_choice(made):
         main.rows_query({"table": "T"}, in_chat("s1"))
     main.databases_select({"sessionId": "s1", "resourceId": None}, ctx(folder, "person"))
     assert main.rows_query({"table": "T"}, in_chat("s1"))["kind"] == "select_resource"
+
+
+def test_a_replayed_creation_is_not_a_second_change(tmp_path):
+    person = ctx(tmp_path, "chat")
+    first = main.databases_create({"name": "Home", "resourceId": "home"}, person)
+    again = main.databases_create({"name": "Home", "resourceId": "home"}, person)
+    assert "change" in first and "change" not in again
+    assert again["applied"]["changeId"] == first["applied"]["changeId"]
+    with pytest.raises(main.TablesToolError, match="conflict"):
+        main.databases_create({"name": "Other", "resourceId": "home"}, person)
