@@ -179,9 +179,8 @@ def _change(action: str, args: Any, ctx: Any) -> dict[str, Any]:
             "revision": receipt["revision"], "undoable": receipt["undoable"], "changeId": receipt["changeId"],
             "undo": receipt["undo"], "reason": receipt["reason"]}, "note": APPLIED_NOTE,
             **_reported(receipt, resource_id)}
-    if revision is not None:
-        _run(lambda: tables.preview(resource_id, action, args, revision))
-    made = _run(lambda: tables.propose(resource_id, action, args, consumer=consumer or "unknown"))
+    made = _run(lambda: tables.propose(resource_id, action, args, consumer=consumer or "unknown",
+                                       revision=revision))
     preview = made["preview"]
     return {"kind": "proposal", "proposal": {
         "proposalId": made["proposalId"], "addonId": "tables", "resourceId": resource_id, "action": action,

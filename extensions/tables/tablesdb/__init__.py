@@ -139,9 +139,10 @@ class Tables:
                                  revision=revision, now=now, **hooks)
 
     def propose(self, resource_id: str, action: str, args: dict[str, Any], *, consumer: str,
-                now: float | None = None) -> dict[str, Any]:
+                revision: dict[str, int] | None = None, now: float | None = None) -> dict[str, Any]:
         with self.folder.connect(resource_id) as conn:
-            return changes.propose(conn, self._action(action), args, consumer=consumer, now=now) | {
+            return changes.propose(conn, self._action(action), args, consumer=consumer, revision=revision,
+                                   now=now) | {
                 "resourceId": resource_id, "name": catalog.meta(conn, "name")}
 
     def proposal(self, resource_id: str, proposal_id: Any, *, now: float | None = None) -> dict[str, Any]:

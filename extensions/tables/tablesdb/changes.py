@@ -272,13 +272,14 @@ def change_list(conn: sqlite3.Connection, resource_id: str, *, now: float | None
 
 
 def propose(conn: sqlite3.Connection, action: str, args: dict[str, Any], *, consumer: str,
-            now: float | None = None) -> dict[str, Any]:
+            revision: dict[str, int] | None = None, now: float | None = None) -> dict[str, Any]:
     """Preview ``action`` and store it as a proposal waiting for the person, in one
-    transaction (the preview's changes rolled back to a savepoint)."""
+    transaction (the preview's changes rolled back to a savepoint); ``stale`` when
+    ``revision`` is given and the database moved past it."""
     now = time.time() if now is None else now
     _begin(conn)
     try:
-        current = catalog.revision(conn)
+        current = _check_revision(conn, revision)
         conn.execute("SAVEPOINT preview")
         try:
             effect = OPERATIONS[action](conn, args)

@@ -214,6 +214,9 @@ def test_proposals_wait_apply_once_and_go_stale(tables, db):
     assert item["state"] == "expired"
     refused("invalid", tables.confirm, db, late["proposalId"], item["digest"], now=late["expiresAt"] + 1)
     assert rows(tables, db) == [(2, "b")]
+    # A proposal made against a revision the database moved past is stale at once.
+    refused("stale", tables.propose, db, "rows-delete", {"table": "People", "ids": [2]}, consumer="mcp",
+            revision={"schema": 0, "data": 0})
     # A proposal the database would refuse is refused at once and nothing waits.
     refused("invalid", tables.propose, db, "rows-delete", {"table": "People", "ids": [7]}, consumer="mcp")
 
