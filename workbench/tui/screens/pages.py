@@ -167,8 +167,8 @@ class PagesScreen(Screen):
         self.say("")
 
     async def _draw(self, opened: OpenedPage) -> None:
-        self.opened = opened
         await self._replace(CardView(opened.card, id="pages-card-view"))
+        self.opened = opened  # once its card is the one drawn
 
     async def _replace(self, widget: Static | CardView) -> None:
         found = self.query("#pages-card")
