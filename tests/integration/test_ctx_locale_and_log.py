@@ -72,7 +72,7 @@ async def test_locale_and_log_lines_reach_the_tool_the_file_and_the_record(
         assert outcome.ok, outcome.error
         assert outcome.result == {"userMessage": "tend the fern", "sessionId": None,
                                   "locale": "pt-BR", "projectFolder": str(tmp_path / "work"),
-                                  "reviewWrites": True}
+                                  "reviewWrites": True, "consumer": "person", "dataFolder": None}
         assert [(e.level, e.message) for e in seen if isinstance(e, ToolCallLog)] == LINES
         record = host.chats.call_log(outcome.call_id)
     assert [(line["level"], line["message"]) for line in record] == LINES

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
@@ -162,7 +163,8 @@ class ToolGateway:
     def requirements(self, tool: Tool) -> list[Requirement]:
         """The tool's declared permissions, templates expanded; an action tool's ``act``
         too (asked for only when a call is unattended: ``_check_action``)."""
-        found = (requirements_of(tool.permissions, roots=self.roots, extension_dir=tool.folder)
+        found = (requirements_of(tool.permissions, roots=self.roots, extension_dir=tool.folder,
+                                 extension=tool.extension)
                  if tool.permissions else [])
         return found + [_act(tool)] if tool.action else found
 
@@ -347,7 +349,8 @@ class ToolGateway:
         if not reqs:  # nothing to settle, nothing granted (most host and MCP tools)
             return []
         key = tool.grant_key
-        once: set[tuple[str, str]] = set()
+        # The extension's own data folder ($data) is its own, as its private database is.
+        once: set[tuple[str, str]] = {(r.kind, r.value) for r in reqs if r.own_data}
         await self._settle(key, reqs, options, once=once, covers=self._project_siblings(tool, reqs))
         return self.broker.granted(key, reqs, options.session_id, tuple(options.grants) + tuple(once))
 
@@ -557,7 +560,9 @@ class ToolGateway:
         return ToolContext(sink=sink, asker=ask,
                            chat=ChatContext(user_message=options.user_message,
                                             session_id=options.session_id, locale=self.locale,
-                                            project_of=self._project, review_writes=self.reviews()),
+                                            project_of=self._project, review_writes=self.reviews(),
+                                            consumer=self.consumer(options),
+                                            data_folder=self._data_folder(tool, granted)),
                            granted=granted, authorize=authorize, requester=request)
 
     def _project(self) -> str | None:
@@ -565,6 +570,35 @@ class ToolGateway:
             return self.roots.project_folder()
         except ValueError:
             return None
+
+    def consumer(self, options: CallOptions) -> str:
+        """Who the call serves, as ``getChatContext().consumer`` tells a tool: ``person``
+        (the person's own action: ``workbench call``, a page's or a card's action),
+        ``chat`` (a model in an interactive chat), ``headless`` (a model in ``workbench
+        run``), ``schedule`` (a model in a scheduled run) or ``mcp`` (a client of
+        ``workbench mcp serve``). Set here from the call's caller and the host's
+        responder; nothing a model sends can change it."""
+        if options.caller == "agent":
+            return "mcp"
+        if options.caller in ("person", "schedule"):
+            return options.caller
+        named = getattr(self.responder, "consumer", None)
+        if named in ("headless", "schedule"):
+            return named
+        return "chat" if getattr(self.responder, "interactive", False) else "headless"
+
+    def _data_folder(self, tool: Tool, granted: list[Requirement]) -> str | None:
+        """The tool's ``$data`` folder when a granted path lies in it (so a tool learns
+        where its own data is, never another's)."""
+        if not any(r.kind in ("read", "write") for r in granted):
+            return None
+        try:
+            folder = self.roots.data_folder(tool.extension)
+        except ValueError:
+            return None
+        inside = any(r.kind in ("read", "write") and (r.value == folder or r.value.startswith(folder + os.sep))
+                     for r in granted)
+        return folder if inside else None
 
     def reviews(self) -> bool:
         """Whether file changes are shown as a diff question before they are written:

@@ -90,7 +90,8 @@ class Grants:
                 pairs.extend((r.kind, r.value) for r in matching)
                 continue
             if kind in ("read", "write"):
-                value = expand_path(value, roots=self.gateway.roots, extension_dir=tool.folder)
+                value = expand_path(value, roots=self.gateway.roots, extension_dir=tool.folder,
+                                    extension=tool.extension)
                 value = os.path.normpath(os.path.join(self.gateway.cwd, value))
                 # A folder named through a link is the declared one it resolves to.
                 value = next((r.value for r in matching

@@ -113,7 +113,8 @@ class RegisteredProvider:
             ToolError: (permission) a declared path cannot be expanded.
         """
         try:
-            return requirements_of(self.permissions, roots=roots, extension_dir=self.folder)
+            return requirements_of(self.permissions, roots=roots, extension_dir=self.folder,
+                                   extension=self.extension)
         except ValueError as exc:
             raise ToolError("permission", str(exc)) from exc
 

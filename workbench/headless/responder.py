@@ -119,6 +119,9 @@ class HeadlessResponder:
         grants: The turn's ``--grant`` flags, read (``resolve_run_grants``).
     """
 
+    consumer = "headless"
+    """Whom a model's calls serve here (``ToolGateway.consumer``)."""
+
     def __init__(self, approvals: str = DEFAULTS.headless.approvals, *,
                  allowlist: list[str] | tuple[str, ...] = (), answers: list[Any] | None = None,
                  delegate_timeout: float = DEFAULTS.headless.delegate_timeout_s,

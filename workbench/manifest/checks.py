@@ -198,8 +198,8 @@ def check_workbench_templates(tools: list[Any], providers: list[Any], found: Col
                     if head in WORKBENCH_TEMPLATES:
                         found.warning(
                             join_pointer(owner, index, "permissions", kind, position, "path"),
-                            f"{head} (the folder the chat belongs to) is a Workbench addition "
-                            "to the Loca format; other hosts may not know it")
+                            f"{head} ({'the folder the chat belongs to' if head == '$project' else 'the extension’s own data folder'}) "
+                            "is a Workbench addition to the Loca format; other hosts may not know it")
 
 
 PROVIDER_CONFIG_OWNERS = {"scopes": "memory", "priority": "search", "api_key_env": "model"}

@@ -119,7 +119,8 @@ class PathPermission(PermissionEntry):
 
     path: PermissionPath
     """An absolute path, or one starting with $home, $downloads, $models, $sessions,
-    $extension, $project (the chat's folder, a Workbench addition) or $env.VAR,
+    $extension, $data (the extension's own data folder) and $project (the chat's folder),
+    both Workbench additions, or $env.VAR,
     optionally followed by /subpath."""
 
 

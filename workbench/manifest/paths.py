@@ -18,12 +18,13 @@ Runtime = Literal["deno", "python"]
 """How an entry module runs: under Deno (TypeScript/JavaScript) or in Python."""
 
 PATH_TEMPLATES: tuple[str, ...] = ("$home", "$downloads", "$models", "$sessions", "$extension",
-                                   "$project")
+                                   "$data", "$project")
 """The fixed templates a permission path may start with; ``$env.VAR`` is one more.
-``$project`` (the folder the chat belongs to) is a Workbench addition to the Loca
-format: other hosts may not know it (``ext validate`` says so)."""
+``$project`` (the folder the chat belongs to) and ``$data`` (the extension's own data
+folder under the workbench's home) are Workbench additions to the Loca format: other
+hosts may not know them (``ext validate`` says so)."""
 
-WORKBENCH_TEMPLATES: tuple[str, ...] = ("$project",)
+WORKBENCH_TEMPLATES: tuple[str, ...] = ("$data", "$project")
 """The templates of :data:`PATH_TEMPLATES` that Workbench adds to the Loca format."""
 
 ENTRY_CANDIDATES: tuple[str, ...] = ("index.ts", "index.js", "mod.ts", "main.py")
@@ -49,7 +50,7 @@ ENTRY_PATH_PATTERN = RELATIVE_PATH_PATTERN[:-1] + r"\.(?:ts|js|mts|mjs|tsx|jsx|p
 PERMISSION_PATH_PATTERN = (
     r"^(?!(?:.*[/\\])?\.\.(?:[/\\]|$))"
     r"(?:/|[A-Za-z]:[/\\]|\\\\"
-    r"|\$(?:home|downloads|models|sessions|extension|project)(?:/|$)"
+    r"|\$(?:home|downloads|models|sessions|extension|data|project)(?:/|$)"
     r"|\$env\.[A-Za-z_][A-Za-z0-9_]*(?:/|$))"
 )
 """ECMA-262 form of :func:`check_permission_path`, published in the JSON Schema."""

@@ -4,7 +4,10 @@ A requirement is one entry of the manifest's ``permissions``: its kind (``read``
 ``net``, ``memories``…), the value it names (a path, ``host:port,port``, a binary, an
 environment key, an access level), its reason and whether it is optional. Paths use
 the templates ``$home``, ``$downloads``, ``$models``, ``$sessions``, ``$extension``
-and ``$env.VAR``, expanded here on the host, and ``$project``, a Workbench addition to
+and ``$env.VAR``, expanded here on the host; ``$data``, a Workbench addition to the
+format: the extension's own data folder, ``<workbench home>/data/<extension name>``
+(made, mode 0700, when first expanded; a path beneath it never leaves it, so one
+extension's ``$data`` never names another's); and ``$project``, a Workbench addition to
 the format: the folder the chat belongs to (the one the host works in). ``$project`` is
 never a folder that holds more than a project: the whole system (``/``), the person's
 home folder or a folder that holds it, the workbench's own home or a folder that holds
@@ -30,9 +33,13 @@ PATH_KINDS = ("read", "write")
 """The kinds whose value is a path, pinned when granted (see ``sandbox/paths.py``)."""
 
 _TEMPLATE = re.compile(
-    r"^\$(home|downloads|models|sessions|extension|project|env\.([A-Za-z_][A-Za-z0-9_]*))(?=/|$)")
+    r"^\$(home|downloads|models|sessions|extension|data|project|env\.([A-Za-z_][A-Za-z0-9_]*))(?=/|$)")
 
 PROJECT = "$project"
+DATA = "$data"
+"""The template naming the extension's own data folder (a Workbench addition)."""
+_EXTENSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+"""An extension's name as the manifest allows it: one folder of the data root, never `..`."""
 """The template naming the chat's folder (a Workbench addition to the Loca format)."""
 
 
@@ -54,6 +61,10 @@ class Requirement:
     standing: bool = field(default=False, compare=False)
     """For a granted entry: whether a session or lasting grant holds it (not one for
     this call alone), so that a worker may be started ahead with it."""
+    own_data: bool = field(default=False, compare=False)
+    """Whether the entry names the extension's own data folder (``$data``, or a path
+    beneath it): its own storage, as the private database is, granted without a
+    question (``Gateway._authorize``); it never names another extension's folder."""
     project: bool = field(default=False, compare=False)
     """Whether the entry names the chat's folder (``$project``, or a path beneath it):
     one answer grants it to every tool of the extension that declares it too."""
@@ -91,6 +102,8 @@ class TemplateRoots:
     sessions: Path
     project: Path | None = None
     """The chat's folder (``$project``); None where there is none."""
+    data: Path | None = None
+    """The folder that holds each extension's data folder (``$data``)."""
     workbench_home: Path | None = None
     """The workbench's own home, which ``$project`` never holds."""
 
@@ -99,7 +112,22 @@ class TemplateRoots:
         user_home = Path.home()
         return cls(home=user_home, downloads=user_home / "Downloads",
                    models=workbench_home / "models", sessions=workbench_home / "sessions",
-                   project=project, workbench_home=workbench_home)
+                   project=project, data=workbench_home / "data", workbench_home=workbench_home)
+
+    def data_folder(self, extension: str | None) -> str:
+        """The data folder of ``extension`` (``$data``), made (0700) if missing.
+
+        Raises:
+            ValueError: There is no data root here, or no extension (or a name that
+                could not be one folder of it).
+        """
+        if self.data is None or extension is None or not _EXTENSION_NAME.match(extension):
+            raise ValueError("$data names the data folder of one extension; there is none here")
+        folder = os.path.join(os.path.abspath(self.data), extension)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if os.path.islink(folder) or os.path.islink(os.path.abspath(self.data)):
+            raise ValueError(f"the data folder {folder} is a symbolic link, which is never followed")
+        return folder
 
     def with_project(self, folder: Path) -> TemplateRoots:
         """These roots with ``$project`` naming ``folder`` (the chat's folder)."""
@@ -145,11 +173,13 @@ def _not_a_project(folder: str, home: str, workbench_home: str | None) -> str | 
 
 
 def expand_path(path: str, *, roots: TemplateRoots, extension_dir: Path,
-                env: Mapping[str, str] | None = None) -> str:
-    """Expand a manifest path template into an absolute path.
+                env: Mapping[str, str] | None = None, extension: str | None = None) -> str:
+    """Expand a manifest path template into an absolute path (``extension`` names the
+    extension whose ``$data`` it is).
 
     Raises:
-        ValueError: The template is unknown, or ``$env.VAR`` names an unset variable.
+        ValueError: The template is unknown, ``$env.VAR`` names an unset variable, or
+            a ``$data`` path names no extension or leaves its folder.
         ProjectUnavailable: ``$project`` names no folder a tool may be given.
     """
     match = _TEMPLATE.match(path)
@@ -165,6 +195,13 @@ def expand_path(path: str, *, roots: TemplateRoots, extension_dir: Path,
         base = env[var]
     elif name == "project":
         base = roots.project_folder()
+    elif name == "data":
+        base = roots.data_folder(extension)
+        rest = path[match.end():].lstrip("/")
+        joined = os.path.normpath(os.path.join(base, rest)) if rest else base
+        if joined != base and not joined.startswith(base + os.sep):
+            raise ValueError(f"{path!r} leaves the extension's own data folder ($data)")
+        return joined
     else:
         base = str(extension_dir if name == "extension" else getattr(roots, name))
     rest = path[match.end():].lstrip("/")
@@ -187,18 +224,21 @@ def _entries(value: Any) -> list[dict[str, Any]]:
 
 
 def requirements_of(permissions: Mapping[str, Any], *, roots: TemplateRoots,
-                    extension_dir: Path, env: Mapping[str, str] | None = None) -> list[Requirement]:
+                    extension_dir: Path, env: Mapping[str, str] | None = None,
+                    extension: str | None = None) -> list[Requirement]:
     """Flatten a tool's ``permissions`` object (manifest JSON shape) into requirements."""
     found: list[Requirement] = []
     for kind in ctx_spec.permission_kinds():
         for entry in _entries(permissions.get(kind)):
             reason = str(entry.get("reason", ""))
             optional = bool(entry.get("optional", False))
-            project = False
+            project = own_data = False
             if kind in ("read", "write"):
                 raw = str(entry["path"])
-                value = expand_path(raw, roots=roots, extension_dir=extension_dir, env=env)
+                value = expand_path(raw, roots=roots, extension_dir=extension_dir, env=env,
+                                    extension=extension)
                 project = _TEMPLATE.match(raw) is not None and raw.startswith(PROJECT)
+                own_data = _TEMPLATE.match(raw) is not None and raw.startswith(DATA)
             elif kind == "net":
                 ports = entry.get("ports") or []
                 ports = "*" if ports == "*" else ",".join(str(p) for p in ports)
@@ -210,5 +250,6 @@ def requirements_of(permissions: Mapping[str, Any], *, roots: TemplateRoots,
             else:  # sys names its flag, a capability its access level or nothing
                 spec = ctx_spec.permission(kind)
                 value = spec.value_of(entry) if spec is not None else ""
-            found.append(Requirement(kind, value, reason, optional, project=project))
+            found.append(Requirement(kind, value, reason, optional, project=project,
+                                     own_data=own_data))
     return found

@@ -124,6 +124,9 @@ class CardResponder:
     is refused at once, recorded in ``needs``, and reported to ``on_need`` (which ends
     the run)."""
 
+    consumer = "schedule"
+    """Whom a model's calls serve here (``ToolGateway.consumer``)."""
+
     on_need: Callable[[dict[str, Any]], None] = lambda need: None
     needs: list[dict[str, Any]] = field(default_factory=list)
 

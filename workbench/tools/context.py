@@ -146,6 +146,12 @@ class ChatContext:
     review_writes: bool = False
     """Whether a change to a file is to be shown as a diff question and written only
     when accepted (the ``tools.review_writes`` setting; ``reviewWrites``)."""
+    consumer: str | None = None
+    """Who the call serves (``person``, ``chat``, ``headless``, ``schedule``, ``mcp``): a
+    Workbench addition (``consumer``), set by the host (``ToolGateway.consumer``)."""
+    data_folder: str | None = None
+    """The calling extension's own data folder (``$data``) when the call was granted a
+    path in it: a Workbench addition (``dataFolder``)."""
     project_of: Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
     """Finds ``project`` the first time it is asked for (``project_folder``): resolving
     the folder costs system calls that a call whose tool never reads it (an MCP
@@ -159,7 +165,8 @@ class ChatContext:
 
     def to_json(self) -> dict[str, Any]:
         return {"userMessage": self.user_message, "sessionId": self.session_id, "locale": self.locale,
-                "projectFolder": self.project_folder(), "reviewWrites": self.review_writes}
+                "projectFolder": self.project_folder(), "reviewWrites": self.review_writes,
+                "consumer": self.consumer, "dataFolder": self.data_folder}
 
 
 @dataclass

@@ -139,7 +139,8 @@ async def test_timeout_and_output_bounds_refuse_never_cut(host):
 async def test_progress_logs_and_bubbles_become_events(host):
     outcome = await host.tools.call("chatty", {}, CallOptions(user_message="hello", session_id=None))
     assert outcome.result == {"userMessage": "hello", "sessionId": None, "locale": None,
-                              "projectFolder": None, "reviewWrites": True}
+                              "projectFolder": None, "reviewWrites": True, "consumer": "person",
+                              "dataFolder": None}
     progress = [e for e in host.seen if isinstance(e, ToolCallProgress)]
     assert (progress[0].progress, progress[0].label) == (0.5, "half")
     assert [e.level for e in host.seen if isinstance(e, ToolCallLog)] == ["warn"]
