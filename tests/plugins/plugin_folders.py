@@ -32,6 +32,8 @@ def net(args, call):
         "proxied_host_port": attempt(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=3).status),
         "direct_host_port": attempt(lambda: socket.create_connection(("127.0.0.1", port), timeout=3)),
         "outside": attempt(lambda: socket.create_connection(("1.1.1.1", 80), timeout=3)),
+        "bind_other": attempt(lambda: socket.create_server(("127.0.0.1", env.port + 1)).getsockname()[1]),
+        "bind_any": attempt(lambda: socket.create_server(("0.0.0.0", 0)).getsockname()[1]),
     })
 
 def files(args, call):
@@ -90,4 +92,60 @@ def trusted_project(home: Home, folder: Path, *plugins: str) -> Path:
     text = "".join(f"[plugins.{p}]\nenabled = true\n" for p in plugins)
     (folder / ".workbench" / "config.toml").write_text(text, encoding="utf-8")
     trust_project(home, folder)
+    return folder
+
+
+SEED_SERVER = r'''
+# Written from the seed alone: the standard library, the seed's variable names, the
+# port bound here.
+import json, os
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SECRET = open(os.environ["LOOP_PLUGIN_SECRET_FILE"]).read().strip()
+
+class Handler(BaseHTTPRequestHandler):
+    def answer(self, status, value):
+        data = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def authorized(self):
+        if self.headers.get("Authorization") != "Bearer " + SECRET:
+            self.answer(401, {"error": "no"})
+            return False
+        return True
+
+    def do_GET(self):
+        if self.authorized():
+            self.answer(200, {"ok": True})
+
+    def do_POST(self):
+        if not self.authorized():
+            return
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        if self.path == "/tools/shout":
+            text = body["input"]["text"].upper()
+            self.answer(200, {"content": [{"type": "text", "text": text}]})
+        else:
+            self.answer(202, {"accepted": True})
+
+    def log_message(self, *args):
+        pass
+
+ThreadingHTTPServer(("127.0.0.1", int(os.environ["LOOP_PLUGIN_PORT"])), Handler).serve_forever()
+'''
+
+
+def seed_plugin(folder: Path) -> Path:
+    """A plugin written from the seed alone: no SDK, the port bound by itself."""
+    folder.mkdir(parents=True)
+    manifest = {"id": "shout", "name": "Shout", "version": "0.1.0", "api": "1", "capabilities": [],
+                "tools": [{"name": "shout", "description": "upper case",
+                           "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}}}],
+                "run": {"command": ["python3", "server.py"]}}
+    (folder / "plugin.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (folder / "server.py").write_text(SEED_SERVER, encoding="utf-8")
     return folder

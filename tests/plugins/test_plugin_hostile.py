@@ -75,6 +75,8 @@ async def test_no_network_but_the_plugin_api(hostile: PluginService) -> None:
     assert found["proxied_host_port"].startswith("refused: HTTPError: HTTP Error 403")
     assert found["direct_host_port"].startswith("refused:")
     assert found["outside"].startswith("refused:")
+    assert found["bind_other"].startswith("refused: PermissionError")  # its own port alone
+    assert found["bind_any"].startswith("refused: PermissionError")
     channel = (await hostile.call_tool("hostile", "channel", {}))["structuredContent"]
     assert channel["plugin"] == "hostile" and channel["settings"] == {"level": 2}
 

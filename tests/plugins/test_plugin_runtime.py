@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 from pathlib import Path
 
 import pytest
 
 from commands import workbench
-from plugin_folders import EXAMPLE, trusted_project
+from plugin_folders import EXAMPLE, seed_plugin, trusted_project
 from workbench.core.host import Host
 from workbench.core.plugin_service import PluginService, open_plugins
 from workbench.errors import ToolError
@@ -56,6 +57,21 @@ async def test_a_tool_is_called_in_a_trusted_project_with_its_settings(home, wor
     finally:
         await service.aclose()
     assert service.rows()[0].instances == []
+
+
+async def test_a_plugin_written_from_the_seed_alone_serves_on_the_port_it_binds(
+        home, tmp_path: Path, workdir: Path) -> None:
+    project = trusted_project(home, workdir, "shout")
+    service = open_plugins(project)
+    await installed(service, seed_plugin(tmp_path / "shout"))
+    try:
+        result = await service.call_tool("shout", "shout", {"text": "hi"})
+        assert result == {"content": [{"type": "text", "text": "HI"}]}
+        instance = service.instances[("shout", str(project.resolve()))]
+        with socket.socket() as probe:  # bound in the sandbox's network, not the host's
+            assert probe.connect_ex(("127.0.0.1", instance.port)) != 0
+    finally:
+        await service.aclose()
 
 
 async def test_a_project_that_does_not_enable_it_gets_409(home, workdir: Path) -> None:

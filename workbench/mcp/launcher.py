@@ -16,7 +16,8 @@ exactly as the zygote makes a worker's, with the same code (``sandbox/userns.py`
   run grant, else the host's uid without any capability — then fresh mount, PID,
   network, IPC and UTS namespaces, and forks the server's process as PID 1 there;
 - PID 1 brings up loopback, hands its proxy socket to the host when it has ``net``
-  grants, enters its private root (``process.private_root``: the runtime, its library
+  grants (and, for a server on a TCP port of its own, the dialer the host reaches it
+  through: ``process.dialer``), enters its private root (``process.private_root``: the runtime, its library
   folders, the granted paths, ``/dev/null`` and a ``/proc`` of its own PID namespace,
   nothing else), and applies the worker's own layers (``process.enter``: rlimits,
   Landlock on pinned grants, capabilities, seccomp) before it execs the server.
@@ -61,6 +62,10 @@ def _server(policy: Policy, argv: list[str], control: socket.socket | None, sync
         proxy = f"http://127.0.0.1:{PROXY_PORT}"
         env.update(HTTP_PROXY=proxy, HTTPS_PROXY=proxy, http_proxy=proxy, https_proxy=proxy,
                    NODE_USE_ENV_PROXY="1")
+    if policy.serve_port and control is not None:
+        dial = process.dialer(policy.serve_port)
+        socket.send_fds(control, [b"dialer"], [dial.fileno()])
+        dial.close()
     if control is not None:
         control.close()
     keep = {0, 1, 2, sync.fileno(), *inherit}

@@ -14,11 +14,12 @@ the project-scoped token       ``LOOP_PLUGIN_TOKEN_FILE``       ``WORKBENCH_PLUG
 its data folder                ``/data`` in an image            ``WORKBENCH_PLUGIN_DATA``
 =============================  ===============================  ==========================
 
-The listening socket is made by the host on ``127.0.0.1`` and handed to the process as
-descriptor 3 (``LISTEN_FDS=1``, systemd's convention; ``WORKBENCH_PLUGIN_LISTEN_FD``):
-the port is the host's, so it is never taken by another program between choosing and
-binding, and a plugin that binds ``$LOOP_PLUGIN_PORT`` itself works too. How the process
-is started is the ``Spawner`` handed in (``workbench.plugins.launch``).
+The plugin binds ``$LOOP_PLUGIN_PORT`` itself, as the seed has it. In the sandbox
+that is the sandbox's own loopback, which the host reaches through the process's
+``connect`` (the sandbox's dialer, ``workbench.plugins.launch``); a spawner without one
+(an unsandboxed baseline) gets a listening socket the host made on its loopback as
+descriptor 3 (``LISTEN_FDS=1``, systemd's convention; ``WORKBENCH_PLUGIN_LISTEN_FD``)
+and is reached over TCP. How the process is started is the ``Spawner`` handed in.
 """
 
 from __future__ import annotations
@@ -143,6 +144,10 @@ class PluginInstance(Stateful):
         if self.on_change is not None:
             self.on_change(self, old, new, reason)
 
+    def _connect(self) -> Any:
+        """How to reach the process: its sandbox's dialer, else TCP to the port."""
+        return getattr(self.process, "connect", None)
+
     @property
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -214,7 +219,7 @@ class PluginInstance(Stateful):
             if not self.alive:
                 self._back_off(f"{self._ended()} before it answered /healthz (see {self.paths.log})")
             try:
-                answer = await request("127.0.0.1", self.port, "GET", "/healthz", token=self.secret,
+                answer = await request("127.0.0.1", self.port, "GET", "/healthz", token=self.secret, connect=self._connect(),
                                        timeout=HEALTH_TIMEOUT_S, max_bytes=64 * 1024)
             except (NoAnswer, BadAnswer):
                 answer = None
@@ -265,7 +270,7 @@ class PluginInstance(Stateful):
         try:
             await self.ensure_started()
             try:
-                answer = await request("127.0.0.1", self.port, method, path, token=self.secret,
+                answer = await request("127.0.0.1", self.port, method, path, token=self.secret, connect=self._connect(),
                                        body=body, timeout=timeout, max_bytes=max_bytes)
             except NoAnswer as exc:
                 # Refused, so never delivered: a process that just ended (a crash in the
@@ -273,7 +278,7 @@ class PluginInstance(Stateful):
                 if exc.delivered or not await self._ended_now():
                     raise
                 await self.ensure_started()
-                answer = await request("127.0.0.1", self.port, method, path, token=self.secret,
+                answer = await request("127.0.0.1", self.port, method, path, token=self.secret, connect=self._connect(),
                                        body=body, timeout=timeout, max_bytes=max_bytes)
         except PluginUnavailable:
             self.breaker.no_answer()
