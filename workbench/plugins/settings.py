@@ -12,9 +12,11 @@ A project's config (``.workbench/config.toml``) enables an installed plugin::
 project; a project's own value overrides it once the owner trusts that config (until
 then the trusted version's value, if any, applies: the config's trust, reused).
 Settings are layered setting by setting: the manifest's default, then the global
-value, then the project's. As the seed has it, a project's settings apply without
-trust — they only tune the plugin — but a value the manifest does not declare, or one
-its schema refuses, is left out (the value below it applies) and said so.
+value, then the project's. A project's settings, like its ``enabled``, apply only once
+the owner trusts that config (until then the trusted version's, if any: a setting can
+widen what a plugin does with the person's files, so a checked-out repository must not
+set it unseen). A value the manifest does not declare, or one its schema refuses, is
+left out (the value below it applies) and said so.
 """
 
 from __future__ import annotations
@@ -115,11 +117,10 @@ def plugin_config(config: Config, manifest: PluginManifest) -> PluginConfig:
     value = _enabled(global_entry, "global", plugin, notes)
     if value is not None:
         result.enabled, result.enabled_from = value, "global"
-    project_entry: dict[str, Any] = {}
+    trusted: dict[str, Any] = {}
     if config.project_file is not None:
         project_entry = _file_entry(config.project_file, plugin, notes)
         record = config.trust_record
-        trusted: dict[str, Any] = {}
         if config.project_state in ("trusted", "changed") and record is not None:
             trusted = _entry(record.content, f"{config.project_file} (trusted)", plugin, notes)
         value = _enabled(trusted, "project", plugin, notes)
@@ -129,6 +130,18 @@ def plugin_config(config: Config, manifest: PluginManifest) -> PluginConfig:
         if config.project_state != "trusted" and isinstance(current, bool) and current != value:
             notes.append(f"{config.project_file}: plugins.{plugin}.enabled = {str(current).lower()} "
                          "waits for `workbench trust`")
+        if config.project_state != "trusted" and _plain(project_entry.get("settings")) != _plain(
+                trusted.get("settings")):
+            notes.append(f"{config.project_file}: plugins.{plugin}.settings as written there wait for "
+                         "`workbench trust`" + (" (the trusted version's apply)" if trusted.get("settings")
+                                                 else ""))
     layered_settings(manifest, [("global", global_entry.get("settings", {})),
-                                ("project", project_entry.get("settings", {}))], result)
+                                ("project", trusted.get("settings", {}))], result)
     return result
+
+
+def _plain(value: Any) -> Any:
+    """A parsed TOML value as plain data (tomlkit's items compare by more than value)."""
+    if hasattr(value, "unwrap"):
+        return value.unwrap()
+    return value if value is not None else {}
