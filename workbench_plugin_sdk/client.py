@@ -55,3 +55,8 @@ class Client:
     def notify(self, title: str, body: str = "") -> Any:
         """``POST /notifications`` (needs ``notifications``)."""
         return self.request("POST", "/notifications", {"title": title, "body": body})
+
+    def start_run(self, agent: str, prompt: str) -> str:
+        """``POST /runs`` (needs ``agent.readonly`` or ``agent.write``): an agent run's id;
+        ``/runs/{run_id}/done`` comes when it ends. A 429 past the daily limit."""
+        return str(self.request("POST", "/runs", {"agent": agent, "prompt": prompt})["run_id"])

@@ -41,6 +41,7 @@ from workbench.core.schedules import Schedules
 from workbench.core.services import HostServices
 from workbench.core.settings_service import SettingsService
 from workbench.core.shell_service import ShellService
+from workbench.core.plugin_runs import PluginRuns
 from workbench.core.plugin_service import PluginService
 from workbench.core.sources import (bundle_source, extension_source, host_source, mcp_source, plugin_source,
                                     shell_source)
@@ -182,6 +183,8 @@ class Host:
         """The shell's network in each chat (``core/shell_service.py``)."""
         self.plugins = PluginService(home=home, workspace=self.workspace, limits=self.sandbox.limits)
         """The plugins: installed, enabled here, their instances (``core/plugin_service.py``)."""
+        self.plugins.runs = PluginRuns(store=store, chats=self.chats, plugins=self.plugins)
+        self.plugins.api.on_run = self.plugins.runs.ask
         # The built-in sources, registered as any other source is (``core/sources.py``).
         self.sources.register(extension_source(extensions=self.extensions, memories=self.memories, hooks=self.hooks,
                                                providers=self.providers, workspace=self.workspace,

@@ -136,6 +136,9 @@ class PluginService:
         self.idle_s = IDLE_S
         self.notifications: list[tuple[str, dict[str, Any]]] = []
         self.api.on_notification = lambda caller, body: self.notifications.append((caller.plugin, body))
+        self.runs: Any = None
+        """The agent runs (``core/plugin_runs.py``), where a host runs agents."""
+        self._resumed: set[str] = set()
         self._idle_task: asyncio.Task[None] | None = None
         self._applied: dict[str, tuple[tuple[Any, ...], PluginConfig]] = {}
         self._validators: dict[int, tuple[Any, Any]] = {}
@@ -340,7 +343,15 @@ class PluginService:
                                       on_change=self._record)
             self.instances[key] = instance
             self._watch_idle()
+            self.resume_runs()
         return instance
+
+    def resume_runs(self) -> None:
+        """Take up, once per project, the agent runs a stopped workbench left there."""
+        project = self.project()
+        if self.runs is not None and project not in self._resumed:
+            self._resumed.add(project)
+            asyncio.get_running_loop().create_task(self.runs.resume(project))
 
     def _record(self, instance: PluginInstance, old: ProcessState, new: ProcessState, reason: str) -> None:
         record = instance.paths.run / "instance.json"
@@ -499,7 +510,9 @@ class PluginService:
         await self.stop_idle()
 
     async def aclose(self) -> None:
-        """Stop every instance and the Plugin API server."""
+        """Stop the agent runs going on, every instance and the Plugin API server."""
+        if self.runs is not None:
+            await self.runs.aclose()
         for instance in list(self.instances.values()):
             await instance.stop("the workbench stopped")
         if self._idle_task is not None:

@@ -6,17 +6,18 @@ a project that does not enable the plugin (now) 409 on every route; a route need
 capability the owner did not approve 403. Heads and bodies are bounded, and a
 connection that sends nothing is closed after ``IDLE_S``.
 
-Routes so far: ``GET /channel`` (the project and the plugin's settings there) and
-``POST /notifications`` (``notifications``); ``/runs`` (``agent.*``) and ``/cards``
-(``ui.notification.card``) check their capability and answer 501 until agent runs
-and cards are built.
+Routes so far: ``GET /channel`` (the project and the plugin's settings there),
+``POST /notifications`` (``notifications``) and ``POST /runs`` (``agent.readonly`` or
+``agent.write``: an agent run, ``core/plugin_runs.py``); ``/cards``
+(``ui.notification.card``) checks its capability and answers 501 until cards are
+built.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,9 @@ class PluginApi:
 
     callers: Callable[[str], Caller | None]
     on_notification: Callable[[Caller, dict[str, Any]], None] = lambda caller, body: None
+    on_run: Callable[[Caller, Any], Awaitable[tuple[int, Any]]] | None = None
+    """``POST /runs``: starts an agent run (``core/plugin_runs.py``); None where no host
+    runs agents (a command that opened the plugins alone)."""
     server: asyncio.AbstractServer | None = None
     port: int = 0
     received: list[tuple[str, str, str]] = field(default_factory=list)
@@ -135,4 +139,8 @@ class PluginApi:
                 return 400, {"error": "a notification needs a title"}
             self.on_notification(caller, payload)
             return 202, {"accepted": True}
+        if route == ("POST", "/runs"):
+            if self.on_run is None:
+                return 503, {"error": "agent runs need a running workbench (a chat, the TUI or `workbench daemon`)"}
+            return await self.on_run(caller, payload)
         return 501, {"error": f"{route[1]} is not served by this version of the workbench"}

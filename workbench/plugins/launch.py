@@ -136,7 +136,7 @@ class SandboxSpawner:
         if argv[0] in PYTHON_WORDS:
             argv[0] = sys.executable
         grants = [f"read:{spec.cwd}", f"read:{spec.project}", f"read:{spec.env['WORKBENCH_PLUGIN_SECRET_FILE'].rsplit('/', 1)[0]}",
-                  f"read:{sdk_folder()}", f"write:{spec.data}"]
+                  f"read:{sdk_folder()}", f"read:{spec.data}", f"write:{spec.data}"]
         if spec.api_port is not None:
             grants.append(f"net:127.0.0.1:{spec.api_port}")
         env = dict(spec.env)

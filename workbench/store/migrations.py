@@ -563,6 +563,28 @@ def m015_manifest_checks(db: Database) -> None:
     )""")
 
 
+def m016_plugin_runs(db: Database) -> None:
+    """A plugin's agent runs, kept until they end and the plugin is told
+    (``store/plugin_runs.py``); their sessions are hidden from the list of chats."""
+    db.execute("""CREATE TABLE plugin_runs (
+        id TEXT PRIMARY KEY,
+        plugin TEXT NOT NULL,
+        project TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        session_id TEXT REFERENCES sessions (id) ON DELETE SET NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+        result TEXT,
+        owner_pid INTEGER,
+        owner_start TEXT,
+        created_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        done_sent INTEGER NOT NULL DEFAULT 0
+    )""")
+    db.execute("CREATE INDEX plugin_runs_by_plugin ON plugin_runs (plugin, created_at)")
+    db.execute("CREATE INDEX plugin_runs_by_session ON plugin_runs (session_id)")
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -598,6 +620,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "m013_session_shell_hosts", m013_session_shell_hosts),
     Migration(14, "m014_settled_through", m014_settled_through),
     Migration(15, "m015_manifest_checks", m015_manifest_checks),
+    Migration(16, "m016_plugin_runs", m016_plugin_runs),
 )
 """Every migration, in order; numbers start at 1 and have no gaps."""
 

@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from workbench_plugin_sdk import Call, Env, Server, read_manifest, structured_result, text_result
+from workbench_plugin_sdk import Call, Env, Server, StatusError, read_manifest, structured_result, text_result
 
 env = Env.load()
 manifest = read_manifest()
@@ -35,15 +35,36 @@ def ping(call: Call) -> None:
     (data / "pings.jsonl").open("a").write(json.dumps({"trigger": call.trigger, "at": time.time()}) + "\n")
 
 
+def ask(call: Call) -> None:
+    """Start a run of the agent ``say``; its end comes to ``run_done``."""
+    try:
+        run_id = env.client().start_run("say", "Say hello through the echo tool.")
+    except StatusError as exc:  # 429: the day's runs are used up
+        (data / "runs.jsonl").open("a").write(json.dumps({"status": f"refused {exc.status}"}) + "\n")
+        return
+    (data / "runs.jsonl").open("a").write(json.dumps({"run_id": run_id, "status": "started"}) + "\n")
+
+
+def run_done(run_id: str, body: dict) -> None:
+    (data / "runs.jsonl").open("a").write(json.dumps({"run_id": run_id, "status": body.get("status"),
+                                                      "result": body.get("result")}) + "\n")
+
+
+def _lines(name: str) -> list[dict]:
+    path = data / name
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
 def x(method: str, path: str, body: bytes) -> tuple[int, object]:
     if path == "/pings":
-        lines = (data / "pings.jsonl").read_text().splitlines() if (data / "pings.jsonl").exists() else []
-        return 200, {"pings": len(lines)}
+        return 200, {"pings": len(_lines("pings.jsonl"))}
+    if path == "/runs":
+        return 200, {"runs": _lines("runs.jsonl")}
     return 404, {"error": "no such route"}
 
 
 if __name__ == "__main__":
     server = Server(secret=env.secret(), version=manifest["version"], tools={"echo": echo, "score": score},
-                    actions={"ping": ping, "daily": ping}, x=x)
+                    actions={"ping": ping, "daily": ping, "ask": ask}, x=x, runs_done=run_done)
     print(f"echo plugin serving, pid {os.getpid()}", flush=True)
     server.serve(env.listener())

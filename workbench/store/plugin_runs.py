@@ -1,0 +1,91 @@
+"""A plugin's agent runs (``plugin_runs``), kept until they end and their plugin is
+told (``/runs/{id}/done``), so a restart of the workbench loses none.
+
+A run is ``queued`` (asked for, not started), ``running`` (its turn going on, owned by
+one process: pid and process start), then ``done`` or ``failed``; ``done_sent`` says
+the plugin was told. Its session is hidden: ``list_sessions`` leaves out the sessions
+of plugin runs.
+
+This module must not import anything above the store.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from workbench.store.db import StoreBase
+from workbench.store.owners import owner_alive, this_process
+
+_COLUMNS = ("id, plugin, project, agent, prompt, session_id, status, result, owner_pid, owner_start, "
+            "created_at, ended_at, done_sent")
+DAY_MS = 24 * 3600 * 1000
+
+
+class PluginRunsMixin(StoreBase):
+    """Queries on ``plugin_runs``."""
+
+    def add_plugin_run(self, *, plugin: str, project: str, agent: str, prompt: str,
+                       daily_limit: int) -> dict[str, Any] | None:
+        """Queue a run, unless ``plugin`` started ``daily_limit`` runs in the last 24 hours
+        (in any project): then None, nothing added."""
+        now = self.clock()
+        with self.transaction():
+            row = self._one("SELECT COUNT(*) AS n FROM plugin_runs WHERE plugin = ? AND created_at > ?",
+                            (plugin, now - DAY_MS))
+            if row is not None and row["n"] >= daily_limit:
+                return None
+            run_id = uuid.uuid4().hex
+            self._execute(f"INSERT INTO plugin_runs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, NULL, 'queued', NULL, "
+                          "NULL, NULL, ?, NULL, 0)", (run_id, plugin, project, agent, prompt, now))
+        return self.plugin_run(run_id)
+
+    def plugin_run(self, run_id: str) -> dict[str, Any] | None:
+        return self._one(f"SELECT {_COLUMNS} FROM plugin_runs WHERE id = ?", (run_id,))
+
+    def plugin_runs(self, plugin: str, project: str | None = None) -> list[dict[str, Any]]:
+        """The plugin's runs (in one project), oldest first."""
+        if project is None:
+            return self._all(f"SELECT {_COLUMNS} FROM plugin_runs WHERE plugin = ? ORDER BY created_at, rowid",
+                             (plugin,))
+        return self._all(f"SELECT {_COLUMNS} FROM plugin_runs WHERE plugin = ? AND project = ? "
+                         "ORDER BY created_at, rowid", (plugin, project))
+
+    def start_plugin_run(self, run_id: str) -> bool:
+        """Mark a queued run running, owned by this process; False when it was not
+        queued (another process took it)."""
+        owner = this_process()
+        with self.transaction():
+            cursor = self._execute("UPDATE plugin_runs SET status = 'running', owner_pid = ?, owner_start = ? "
+                                   "WHERE id = ? AND status = 'queued'", (owner.pid, owner.start, run_id))
+        return cursor.rowcount > 0
+
+    def set_plugin_run_session(self, run_id: str, session_id: str) -> None:
+        """The hidden session a run goes on in."""
+        with self.transaction():
+            self._execute("UPDATE plugin_runs SET session_id = ? WHERE id = ?", (session_id, run_id))
+
+    def end_plugin_run(self, run_id: str, status: str, result: str) -> None:
+        with self.transaction():
+            self._execute("UPDATE plugin_runs SET status = ?, result = ?, ended_at = ? WHERE id = ? "
+                          "AND status IN ('queued', 'running')", (status, result, self.clock(), run_id))
+
+    def plugin_run_told(self, run_id: str) -> None:
+        with self.transaction():
+            self._execute("UPDATE plugin_runs SET done_sent = 1 WHERE id = ?", (run_id,))
+
+    def settle_plugin_runs(self) -> list[str]:
+        """Fail the running runs whose owner died (their plugin is told later); the ids."""
+        failed = []
+        for row in self._all("SELECT id, owner_pid, owner_start FROM plugin_runs WHERE status = 'running'"):
+            if not owner_alive(row["owner_pid"], row["owner_start"]):
+                failed.append(row["id"])
+        for run_id in failed:
+            self.end_plugin_run(run_id, "failed", "the workbench stopped while the run was going on")
+        return failed
+
+    def plugin_runs_to_resume(self, project: str) -> list[dict[str, Any]]:
+        """The project's runs still queued, and those ended whose plugin was not told."""
+        return self._all(f"SELECT {_COLUMNS} FROM plugin_runs WHERE project = ? AND (status = 'queued' OR "
+                         "(status IN ('done', 'failed') AND done_sent = 0)) ORDER BY created_at, rowid",
+                         (project,))
