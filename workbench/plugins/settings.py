@@ -48,6 +48,10 @@ class PluginConfig:
     settings: dict[str, Any] = field(default_factory=dict)
     origins: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    schedules: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The scheduled tasks asked for, by action: ``{"type", "schedule", "enabled"}``,
+    the global entries replaced by the (trusted) project's, action by action, each
+    checked against the manifest (``schedule_entries``)."""
 
 
 def _entry(text: str, source: str, plugin: str, notes: list[str]) -> dict[str, Any]:
@@ -137,7 +141,57 @@ def plugin_config(config: Config, manifest: PluginManifest) -> PluginConfig:
                                                  else ""))
     layered_settings(manifest, [("global", global_entry.get("settings", {})),
                                 ("project", trusted.get("settings", {}))], result)
+    result.schedules = schedule_entries(manifest, [("global", global_entry.get("schedules", {})),
+                                                   ("project", trusted.get("schedules", {}))], result.notes)
     return result
+
+
+def schedule_entries(manifest: PluginManifest, layers: list[tuple[str, Any]],
+                     notes: list[str]) -> dict[str, dict[str, Any]]:
+    """The tasks asked for: each layer's entries (``plugins.<id>.schedules.<action>``:
+    ``enabled``, ``type``, ``schedule``) replacing the layer below's, action by action;
+    ``type`` and ``schedule`` default to the action's ``default_schedule``. An entry for
+    an action the manifest does not declare, with a bad field, or with no schedule at all
+    is left out and said so."""
+    from workbench.plugins.manifest import CRON_FIELD, INTERVAL
+
+    defaults = {a.get("id"): a.get("default_schedule") for a in manifest.raw.get("actions") or []
+                if isinstance(a, dict)}
+    found: dict[str, dict[str, Any]] = {}
+    for origin, table in layers:
+        table = _plain(table)
+        if not isinstance(table, dict):
+            notes.append(f"{origin}: plugins.{manifest.id}.schedules must be a table; left out")
+            continue
+        for action, entry in table.items():
+            where = f"{origin}: plugins.{manifest.id}.schedules.{action}"
+            if action not in defaults:
+                notes.append(f"{where}: {manifest.id} declares no action {action!r}; left out")
+                continue
+            if not isinstance(entry, dict):
+                notes.append(f"{where} must be a table; left out")
+                continue
+            default = defaults[action] or {}
+            kind, value = entry.get("type", default.get("type")), entry.get("schedule", default.get("schedule"))
+            enabled = entry.get("enabled", True)
+            if not isinstance(enabled, bool):
+                notes.append(f"{where}.enabled must be true or false; left out")
+                continue
+            if kind == "cron" and isinstance(value, str) and len(value.split()) == 5 and all(
+                    CRON_FIELD.fullmatch(part) for part in value.split()):
+                pass
+            elif kind == "interval" and isinstance(value, str) and INTERVAL.fullmatch(value):
+                pass
+            elif kind is None and value is None:
+                notes.append(f"{where}: the action has no default_schedule, so the entry must set type and "
+                             "schedule; left out")
+                continue
+            else:
+                notes.append(f"{where}: needs type \"cron\" with a five-field line or \"interval\" such as "
+                             "\"15m\"; left out")
+                continue
+            found[action] = {"type": kind, "schedule": value, "enabled": enabled}
+    return found
 
 
 def _plain(value: Any) -> Any:

@@ -565,7 +565,8 @@ def m015_manifest_checks(db: Database) -> None:
 
 def m016_plugin_runs(db: Database) -> None:
     """A plugin's agent runs, kept until they end and the plugin is told
-    (``store/plugin_runs.py``); their sessions are hidden from the list of chats."""
+    (``store/plugin_runs.py``), their sessions hidden from the list of chats; and the
+    scheduled tasks of plugins' actions, each a scheduled prompt the supervisor fires."""
     db.execute("""CREATE TABLE plugin_runs (
         id TEXT PRIMARY KEY,
         plugin TEXT NOT NULL,
@@ -583,6 +584,14 @@ def m016_plugin_runs(db: Database) -> None:
     )""")
     db.execute("CREATE INDEX plugin_runs_by_plugin ON plugin_runs (plugin, created_at)")
     db.execute("CREATE INDEX plugin_runs_by_session ON plugin_runs (session_id)")
+    db.execute("""CREATE TABLE plugin_tasks (
+        schedule_id INTEGER PRIMARY KEY REFERENCES scheduled_prompts (id) ON DELETE CASCADE,
+        plugin TEXT NOT NULL,
+        action TEXT NOT NULL,
+        project TEXT NOT NULL,
+        entry TEXT NOT NULL,
+        UNIQUE (plugin, action, project)
+    )""")
 
 
 @dataclass(frozen=True)

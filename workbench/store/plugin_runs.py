@@ -6,6 +6,10 @@ one process: pid and process start), then ``done`` or ``failed``; ``done_sent`` 
 the plugin was told. Its session is hidden: ``list_sessions`` leaves out the sessions
 of plugin runs.
 
+A plugin's scheduled action is a task (``plugin_tasks``): a row of
+``scheduled_prompts`` the supervisor fires like any other, with the plugin, action and
+project it calls, and the config entry it was last made from (applied once per change).
+
 This module must not import anything above the store.
 """
 
@@ -14,7 +18,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from workbench.store.db import StoreBase
+from workbench.store.db import StoreBase, dump_json, load_json
 from workbench.store.owners import owner_alive, this_process
 
 _COLUMNS = ("id, plugin, project, agent, prompt, session_id, status, result, owner_pid, owner_start, "
@@ -89,3 +93,53 @@ class PluginRunsMixin(StoreBase):
         return self._all(f"SELECT {_COLUMNS} FROM plugin_runs WHERE project = ? AND (status = 'queued' OR "
                          "(status IN ('done', 'failed') AND done_sent = 0)) ORDER BY created_at, rowid",
                          (project,))
+
+    # --- scheduled actions ------------------------------------------------------
+
+    def plugin_task(self, schedule_id: int) -> dict[str, Any] | None:
+        """The plugin action a schedule calls (None for a scheduled prompt)."""
+        row = self._one("SELECT schedule_id, plugin, action, project, entry FROM plugin_tasks "
+                        "WHERE schedule_id = ?", (schedule_id,))
+        if row is not None:
+            row["entry"] = load_json(row["entry"])
+        return row
+
+    def plugin_tasks(self, project: str | None = None) -> list[dict[str, Any]]:
+        sql = ("SELECT t.schedule_id, t.plugin, t.action, t.project, t.entry, p.enabled FROM plugin_tasks t "
+               "JOIN scheduled_prompts p ON p.id = t.schedule_id")
+        rows = (self._all(sql + " ORDER BY t.schedule_id") if project is None
+                else self._all(sql + " WHERE t.project = ? ORDER BY t.schedule_id", (project,)))
+        for row in rows:
+            row["entry"] = load_json(row["entry"])
+            row["enabled"] = bool(row["enabled"])
+        return rows
+
+    def put_plugin_task(self, *, plugin: str, action: str, project: str, title: str,
+                        schedule: dict[str, Any], enabled: bool, entry: dict[str, Any]) -> int:
+        """Make or change the task of ``plugin``'s ``action`` in ``project``; its id."""
+        now = self.clock()
+        with self.transaction():
+            found = self._one("SELECT schedule_id FROM plugin_tasks WHERE plugin = ? AND action = ? AND project = ?",
+                              (plugin, action, project))
+            if found is None:
+                cursor = self._execute(
+                    "INSERT INTO scheduled_prompts (title, instruction, schedule, run_missed, source, enabled, "
+                    "created_at) VALUES (?, '', ?, 0, 'plugin', ?, ?)", (title, dump_json(schedule), int(enabled), now))
+                schedule_id = int(cursor.lastrowid or 0)
+                self._execute("INSERT INTO plugin_tasks (schedule_id, plugin, action, project, entry) "
+                              "VALUES (?, ?, ?, ?, ?)", (schedule_id, plugin, action, project, dump_json(entry)))
+                return schedule_id
+            schedule_id = int(found["schedule_id"])
+            self._execute("UPDATE scheduled_prompts SET schedule = ?, enabled = ?, last_due_at = NULL, "
+                          "next_due_at = NULL, anchor_at = NULL WHERE id = ?",
+                          (dump_json(schedule), int(enabled), schedule_id))
+            self._execute("UPDATE plugin_tasks SET entry = ? WHERE schedule_id = ?", (dump_json(entry), schedule_id))
+        return schedule_id
+
+    def pause_plugin_task(self, schedule_id: int, enabled: bool) -> None:
+        with self.transaction():
+            self._execute("UPDATE scheduled_prompts SET enabled = ? WHERE id = ?", (int(enabled), schedule_id))
+
+    def remove_plugin_task(self, schedule_id: int) -> None:
+        with self.transaction():
+            self._execute("DELETE FROM scheduled_prompts WHERE id = ?", (schedule_id,))
