@@ -1,5 +1,5 @@
 """The server half of the contract: ``/healthz``, ``/tools/{name}``, ``/actions/{id}``,
-``/runs/{run_id}/done`` and the plugin's own ``/x/…``, every request checked for the
+``/runs/{run_id}/done``, ``/events`` and the plugin's own ``/x/…``, every request checked for the
 secret.
 
 A tool function takes the input and the ``Call`` and returns a result
@@ -65,8 +65,12 @@ class Server:
 
     def __init__(self, *, secret: str, version: str = "", tools: dict[str, Tool] | None = None,
                  actions: dict[str, Action] | None = None, x: XHandler | None = None,
-                 runs_done: Callable[[str, dict[str, Any]], Any] | None = None) -> None:
+                 runs_done: Callable[[str, dict[str, Any]], Any] | None = None,
+                 events: Callable[[dict[str, Any]], Any] | None = None) -> None:
         self.secret = secret
+        self.events = events
+        """Given each event (``{"type", "thread_id", "data"}``) while the workbench waits:
+        hand long work to ``go``."""
         self.runs_done = runs_done
         """Told ``(run_id, {"status", "result", "agent", "session_id"})`` when an agent
         run this plugin started ends (``POST /runs/{run_id}/done``)."""
@@ -109,6 +113,11 @@ class Server:
             if isinstance(result, str):
                 result = text_result(result)
             return 200, result
+        if method == "POST" and path == "/events":
+            if self.events is None:
+                return 404, {"error": "this plugin takes no events"}
+            self.events(data)
+            return 200, {"ok": True}
         if method == "POST" and path.startswith("/runs/") and path.endswith("/done"):
             run_id = path[len("/runs/"):-len("/done")]
             if self.runs_done is not None:

@@ -170,6 +170,21 @@ async def test_the_agent_calls_a_plugin_tool(home, workdir: Path) -> None:
         assert json.loads(tool["content"])["result"]["structuredContent"] == {"score": 5, "verdict": "short"}
         rows = [row for _, row in host.sources.status_rows() if row.kind == "plugin"]
         assert [(r.name, r.tools, r.state) for r in rows] == [("plugin:echo", 2, "running")]
+
+        async def events() -> list:
+            return (await host.plugins.x("echo", "GET", "/events"))[1]["events"]
+
+        await host.plugin_events.settled()
+        assert {"type": "agent.status", "thread_id": result.session_id} in await events()
+        # A config write the owner trusts: the running instance is told its settings.
+        (project / ".workbench" / "config.toml").write_text(
+            "[plugins.echo]\nenabled = true\n[plugins.echo.settings]\ncount = 4\n", encoding="utf-8")
+        from workbench.config.trust import trust_project
+
+        trust_project(home, project)
+        host.folder.follow_config()
+        assert await host.plugins.tell_settings() == ["echo"]
+        assert {"type": "settings.changed", "thread_id": ""} in await events()
     finally:
         await host.aclose()
 
@@ -202,6 +217,9 @@ async def test_an_agent_run_goes_in_a_hidden_chat_with_its_tools_alone(home, wor
         assert tools[0]["error"]["kind"] == "not_found"  # a tool the agent was not given
         assert tools[1]["result"]["content"][0]["text"] == "hello"
         assert {row.id for row in host.chats.rows()} == before  # the run's chat is hidden
+        await host.plugin_events.settled()
+        seen = (await host.plugins.x("echo", "GET", "/events"))[1]["events"]
+        assert run["session_id"] not in {e["thread_id"] for e in seen}  # nor are its events sent
         status, body = await host.plugins.x("echo", "GET", "/runs")
         assert status == 200, body
         assert body["runs"][-1] == {"run_id": run["id"], "status": "done",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from workbench.config.files import Config
@@ -71,3 +72,22 @@ def test_project_settings_apply_only_once_trusted(home, workdir: Path) -> None:
     applied = plugin_config(Config.load(home, workdir), MANIFEST)
     assert applied.settings["count"] == 7
     assert any("the trusted version's apply" in note for note in applied.notes)
+
+
+def test_events_start_rules() -> None:
+    from workbench.core.plugin_events import starts
+
+    def manifest(**extra: object):
+        return parse(json.dumps({"id": "watch", "name": "Watch", "version": "0.1.0", "api": "1",
+                                 "capabilities": ["events.subscribe", "ui.composer_switch"],
+                                 "events": ["agent.status"],
+                                 "settings": {"sync_all": {"type": "boolean", "default": False}},
+                                 "ui": {"composer_switches": [{"id": "sync", "label": "Sync", "icon": "ui/sync.svg", "title": "t"}]},
+                                 **extra}), "plugin.json")
+
+    assert starts(manifest(), {})  # no rule: an event starts it
+    assert not starts(manifest(events_start={}), {"sync_all": True})  # {}: never
+    rule = manifest(events_start={"settings": ["sync_all"], "switches": ["sync"]})
+    assert not starts(rule, {"sync_all": False})
+    assert starts(rule, {"sync_all": True})
+    assert starts(rule, {"sync_all": False}, {"sync"})

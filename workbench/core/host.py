@@ -41,6 +41,7 @@ from workbench.core.schedules import Schedules
 from workbench.core.services import HostServices
 from workbench.core.settings_service import SettingsService
 from workbench.core.shell_service import ShellService
+from workbench.core.plugin_events import PluginEvents
 from workbench.core.plugin_runs import PluginRuns
 from workbench.core.plugin_service import PluginService
 from workbench.core.plugin_tasks import PluginTasks
@@ -189,6 +190,9 @@ class Host:
         self.plugin_tasks = PluginTasks(store=store, plugins=self.plugins, publish=self.bus.publish)
         """Plugins' scheduled actions, tasks of the supervisor (``core/plugin_tasks.py``)."""
         self.schedules.plugin_tasks = self.plugin_tasks
+        self.plugin_events = PluginEvents(plugins=self.plugins, store=store)
+        """The bus's events sent to the plugins subscribed (``core/plugin_events.py``)."""
+        self.bus.subscribe(self.plugin_events.observe)
         # The built-in sources, registered as any other source is (``core/sources.py``).
         self.sources.register(extension_source(extensions=self.extensions, memories=self.memories, hooks=self.hooks,
                                                providers=self.providers, workspace=self.workspace,

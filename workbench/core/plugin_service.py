@@ -139,6 +139,7 @@ class PluginService:
         self.runs: Any = None
         """The agent runs (``core/plugin_runs.py``), where a host runs agents."""
         self._resumed: set[str] = set()
+        self._told_settings: dict[str, PluginConfig] = {}
         self._idle_task: asyncio.Task[None] | None = None
         self._applied: dict[str, tuple[tuple[Any, ...], PluginConfig]] = {}
         self._validators: dict[int, tuple[Any, Any]] = {}
@@ -342,6 +343,7 @@ class PluginService:
                                       api_url=self.api.url, token=token, spawn=self.spawner, clock=self.clock,
                                       on_change=self._record)
             self.instances[key] = instance
+            self._told_settings[plugin] = self._applies(installed)
             self._watch_idle()
             self.resume_runs()
         return instance
@@ -448,6 +450,45 @@ class PluginService:
         except ValueError:
             return answer.status, None
 
+    async def send_event(self, plugin: str, name: str, data: Any, *, thread_id: str = "",
+                         start: bool = True) -> bool:
+        """``POST /events`` to the plugin's instance here, best effort: whether it took it
+        (2xx). Not sent when the plugin does not subscribe to ``name``, the project does
+        not enable it, or it is not running and ``start`` is off."""
+        installed = self.store.get(plugin)
+        if installed is None or name not in (installed.manifest.raw.get("events") or []):
+            return False
+        if "events.subscribe" not in installed.approved or not self._applies(installed).enabled:
+            return False
+        running = self.instances.get((plugin, self.project()))
+        if not start and (running is None or running.state is not ProcessState.RUNNING):
+            return False
+        try:
+            instance = await self.instance(plugin)
+            answer = await instance.call("POST", "/events", {"type": name, "thread_id": thread_id, "data": data},
+                                         timeout=self.action_timeout_s, max_bytes=MAX_ACTION_ANSWER)
+        except (PluginUnavailable, BadAnswer):
+            return False
+        return 200 <= answer.status < 300
+
+    async def tell_settings(self) -> list[str]:
+        """Send ``settings.changed`` to the running instances whose settings were read
+        again since they were last told (a config write, a trust change); the ids told."""
+        told = []
+        for (plugin, project), instance in list(self.instances.items()):
+            if project != self.project() or instance.state is not ProcessState.RUNNING:
+                continue
+            installed = self.store.get(plugin)
+            if installed is None:
+                continue
+            applied = self._applies(installed)
+            seen = self._told_settings.get(plugin)
+            self._told_settings[plugin] = applied
+            if seen is not None and seen is not applied and applied.enabled:
+                if await self.send_event(plugin, "settings.changed", {"settings": applied.settings}, start=False):
+                    told.append(plugin)
+        return told
+
     async def x(self, plugin: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
         """A call of the plugin's own ``/x`` routes (its panes' API)."""
         try:
@@ -470,6 +511,7 @@ class PluginService:
         while any(i.state is ProcessState.RUNNING for i in self.instances.values()):
             await asyncio.sleep(min(30.0, max(1.0, self.idle_s / 4)))
             await self.stop_idle()
+            await self.tell_settings()
 
     async def stop_idle(self) -> list[str]:
         """Stop the instances idle for ``idle_s`` and those whose project no longer
@@ -506,8 +548,17 @@ class PluginService:
     def notices(self) -> list[str]:
         return self.store.problems()
 
+    def follow_soon(self) -> None:
+        """``follow_config`` on the running loop (a config change the host followed)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        loop.create_task(self.follow_config())
+
     async def follow_config(self) -> None:
         await self.stop_idle()
+        await self.tell_settings()
 
     async def aclose(self) -> None:
         """Stop the agent runs going on, every instance and the Plugin API server."""

@@ -42,6 +42,7 @@ from workbench.states import ProcessState, Stateful
 LISTEN_FD = 3
 START_TIMEOUT_S = 10.0
 HEALTH_TIMEOUT_S = 2.0
+ENDING_WAIT_S = 1.0
 
 
 class PluginUnavailable(Exception):
@@ -285,6 +286,9 @@ class PluginInstance(Stateful):
             raise
         except NoAnswer as exc:
             self.breaker.no_answer()
+            # A connection cut off may be the process ending (a crash in this call): let
+            # it end, so the next call starts it again rather than reach it dying.
+            await self._ended_now(ENDING_WAIT_S)
             raise PluginUnavailable(f"plugin {self.manifest.id}: {exc}") from None
         except BadAnswer:
             self.breaker.answered()

@@ -55,6 +55,10 @@ class PluginRunsMixin(StoreBase):
         return self._all(f"SELECT {_COLUMNS} FROM plugin_runs WHERE plugin = ? AND project = ? "
                          "ORDER BY created_at, rowid", (plugin, project))
 
+    def is_plugin_run_session(self, session_id: str) -> bool:
+        """Whether ``session_id`` is the hidden chat of a plugin's agent run."""
+        return self._one("SELECT 1 AS found FROM plugin_runs WHERE session_id = ?", (session_id,)) is not None
+
     def start_plugin_run(self, run_id: str) -> bool:
         """Mark a queued run running, owned by this process; False when it was not
         queued (another process took it)."""

@@ -50,6 +50,11 @@ def run_done(run_id: str, body: dict) -> None:
                                                       "result": body.get("result")}) + "\n")
 
 
+def event(body: dict) -> None:
+    (data / "events.jsonl").open("a").write(json.dumps({"type": body.get("type"),
+                                                        "thread_id": body.get("thread_id")}) + "\n")
+
+
 def _lines(name: str) -> list[dict]:
     path = data / name
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
@@ -58,6 +63,8 @@ def _lines(name: str) -> list[dict]:
 def x(method: str, path: str, body: bytes) -> tuple[int, object]:
     if path == "/pings":
         return 200, {"pings": len(_lines("pings.jsonl"))}
+    if path == "/events":
+        return 200, {"events": _lines("events.jsonl")}
     if path == "/runs":
         return 200, {"runs": _lines("runs.jsonl")}
     return 404, {"error": "no such route"}
@@ -65,6 +72,6 @@ def x(method: str, path: str, body: bytes) -> tuple[int, object]:
 
 if __name__ == "__main__":
     server = Server(secret=env.secret(), version=manifest["version"], tools={"echo": echo, "score": score},
-                    actions={"ping": ping, "daily": ping, "ask": ask}, x=x, runs_done=run_done)
+                    actions={"ping": ping, "daily": ping, "ask": ask}, x=x, runs_done=run_done, events=event)
     print(f"echo plugin serving, pid {os.getpid()}", flush=True)
     server.serve(env.listener())
