@@ -1,5 +1,7 @@
-"""``workbench changes``: the change sets the shell applied to project folders — list
-them, show one, undo one (``host.changes``, the core the TUI's ``u`` calls too)."""
+"""``workbench changes``: the one change list — the change sets the shell applied to
+project folders and the changes extensions' tools made outside them (a calendar event,
+a contact) — list them, show one, undo one (``host.changes``, the core the TUI's ``u``
+calls too)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import typer
 from workbench.cli.errors import reported
 from workbench.cli.output import say
 
-changes_app = typer.Typer(help="List, show and undo the changes shell commands made.",
+changes_app = typer.Typer(help="List, show and undo the changes shell commands and "
+                          "extensions' tools made.",
                           no_args_is_help=True)
 
 
@@ -21,7 +24,8 @@ def _when(ms: int | None) -> str:
 
 
 def _summary(row: dict[str, Any]) -> str:
-    files = f"{row['files']} file{'' if row['files'] == 1 else 's'}"
+    files = (str(row["extension"] or "") if row.get("kind") == "outside"
+             else f"{row['files']} file{'' if row['files'] == 1 else 's'}")
     return (f"{row['id']:>5}  {_when(row['created_at'])}  {row['state']:<13} {files:<9} "
             f"{row['command'][:60]!s}")
 
@@ -62,6 +66,13 @@ def show(
         say(json.dumps(found, indent=2, ensure_ascii=False))
         return
     say(f"change set {found['id']}: {found['state']}, {_when(found['created_at'])}")
+    if found.get("kind") == "outside":
+        say(f"  change   {found['command']}")
+        say(f"  by       {found['extension']} (call {found['call_id']})")
+        say(f"  undo     {found['undo_tool']}")
+        if found["note"]:
+            say(f"  note     {found['note']}")
+        return
     say(f"  folder   {found['folder']}")
     say(f"  command  {found['command']}")
     if found["note"]:
@@ -79,7 +90,8 @@ def undo(
     change_set: int = typer.Argument(..., metavar="ID", help="The change set to undo."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Put back what a change set changed; a file you changed since keeps your version."""
+    """Undo a change: put back what a change set changed (a file you changed since keeps
+    your version), or run the undo of an extension's change (newest first)."""
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
@@ -88,6 +100,9 @@ def undo(
         say(json.dumps(answer, indent=2, ensure_ascii=False))
         return
     restored = len(answer["restored"])
+    if "result" in answer:
+        say(f"change set {change_set}: {answer['state']} ({answer['restored'][0]})")
+        return
     say(f"change set {change_set}: {answer['state']} ({restored} path{'' if restored == 1 else 's'} "
         "put back)")
     for kept in answer["kept"]:

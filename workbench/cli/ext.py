@@ -20,6 +20,7 @@ import typer
 
 from workbench.cli.errors import reported
 from workbench.cli.output import say
+from workbench.cli.pages import page_command, pages_command
 from workbench.errors import ExitCode, WorkbenchError
 from workbench.text import visible
 
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from workbench.core.extension_views import InstallPlan
 
 ext_app = typer.Typer(help="Install, inspect and validate extensions.", no_args_is_help=True)
+ext_app.command("pages")(pages_command)
+ext_app.command("page")(page_command)
 
 
 def _plural(count: int, word: str) -> str:

@@ -9,7 +9,8 @@ the core's own):
 - the rows and shapes those services return: ``calls`` (``CallOptions``,
   ``ToolOutcome``), ``sessions`` (``SessionRow``), ``switches`` (``SwitchRow``,
   ``ToolRow``, ``SwitchMenu``), ``status`` (``StatusReport``), ``extension_views``,
-  ``settings_service``;
+  ``settings_service``, ``pages`` (``PageRow``, ``OpenedPage``, ``PageActionOutcome``,
+  ``PageError``: what ``host.pages`` returns);
 - the checks and helpers both faces share: ``answers``, ``schedule_forms``,
   ``mcp_prompting``, ``run_grants``, ``bundles`` (the bundles' service, ``workbench bundle``);
 - what a command does with no host opened: ``config_files`` (``workbench config``,

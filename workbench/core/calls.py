@@ -64,3 +64,6 @@ class CallOptions:
     """Extensions switched off for this call's chat: their hooks do not run."""
     model_call_id: str | None = None
     message_id: int | None = None
+    undoing: bool = False
+    """Whether the person makes this call to undo a change of the list (its own change
+    is then not recorded: an undo is not undone in turn)."""

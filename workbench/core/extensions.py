@@ -20,6 +20,7 @@ from workbench.core.load_record import LoadRecord
 from workbench.core.provider_registry import ProviderRegistry, RegisteredProvider
 from workbench.errors import WorkbenchError
 from workbench.manifest.front_matter import FrontMatterError
+from workbench.ext.addons import addon_of
 from workbench.ext.manager import ExtensionManager
 from workbench.hooks.registry import Hook, HookRegistry
 from workbench.tools.loader import read_extension, register
@@ -66,13 +67,15 @@ def _register_providers(providers: ProviderRegistry, folder: Path, manifest, sou
 def _load(registry: ToolRegistry, memories: Memories, loaded: Loaded, folder: Path, *,
           source: str, scope: str, version: str = "", manifest=None,
           hooks: HookRegistry | None = None, providers: ProviderRegistry | None = None,
-          owner: str = "") -> None:
+          owner: str = "", first_party: bool = False) -> None:
     """Load ``folder``; a ``manifest`` the caller already validated is not read again.
-    ``owner`` is the identity of a project extension (empty: its name)."""
+    ``owner`` is the identity of a project extension (empty: its name); ``first_party``
+    a shipped add-on installed from its own folder (its tools take ``addon__ID__``)."""
     if manifest is None:
         manifest, tools = read_extension(registry, folder, source=source)
     else:
-        tools = register(registry, folder, manifest, source=source, owner=owner)
+        tools = register(registry, folder, manifest, source=source, owner=owner,
+                         first_party=first_party)
     if manifest is not None:
         _ship_memories(memories, owner or manifest.name, folder, manifest, loaded.notices)
         if hooks is not None and manifest.hooks:
@@ -110,7 +113,7 @@ def load_extensions(*, registry: ToolRegistry, manager: ExtensionManager | LoadR
         if enabled and ext.enabled:
             _load(registry, memories, loaded, ext.path, source="builtin" if ext.builtin else "extension",
                   scope="global", version=ext.version, manifest=ext.manifest, hooks=hooks,
-                  providers=providers)
+                  providers=providers, first_party=addon_of(ext.source, ext.name))
     for found in manager.discover(cwd, include_global=False):
         if not found.runnable:
             tools = tuple(tool.name for tool in found.manifest.tools) if found.manifest else ()

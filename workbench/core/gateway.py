@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 from workbench import ctx_spec, jsontext
@@ -35,6 +35,9 @@ from workbench.permissions.requirements import (OS_KINDS, Requirement, TemplateR
                                                 requirements_of)
 from workbench.tools.context import ChatContext, ToolContext
 from workbench.tools.registry import Tool, ToolRegistry
+
+if TYPE_CHECKING:
+    from workbench.core.outside_changes import OutsideChanges
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +151,9 @@ class ToolGateway:
         record); the host sets it."""
         self.locale: str | None = None
         """The person's locale, which ``ctx.getChatContext()`` tells tools; the host sets it."""
+        self.outside: OutsideChanges | None = None
+        """Where a change an extension's tool reports is checked and recorded
+        (``core/outside_changes.py``); the host sets it."""
         self.review_writes: str = DEFAULTS.tools.review_writes
         """``tools.review_writes``: when file tools show a change as a diff question
         before writing it (``auto``: when the responder is not an interactive chat)."""
@@ -170,6 +176,10 @@ class ToolGateway:
             tool = self.registry.resolve(name)
         except ToolError as exc:
             return self.refused(call_id, name, arguments, options, exc)
+        if tool.person_only and options.caller != "person":
+            return self.refused(call_id, tool.qualified_name, arguments, options, ToolError(
+                "permission", f"{tool.name} is run by the person only (\"audience\": \"person\"); "
+                f"a {options.caller} cannot call it"))
         try:
             text = self._validate(tool, arguments)
         except ToolError as exc:
@@ -608,6 +618,12 @@ class _Finisher:
                 result = decision.result
             details = decision.details
             self.contexts.extend(decision.contexts)
+        if status == "ok" and gateway.outside is not None:
+            settled = gateway.outside.settle(self.tool, checked, result, call_id=self.call_id,
+                                             options=self.options, validate=gateway._validate)
+            if settled is not result:
+                result = settled
+                checked = _REPLACED
         return gateway._finish(self.call_id, self.tool.qualified_name, self.options, status,
                                result=result, error=error, context=join_contexts(self.contexts),
                                details=details,
@@ -630,6 +646,8 @@ def _changed_keys(original: Any, replaced: Any) -> set[str]:
 
 
 _MISSING = object()
+_REPLACED = object()
+"""Stands for a result the host changed (its JSON text is then written again)."""
 
 
 def _json_text(value: Any) -> str | None:

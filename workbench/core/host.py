@@ -41,6 +41,7 @@ from workbench.core.schedules import Schedules
 from workbench.core.services import HostServices
 from workbench.core.settings_service import SettingsService
 from workbench.core.shell_service import ShellService
+from workbench.core.page_service import PageService
 from workbench.core.plugin_events import PluginEvents
 from workbench.core.plugin_runs import PluginRuns
 from workbench.core.plugin_service import PluginService
@@ -55,6 +56,7 @@ from workbench.hooks.registry import HookRegistry
 from workbench.permissions.broker import Broker
 from workbench.permissions.requirements import TemplateRoots
 from workbench.shell.changes import Changes
+from workbench.core.outside_changes import OutsideChanges
 from workbench.store import Store
 from workbench.tools.registry import ToolRegistry
 from workbench.tools.source import ToolSources
@@ -150,6 +152,12 @@ class Host:
                                  gateway=self.gateway, mcp=self.mcp, registry=registry,
                                  sandbox=self.sandbox, store=store)
         """A direct call, the status report (``core/tool_service.py``)."""
+        self.outside_changes = OutsideChanges(registry=registry, changes=self.changes,
+                                              call=self.tools.call, ensure=self.loading.ensure)
+        """Changes extensions' tools report outside the project's files, recorded in and
+        undone through ``host.changes`` (``core/outside_changes.py``)."""
+        self.gateway.outside = self.outside_changes
+        self.changes.run_undo = self.outside_changes.run_undo
         self.grants = Grants(store=store, broker=self.broker, registry=registry,
                              providers=provider_registry, hooks=self.hooks,
                              gateway=self.gateway, sandbox=self.sandbox, loading=self.loading)
@@ -183,6 +191,8 @@ class Host:
         """The settings as the Settings screen shows them (``core/settings_service.py``)."""
         self.shell = ShellService(sources=self.sources, store=store)
         """The shell's network in each chat (``core/shell_service.py``)."""
+        self.pages = PageService(extensions=self.extensions, registry=registry, tools=self.tools,
+                                 loading=self.loading)
         self.plugins = PluginService(home=home, workspace=self.workspace, limits=self.sandbox.limits)
         """The plugins: installed, enabled here, their instances (``core/plugin_service.py``)."""
         self.plugins.runs = PluginRuns(store=store, chats=self.chats, plugins=self.plugins)

@@ -441,7 +441,7 @@ class McpServers:
             served = self.sources.served()
             return [(t.name, t.description, t.parameters) for t in self.registry.available()
                     if t.origin in served and (builtin or t.source != "builtin")
-                    and t.runtime != HOST_RUNTIME]
+                    and t.runtime != HOST_RUNTIME and not t.person_only]
 
         def call(name: str, arguments: dict[str, Any], call_id: str):
             return self.gateway.call(name, arguments, CallOptions(caller="agent", prompt=False),

@@ -223,7 +223,7 @@ class Switches:
         available tools without those it switched off (a name one of them won goes to the
         next tool by precedence), and without the host tools offered only when a turn
         needs them unless ``on_demand`` (``Chats.tool_specs`` says what one model step is
-        offered).
+        offered); never a person-only tool (``"audience": "person"``).
 
         Raises:
             WorkbenchError: No such session.
@@ -232,8 +232,9 @@ class Switches:
         self.loading.ensure()
         exclude, skip = switches.exclusions(self.registry)
         off = switches.extensions_off
+        # A person-only tool is never a chat's: no model is offered it (the person runs it).
         tools = [t for t in self.registry.available(exclude=exclude, skip=skip)
-                 if self._provider_tool_on(t, off)]
+                 if self._provider_tool_on(t, off) and not t.person_only]
         tools = offered_beside(tools)  # the bundle tools only beside the shell and project writes
         return tools if on_demand else [t for t in tools if not is_on_demand(t)]
 

@@ -58,7 +58,7 @@ def fetch(source: Source, staging: StagingArea, registry: RegistryClient,
     pkg = stage / "pkg"
     fallback = DEFAULT_VERSION
     try:
-        if source.kind == "folder":
+        if source.kind in ("folder", "addon"):
             assert source.path is not None
             _check_folder(source.path, limits)
             copy_folder(source.path, pkg, limits)

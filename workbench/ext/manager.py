@@ -41,6 +41,7 @@ from workbench.ext.dependencies import (
 )
 from workbench.ext.discovery import (PROJECT_EXTENSIONS, DiscoveredExtension, discover,
                                      extension_folders)
+from workbench.ext import addons
 from workbench.ext.errors import ExtensionError, InstallDeclined
 from workbench.ext.fingerprint import Fingerprint, FingerprintCheck, compare, fingerprint
 from workbench.ext.manifest_checks import ManifestChecks
@@ -74,6 +75,26 @@ BUILTIN_DIR = Path(__file__).resolve().parents[2] / "extensions" / "builtin"
 """The built-in extension shipped beside the package (as ``workbench.tools.loader`` has it)."""
 
 Approve = Callable[[InstallPlan], bool]
+
+
+def check_addon_name(name: str, src: Source) -> None:
+    """Refuse ``name``, the id of a shipped add-on, from any source but that add-on's own
+    folder, and an add-on's folder whose manifest names another extension: a
+    first-party add-on's tools take the reserved namespace, so its id is never another's.
+
+    Raises:
+        ExtensionError: Either case; nothing is installed.
+    """
+    shipped = addons.find(name)
+    if src.kind == "addon":
+        if src.package != name:
+            raise ExtensionError(f"the shipped add-on {src.package!r} names itself {name!r} in "
+                                 "its loca.json; an add-on's name is its id", where=str(src))
+        return
+    if shipped is not None:
+        raise ExtensionError(f"{name!r} is the id of an add-on shipped with workbench; install "
+                             f"it with `workbench ext install {name}` (another extension cannot "
+                             "take its name)", where=str(src))
 
 
 def unchanged_since(folder: Path, plan: InstallPlan, command: str) -> Fingerprint:
@@ -247,6 +268,7 @@ class ExtensionManager:
             if name == BUILTIN_NAME:
                 raise ExtensionError(f"{BUILTIN_NAME!r} is the name of the built-in extension; "
                                      "it cannot be installed from elsewhere", where=str(src))
+            check_addon_name(name, src)
             self._commits.refuse_existing(name)
 
         try:
@@ -335,6 +357,7 @@ class ExtensionManager:
         stage, fallback = fetch(src, self.staging, self.registry, self.limits)
 
         def same_extension(found: str) -> None:
+            check_addon_name(found, src)
             if found != name:
                 raise ExtensionError(f"the source holds the extension {found!r}, not "
                                      f"{name!r}", where=str(src))

@@ -1,12 +1,13 @@
 """Where an extension is installed from: a folder, an archive, or a package on npm.
 
-A source is given as one string: a folder path, a path to a ``.tgz``, ``.tar.gz`` or
-``.zip`` file, or ``npm:NAME`` / ``npm:NAME@VERSION`` (``VERSION`` may be an exact
+A source is given as one string: the id of a shipped add-on (``calendar``, or
+``addon:calendar``; see ``workbench.ext.addons``), a folder path, a path to a ``.tgz``,
+``.tar.gz`` or ``.zip`` file, or ``npm:NAME`` / ``npm:NAME@VERSION`` (``VERSION`` may be an exact
 version, a dist-tag such as ``next``, or a semver range such as ``^1.2``). The
 parsed :class:`Source` prints back as the string recorded in the store, with paths
 made absolute, so ``ext update`` can fetch from the same place again.
 
-This module imports nothing of ours but ``workbench.ext.errors``.
+This module imports nothing of ours but ``workbench.ext.errors`` and the add-ons' catalog.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from workbench.ext import addons
 from workbench.ext.errors import SourceError
 
 NPM_PREFIX = "npm:"
@@ -32,7 +34,7 @@ NPM_NAME_PATTERN = re.compile(
 MAX_NPM_NAME = 214
 """The longest package name npm accepts."""
 
-SourceKind = Literal["folder", "archive", "npm"]
+SourceKind = Literal["folder", "archive", "npm", "addon"]
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,8 @@ class Source:
     """A parsed source string.
 
     Attributes:
-        kind: ``folder``, ``archive`` or ``npm``.
-        path: The absolute folder or archive path (``folder`` and ``archive``).
+        kind: ``folder``, ``archive``, ``npm`` or ``addon`` (a shipped add-on's folder).
+        path: The absolute folder or archive path (``folder``, ``archive``, ``addon``).
         package: The npm package name (``npm``).
         spec: The requested version, dist-tag or range (``npm``); None means the
             ``latest`` dist-tag.
@@ -55,6 +57,8 @@ class Source:
     def __str__(self) -> str:
         if self.kind == "npm":
             return f"{NPM_PREFIX}{self.package}" + (f"@{self.spec}" if self.spec else "")
+        if self.kind == "addon":
+            return f"{addons.SOURCE_PREFIX}{self.package}"
         return str(self.path)
 
     def unpinned(self) -> Source:
@@ -106,9 +110,22 @@ def parse_source(text: str, *, cwd: Path | None = None) -> Source:
         raise SourceError("no source given: pass a folder, a .tgz or .zip file, or npm:NAME")
     if raw.startswith(NPM_PREFIX):
         return parse_npm(raw[len(NPM_PREFIX):])
+    if raw.startswith(addons.SOURCE_PREFIX):
+        wanted = raw[len(addons.SOURCE_PREFIX):]
+        shipped = addons.find(wanted)
+        if shipped is None:
+            known = ", ".join(a.id for a in addons.catalog()) or "none"
+            raise SourceError(f"no shipped add-on has the id {wanted!r} (shipped: {known})")
+        return Source("addon", path=shipped.folder, package=shipped.id)
+    shipped = addons.find(raw)
+    if shipped is not None:  # a bare id names the add-on; a folder of that name is ./ID
+        return Source("addon", path=shipped.folder, package=shipped.id)
     base = cwd if cwd is not None else Path.cwd()
     path = Path(os.path.abspath(base / Path(raw).expanduser()))
     if path.is_dir():
+        shipped = addons.shipped_folder_of(path)
+        if shipped is not None:
+            return Source("addon", path=shipped.folder, package=shipped.id)
         return Source("folder", path=path)
     if path.is_file():
         if not is_archive_name(path.name):

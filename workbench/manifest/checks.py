@@ -25,11 +25,13 @@ from workbench import ctx_spec
 from workbench.manifest.exports import scan_exports
 from workbench.manifest.front_matter import FrontMatterError, parse_front_matter
 from workbench.manifest.locate import join_pointer
+from workbench.manifest.namespace import RESERVED_PREFIX, is_reserved
 from workbench.manifest.models import (
     EXPORT_NAME_PATTERN,
     PROVIDER_NAME_PATTERN,
     TOOL_NAME_PATTERN,
     Memory,
+    Page,
     Permissions,
     Provider,
     Tool,
@@ -239,6 +241,11 @@ def check_tool_names(tools: list[Any], found: Collector) -> None:
         if not isinstance(name, str) or not re.fullmatch(TOOL_NAME_PATTERN, name):
             continue
         pointer = join_pointer("/tools", index, "name")
+        if is_reserved(name):
+            found.error(pointer, f"the tool name '{name}' is in the namespace kept for the "
+                        f"add-ons shipped with workbench ({RESERVED_PREFIX}…); name it "
+                        "without that prefix")
+            continue
         if name in first_use:
             found.error(pointer, f"the tool name '{name}' is already used by "
                         f"/tools/{first_use[name]}; tool names must be unique")
@@ -247,6 +254,29 @@ def check_tool_names(tools: list[Any], found: Collector) -> None:
         if not SNAKE_CASE.fullmatch(name):
             found.warning(pointer, f"the tool name '{name}' is not snake_case "
                           "(lowercase letters, digits and '_', starting with a letter)")
+
+
+def check_pages(pages: list[Any], tools: list[Any], found: Collector) -> None:
+    """Refuse a repeated page id, and a page whose tool is not a tool of this manifest;
+    warn about keys a page's model ignores."""
+    declared = {tool.get("name") for tool in tools if isinstance(tool, dict)}
+    first_use: dict[str, int] = {}
+    for index, page in enumerate(pages):
+        if not isinstance(page, dict):
+            continue
+        _unknown_keys(page, _keys(Page), join_pointer("/pages", index), found)
+        page_id, tool = page.get("id"), page.get("tool")
+        if isinstance(page_id, str):
+            if page_id in first_use:
+                found.error(join_pointer("/pages", index, "id"),
+                            f"the page id '{page_id}' is already used by /pages/{first_use[page_id]}; "
+                            "page ids must be unique")
+            else:
+                first_use[page_id] = index
+        if isinstance(tool, str) and tool not in declared:
+            found.error(join_pointer("/pages", index, "tool"),
+                        f"the page's tool '{tool}' is not a tool of this extension: a page is "
+                        "served by one of the tools its manifest declares")
 
 
 def check_parameters(parameters: Any, pointer: str, found: Collector) -> None:
@@ -425,6 +455,7 @@ def check_content(data: dict[str, Any], folder: Path, found: Collector, *,
     check_workbench_templates(tools, providers, found)
     check_tool_names(tools, found)
     check_providers(providers, found)
+    check_pages(data.get("pages") if isinstance(data.get("pages"), list) else [], tools, found)
     before = len(found.errors) + len(found.warnings)
     if parameters:
         for index, tool in enumerate(tools):

@@ -308,6 +308,11 @@ class Tool(BaseModel):
     """Whether calls of this tool may run at the same time as other parallel-safe calls
     of one model message (a workbench extension of the format); absent means no: such
     calls run one after another, in order."""
+    audience: Literal["everyone", "person"] = "everyone"
+    """Who may call the tool (a workbench extension of the format): ``person`` keeps it
+    from every model (never in a chat's tool list, refused when a model names it), while
+    the person still runs it (`workbench call`, a page's action, an undo); absent means
+    everyone."""
 
 
 PROVIDER_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
@@ -379,6 +384,31 @@ class Memory(BaseModel):
     """Where it is, relative to the extension folder and inside it."""
 
 
+PAGE_ID_PATTERN = r"^[a-z][a-z0-9-]{0,31}$"
+"""What a page's id must match: it is typed on the command line (`workbench ext page EXT ID`)."""
+
+MAX_PAGES = 20
+"""The most pages one extension declares."""
+
+
+class Page(BaseModel):
+    """A page of the extension (a Workbench addition to the format): a card document
+    (docs/cards.md) that one of the extension's own tools returns as ``{"card": …}``,
+    drawn by the TUI's own widgets and printed by ``workbench ext page``. Its actions call
+    tools the manifest declares, and no others."""
+
+    model_config = _NESTED
+
+    id: str = Field(pattern=PAGE_ID_PATTERN)
+    """Unique in the extension: lowercase letters, digits and `-`, starting with a letter."""
+    title: Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"\S")]
+    """The page's name, shown in the Pages screen."""
+    tool: str = Field(pattern=TOOL_NAME_PATTERN)
+    """The tool of this extension (by its name in `tools`) that returns the page's card."""
+    arguments: dict[str, Any] = {}
+    """The arguments the tool is called with to open the page."""
+
+
 class Manifest(BaseModel):
     """The whole of `loca.json`."""
 
@@ -417,6 +447,9 @@ class Manifest(BaseModel):
     """Model, memory and search providers the extension registers (a workbench extension
     of the format). Built-in providers win a name; among extensions the first by name
     wins, and the others are reported as conflicts."""
+    pages: list[Page] = Field([], max_length=MAX_PAGES)
+    """Pages the extension shows (a workbench extension of the format), each a card
+    document one of its own tools returns; see `Page`."""
     entry: EntryPath | None = None
     """The entry module's path relative to the folder (a workbench extension of the
     format). When absent the host takes the module deno.json exports, then the one
@@ -428,6 +461,10 @@ class Manifest(BaseModel):
     def tool(self, name: str) -> Tool | None:
         """Return the tool called `name`, or `None`."""
         return next((tool for tool in self.tools if tool.name == name), None)
+
+    def page(self, page_id: str) -> Page | None:
+        """Return the page whose id is `page_id`, or `None`."""
+        return next((page for page in self.pages if page.id == page_id), None)
 
     def resolve_entry(self, folder: Path) -> Entry:
         """Find the entry module of the extension installed in `folder`.

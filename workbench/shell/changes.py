@@ -2,8 +2,15 @@
 them, showing one, undoing one — the one core the CLI (``workbench changes``) and the
 TUI (``u`` on a shell call's card) both call.
 
-Undo puts back, in reverse order, every path of the change set that is still what the
-change left; a path the person changed since keeps the person's version, and the
+The same list holds the changes an extension's tool made outside the project's files
+(kind ``outside``: a calendar event, a contact, rows of a table), recorded by the host
+from the tool's result (``record_outside``); undoing one runs the person-only tool of
+that extension the change named, through ``run_undo`` (the host's, which calls it as
+the person), newest first within an extension. The TUI awaits ``aundo``; the CLI calls
+``undo``.
+
+Undo of a shell change set puts back, in reverse order, every path of the change set
+that is still what the change left; a path the person changed since keeps the person's version, and the
 answer says which were kept and why. Earlier contents are kept within
 ``shell.undo_mb`` per change set and ``shell.undo_total_mb`` in all (the oldest change
 sets lose theirs first, and say so).
@@ -11,11 +18,13 @@ sets lose theirs first, and say so).
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ToolError, WorkbenchError
@@ -37,6 +46,11 @@ def coarse_now_ns() -> int:
     return time.clock_gettime_ns(getattr(time, "CLOCK_REALTIME_COARSE", 5))
 
 
+UndoRun = Callable[[str, str, Any], Awaitable[Any]]
+"""``(extension, undo_tool, arguments) -> result``: run an outside change's undo tool
+(``EXTENSION.TOOL``) as the person; raises ``WorkbenchError`` saying why it did not."""
+
+
 class Changes:
     """Change sets in the store, applied to and undone in project folders.
 
@@ -48,6 +62,8 @@ class Changes:
     def __init__(self, *, store: Store, settings: Callable[[], ShellSettings]) -> None:
         self.store = store
         self.settings = settings
+        self.run_undo: UndoRun | None = None
+        """How an outside change's undo tool is run (the host sets it)."""
         self._ours: dict[str, dict[str, str]] = {}
         """By project folder: what each path was after our own last change of it."""
         self._lock = threading.Lock()
@@ -145,23 +161,88 @@ class Changes:
                         for f in found["files"]]
         return out
 
+    # --- changes outside the project's files -----------------------------------------
+
+    def record_outside(self, *, session_id: str | None, extension: str, call_id: str,
+                       summary: str, undo_tool: str, undo_arguments: Any) -> int:
+        """Put a change an extension's tool made in the change list; its id.
+
+        Args:
+            session_id: The chat the call was made in, if any.
+            extension: The extension's identity.
+            call_id: The call that made it (the change is bound to that call).
+            summary: What the person sees, already made safe for a terminal.
+            undo_tool: The person-only tool that undoes it, as ``EXTENSION.TOOL``.
+            undo_arguments: Its arguments (JSON data).
+        """
+        change_set = self.store.record_outside_change(
+            session_id=session_id, extension=extension, call_id=call_id, summary=summary,
+            undo_tool=undo_tool, undo_arguments=json.dumps(undo_arguments, ensure_ascii=False))
+        self.store.audit("tool", "changes.record", extension,
+                         {"change_set": change_set, "call_id": call_id, "undo": undo_tool})
+        return change_set
+
+    async def _undo_outside(self, found: dict[str, Any]) -> dict[str, Any]:
+        change_set = int(found["id"])
+        extension = str(found["extension"] or "")
+        newer = self.store.newer_outside_changes(extension, change_set)
+        if newer:
+            raise WorkbenchError(
+                f"change {change_set} of {extension} is not its newest: undo "
+                f"{', '.join(str(n) for n in newer)} first (an extension's changes are undone "
+                "newest first)")
+        if self.run_undo is None:
+            raise WorkbenchError("this host cannot run undo tools")
+        try:
+            arguments = json.loads(found["undo_arguments"] or "null")
+        except ValueError:
+            raise WorkbenchError(f"change {change_set}'s undo is damaged in the store") from None
+        result = await self.run_undo(extension, str(found["undo_tool"] or ""), arguments)
+        self.store.mark_change_set(change_set, "undone", "")
+        self.store.audit("person", "changes.undo", str(change_set),
+                         {"extension": extension, "undo": found["undo_tool"]})
+        return {"change_set": change_set, "state": "undone", "restored": [found["command"]],
+                "kept": [], "result": result}
+
     # --- undoing ------------------------------------------------------------------
 
-    def undo(self, change_set: int) -> dict[str, Any]:
-        """Put back what the change set changed, where the person has not changed it since.
-
-        Returns:
-            ``{"change_set", "state", "restored": [PATH...], "kept": [{"path", "why"}...]}``.
-
-        Raises:
-            WorkbenchError: No such change set, it was undone already, or its folder
-                cannot be reached with no link in it.
-        """
+    def _applied(self, change_set: int) -> dict[str, Any]:
         found = self.store.change_set(change_set)
         if found is None or found["state"] == "applying":
             raise WorkbenchError(f"no change set {change_set}; `workbench changes list` shows them")
         if found["state"] != "applied":
             raise WorkbenchError(f"change set {change_set} was undone already ({found['state']})")
+        return found
+
+    async def aundo(self, change_set: int) -> dict[str, Any]:
+        """``undo`` for a caller on an event loop (the TUI): a shell change set is put
+        back in a thread, an outside change's undo tool awaited on this loop."""
+        found = self._applied(change_set)
+        if found.get("kind") == "outside":
+            return await self._undo_outside(found)
+        return await asyncio.to_thread(self.undo, change_set)
+
+    def undo(self, change_set: int) -> dict[str, Any]:
+        """Undo a change of the list: put back what a shell change set changed, where
+        the person has not changed it since, or run an outside change's undo tool.
+
+        Returns:
+            ``{"change_set", "state", "restored": [PATH or SUMMARY...], "kept": [{"path",
+            "why"}...]}`` (an outside change's also its undo tool's ``result``).
+
+        Raises:
+            WorkbenchError: No such change set, it was undone already, its folder
+                cannot be reached with no link in it; for an outside change, a newer
+                one of its extension is not undone, or its undo tool failed (it then
+                stays applied).
+        """
+        found = self._applied(change_set)
+        if found.get("kind") == "outside":
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return asyncio.run(self._undo_outside(found))
+            raise WorkbenchError("an outside change is undone with `aundo` on an event loop")
         folder = found["folder"]
         try:
             project = open_nofollow(folder, os.O_PATH | os.O_DIRECTORY)
@@ -285,4 +366,6 @@ def _row(found: dict[str, Any]) -> dict[str, Any]:
     return {"id": found["id"], "session_id": found["session_id"], "folder": found["folder"],
             "command": found["command"], "created_at": found["created_at"], "state": found["state"],
             "files": found["files"], "kept_bytes": found["kept_bytes"],
-            "undone_at": found["undone_at"], "note": found["note"]}
+            "undone_at": found["undone_at"], "note": found["note"],
+            "kind": found.get("kind") or "files", "extension": found.get("extension"),
+            "call_id": found.get("call_id"), "undo_tool": found.get("undo_tool")}

@@ -1,7 +1,9 @@
 """Change sets: what a shell command changed in a project folder, applied as one change,
 with the files' earlier contents kept (bounded) so the person can undo it.
 
-Tables ``change_sets``, ``change_files`` and ``change_blobs`` (``m012``); a chat's shell
+Tables ``change_sets``, ``change_files`` and ``change_blobs`` (``m012``), which also hold
+the changes an extension's tool made outside the project's files (kind ``outside``,
+``m017``); a chat's shell
 network, ``session_shell`` (``m012``) and the hosts allowed for it, ``session_shell_hosts``
 (``m013``). A blob is
 kept once per content (its SHA-256) and dropped once no change file names it. This
@@ -70,6 +72,25 @@ class ChangesMixin(StoreBase):
             f"SELECT {', '.join(FILE_COLUMNS)} FROM change_files WHERE change_set = ? ORDER BY seq",
             (change_set,))
         return found
+
+    def record_outside_change(self, *, session_id: str | None, extension: str, call_id: str,
+                              summary: str, undo_tool: str, undo_arguments: str) -> int:
+        """Record a change an extension's tool made outside the project's files (kind
+        ``outside``, state ``applied``), with the person-only tool (``EXTENSION.TOOL``)
+        and its arguments (JSON text) that undo it; returns its id in the change list."""
+        with self.transaction():
+            cursor = self._execute(
+                "INSERT INTO change_sets (session_id, folder, command, created_at, state, kind, "
+                "extension, call_id, undo_tool, undo_arguments) "
+                "VALUES (?, '', ?, ?, 'applied', 'outside', ?, ?, ?, ?)",
+                (session_id, summary, self.clock(), extension, call_id, undo_tool, undo_arguments))
+        return int(cursor.lastrowid or 0)
+
+    def newer_outside_changes(self, extension: str, change_set: int) -> list[int]:
+        """The changes of ``extension`` after ``change_set`` that are not undone, newest first."""
+        return [int(row["id"]) for row in self._all(
+            "SELECT id FROM change_sets WHERE kind = 'outside' AND extension = ? AND id > ? "
+            "AND state = 'applied' ORDER BY id DESC", (extension, change_set))]
 
     def change_blob(self, sha256: str) -> bytes | None:
         row = self._one("SELECT data FROM change_blobs WHERE sha256 = ?", (sha256,))

@@ -594,6 +594,28 @@ def m016_plugin_runs(db: Database) -> None:
     )""")
 
 
+M017_STATEMENTS = (
+    # The one change list holds changes made outside the project's files too: an
+    # extension's tool that reported a change it made (a calendar event, a contact, a
+    # table's rows). ``kind`` is ``files`` (a shell command's change set) or ``outside``;
+    # an outside change keeps what the person sees in ``command`` (``folder`` empty), the
+    # extension it belongs to, the call that made it, and the person-only tool of that
+    # extension, with its arguments, that undoes it.
+    "ALTER TABLE change_sets ADD COLUMN kind TEXT NOT NULL DEFAULT 'files'",
+    "ALTER TABLE change_sets ADD COLUMN extension TEXT",
+    "ALTER TABLE change_sets ADD COLUMN call_id TEXT",
+    "ALTER TABLE change_sets ADD COLUMN undo_tool TEXT",
+    "ALTER TABLE change_sets ADD COLUMN undo_arguments TEXT",
+    "CREATE INDEX change_sets_extension ON change_sets (extension, id)",
+)
+
+
+def m017_outside_changes(db: Database) -> None:
+    """Changes extensions make outside the project's files, in the one change list."""
+    for statement in M017_STATEMENTS:
+        db.execute(statement)
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step.
@@ -630,8 +652,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, "m014_settled_through", m014_settled_through),
     Migration(15, "m015_manifest_checks", m015_manifest_checks),
     Migration(16, "m016_plugin_runs", m016_plugin_runs),
+    Migration(17, "m017_outside_changes", m017_outside_changes),
 )
-"""Every migration, in order; numbers start at 1 and have no gaps."""
+"""Every migration, in order; numbers start at 1 and rise."""
 
 LATEST_VERSION = MIGRATIONS[-1].number
 """The highest schema version this code knows."""

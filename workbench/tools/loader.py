@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.manifest.models import Manifest
+from workbench.manifest.namespace import MAX_TOOL_NAME, tool_name
 from workbench.manifest.validate import validate_extension
 from workbench.tools.registry import LoadError, Tool, ToolRegistry
 
@@ -39,14 +40,24 @@ def read_extension(registry: ToolRegistry, folder: Path, *,
 
 
 def register(registry: ToolRegistry, folder: Path, manifest: Manifest, *,
-             source: str = "extension", owner: str = "") -> list[Tool]:
+             source: str = "extension", owner: str = "", first_party: bool = False) -> list[Tool]:
     """Offer the tools of an already validated ``manifest`` (of ``folder``) to ``registry``;
-    ``owner`` is the extension's identity when it is not its name (``Tool.owner``)."""
+    ``owner`` is the extension's identity when it is not its name (``Tool.owner``).
+    ``first_party`` (a shipped add-on installed from its own folder) offers each tool
+    as ``addon__<name>__<tool>``; one whose name would pass 64 characters is left out,
+    said so in the registry's load errors."""
     entry, runtime = manifest.resolve_entry(folder) if manifest.tools else (None, None)
     tools = []
     for spec in manifest.tools:
+        name = tool_name(manifest.name, spec.name) if first_party else spec.name
+        if len(name) > MAX_TOOL_NAME:
+            registry.load_errors.append(LoadError(
+                manifest.name, folder, f"the tool {spec.name!r} is left out: as {name!r} its "
+                f"name is longer than {MAX_TOOL_NAME} characters"))
+            continue
         tool = Tool(
-            name=spec.name, description=spec.description, parameters=spec.parameters,
+            name=name, declared=spec.name if first_party else "", first_party=first_party,
+            audience=spec.audience, description=spec.description, parameters=spec.parameters,
             extension=manifest.name, source=source, function=spec.function, folder=folder,
             entry=entry, runtime=runtime,
             permissions=spec.permissions.model_dump(by_alias=True, exclude_none=True),

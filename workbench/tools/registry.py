@@ -23,6 +23,7 @@ from typing import Any
 
 from workbench.config.home import storage_name
 from workbench.errors import ToolError
+from workbench.manifest.namespace import RESERVED_PREFIX, is_reserved, tool_name
 from workbench.precedence import SOURCE_ORDER, Conflict, Party, PrecedenceRegistry, source_rank
 
 __all__ = ["SOURCE_ORDER", "Conflict", "HOST_RUNTIME", "LoadError", "Tool", "ToolRegistry"]
@@ -61,6 +62,15 @@ class Tool:
     owner: str = ""
     """The extension's identity when it is not its name: ``project:FOLDER`` for a
     project's own extension. Empty for installed ones (their name is the identity)."""
+    audience: str = "everyone"
+    """``person`` for a tool no model is offered or may call (``"audience": "person"``);
+    ``everyone`` otherwise."""
+    declared: str = ""
+    """The tool's name in its manifest when it is offered under another: a first-party
+    add-on's ``events-list`` offered as ``addon__calendar__events-list``."""
+    first_party: bool = False
+    """Whether it is a tool of a first-party add-on installed from its shipped folder:
+    only such a tool may take a name in the ``addon__`` namespace."""
     origin: str = field(default="", compare=False)
     """The name of the ``ToolSource`` that offers it (``host``, ``extensions``, ``mcp``...),
     set as its source's tools are registered; it runs the tool's calls. Empty for a
@@ -79,6 +89,16 @@ class Tool:
         a digest of its identity, so that it never opens an installed one's, nor another
         project's of the same name."""
         return storage_name(self.identity, self.extension)
+
+    @property
+    def person_only(self) -> bool:
+        """Whether only the person may call it: never offered to, nor run for, a model."""
+        return self.audience == "person"
+
+    @property
+    def own_name(self) -> str:
+        """The name its manifest gives it (what its own results name it by)."""
+        return self.declared or self.name
 
     @property
     def grant_key(self) -> str:
@@ -142,6 +162,14 @@ class ToolRegistry:
         """Offer ``tool``; precedence decides whether it wins its name."""
         if tool.source not in SOURCE_ORDER:
             raise ValueError(f"unknown tool source {tool.source!r}")
+        if is_reserved(tool.name) and not (
+                tool.first_party and tool.name == tool_name(tool.extension, tool.own_name)):
+            # Whatever offers it (an extension, an MCP server, a plugin): left out, said so.
+            self.load_errors.append(LoadError(
+                tool.extension, tool.folder,
+                f"the tool {tool.name!r} is left out: names starting {RESERVED_PREFIX} are kept "
+                "for the add-ons shipped with workbench"))
+            return
         self._by_name.add(tool.name, tool)
 
     def remove_extension(self, extension: str) -> None:

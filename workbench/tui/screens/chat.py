@@ -385,19 +385,22 @@ class ChatScreen(Screen):
     def undo_change(self, message: ToolCallCard.UndoRequested) -> None:
         self._undo_change(message.card, message.change_set)
 
-    @work(thread=True, group="undo")
-    def _undo_change(self, card: ToolCallCard, change_set: int) -> None:
-        """``host.changes.undo`` in a thread; the card and a notice say what it did."""
+    @work(group="undo")
+    async def _undo_change(self, card: ToolCallCard, change_set: int) -> None:
+        """``host.changes.aundo`` (a shell change set is put back in a thread, an
+        extension's undo tool called as the person); the card and a notice say what it did."""
         try:
-            answer = self.host.changes.undo(change_set)
+            answer = await self.host.changes.aundo(change_set)
         except WorkbenchError as exc:
-            self.app.call_from_thread(self.notify, exc.message, severity="warning")
+            self.notify(exc.message, severity="warning")
             return
         kept = answer["kept"]
         summary = answer["state"] + (f", {len(kept)} kept as you changed them" if kept else "")
         lines = [f"Change set {change_set}: {summary}."] + [f"kept {k['path']}: {k['why']}" for k in kept[:5]]
-        self.app.call_from_thread(card.undone, summary)
-        self.app.call_from_thread(self.notify, "\n".join(lines), title="Undo")
+        if "result" in answer:
+            lines = [f"Change {change_set} undone: {answer['restored'][0]}"]
+        card.undone(summary)
+        self.notify("\n".join(lines), title="Undo")
 
     # --- slash commands ----------------------------------------------------------
 
