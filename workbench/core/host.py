@@ -46,6 +46,7 @@ from workbench.core.plugin_events import PluginEvents
 from workbench.core.plugin_runs import PluginRuns
 from workbench.core.plugin_service import PluginService
 from workbench.core.plugin_tasks import PluginTasks
+from workbench.core.plugin_ui import PluginUI
 from workbench.core.sources import (bundle_source, extension_source, host_source, mcp_source, plugin_source,
                                     shell_source)
 from workbench.core.switches import Switches
@@ -203,6 +204,8 @@ class Host:
         self.plugin_events = PluginEvents(plugins=self.plugins, store=store)
         """The bus's events sent to the plugins subscribed (``core/plugin_events.py``)."""
         self.bus.subscribe(self.plugin_events.observe)
+        self.plugin_ui = PluginUI(plugins=self.plugins, store=store, publish=self.bus.publish)
+        """Plugins' panes, cards and composer switches (``core/plugin_ui.py``)."""
         # The built-in sources, registered as any other source is (``core/sources.py``).
         self.sources.register(extension_source(extensions=self.extensions, memories=self.memories, hooks=self.hooks,
                                                providers=self.providers, workspace=self.workspace,

@@ -566,7 +566,9 @@ def m015_manifest_checks(db: Database) -> None:
 def m016_plugin_runs(db: Database) -> None:
     """A plugin's agent runs, kept until they end and the plugin is told
     (``store/plugin_runs.py``), their sessions hidden from the list of chats; and the
-    scheduled tasks of plugins' actions, each a scheduled prompt the supervisor fires."""
+    scheduled tasks of plugins' actions, each a scheduled prompt the supervisor fires;
+    the card documents plugins post (each a notification), and each chat's state of
+    plugins' composer switches."""
     db.execute("""CREATE TABLE plugin_runs (
         id TEXT PRIMARY KEY,
         plugin TEXT NOT NULL,
@@ -591,6 +593,21 @@ def m016_plugin_runs(db: Database) -> None:
         project TEXT NOT NULL,
         entry TEXT NOT NULL,
         UNIQUE (plugin, action, project)
+    )""")
+    db.execute("""CREATE TABLE plugin_cards (
+        notification_id INTEGER PRIMARY KEY REFERENCES notifications (id) ON DELETE CASCADE,
+        plugin TEXT NOT NULL,
+        project TEXT NOT NULL,
+        card TEXT NOT NULL
+    )""")
+    db.execute("""CREATE TABLE plugin_switches (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        plugin TEXT NOT NULL,
+        switch TEXT NOT NULL,
+        is_on INTEGER NOT NULL DEFAULT 0,
+        title TEXT,
+        state TEXT NOT NULL DEFAULT 'idle' CHECK (state IN ('idle', 'busy', 'error')),
+        PRIMARY KEY (session_id, plugin, switch)
     )""")
 
 

@@ -147,3 +147,48 @@ class PluginRunsMixin(StoreBase):
     def remove_plugin_task(self, schedule_id: int) -> None:
         with self.transaction():
             self._execute("DELETE FROM scheduled_prompts WHERE id = ?", (schedule_id,))
+
+    # --- cards and composer switches ---------------------------------------------------
+
+    def add_plugin_card(self, *, plugin: str, project: str, title: str, body: str,
+                        card: dict[str, Any]) -> int:
+        """Keep a card a plugin posted, as a notification with its document; its id."""
+        with self.transaction():
+            cursor = self._execute("INSERT INTO notifications (at, level, title, body, source, run_id) "
+                                   "VALUES (?, 'info', ?, ?, ?, NULL)", (self.clock(), title, body, f"plugin:{plugin}"))
+            notification = int(cursor.lastrowid or 0)
+            self._execute("INSERT INTO plugin_cards (notification_id, plugin, project, card) VALUES (?, ?, ?, ?)",
+                          (notification, plugin, project, dump_json(card)))
+        return notification
+
+    def plugin_card(self, notification_id: int) -> dict[str, Any] | None:
+        row = self._one("SELECT notification_id, plugin, project, card FROM plugin_cards WHERE notification_id = ?",
+                        (notification_id,))
+        if row is not None:
+            row["card"] = load_json(row["card"])
+        return row
+
+    def plugin_switches(self, session_id: str) -> dict[tuple[str, str], dict[str, Any]]:
+        """A chat's state of plugins' switches, by ``(plugin, switch)``."""
+        rows = self._all("SELECT plugin, switch, is_on, title, state FROM plugin_switches WHERE session_id = ?",
+                         (session_id,))
+        return {(r["plugin"], r["switch"]): {"on": bool(r["is_on"]), "title": r["title"], "state": r["state"]}
+                for r in rows}
+
+    def set_plugin_switch(self, session_id: str, plugin: str, switch: str, *, on: bool,
+                          title: str | None, state: str) -> None:
+        with self.transaction():
+            self._execute("INSERT INTO plugin_switches (session_id, plugin, switch, is_on, title, state) "
+                          "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, plugin, switch) DO UPDATE SET "
+                          "is_on = excluded.is_on, title = excluded.title, state = excluded.state",
+                          (session_id, plugin, switch, int(on), title, state))
+
+    def reset_plugin_switch(self, plugin: str, switch: str, session_id: str | None = None) -> int:
+        """Forget a switch's state (in one chat, or every chat); how many were kept."""
+        with self.transaction():
+            if session_id is None:
+                cursor = self._execute("DELETE FROM plugin_switches WHERE plugin = ? AND switch = ?", (plugin, switch))
+            else:
+                cursor = self._execute("DELETE FROM plugin_switches WHERE plugin = ? AND switch = ? AND "
+                                       "session_id = ?", (plugin, switch, session_id))
+        return cursor.rowcount

@@ -60,7 +60,33 @@ def _lines(name: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+def pane() -> dict:
+    """The pane ``main``: how many pings came, and a form that scores an answer."""
+    return {"type": "AdaptiveCard", "version": "1.5", "body": [
+        {"type": "TextBlock", "text": "Echo", "size": "large", "weight": "bolder"},
+        {"type": "FactSet", "facts": [{"title": "Pings", "value": str(len(_lines("pings.jsonl")))},
+                                      {"title": "Runs", "value": str(len(_lines("runs.jsonl")))}]},
+        {"type": "Input.Text", "id": "answer", "label": "Answer", "isRequired": True, "maxLength": 200}],
+        "actions": [{"type": "Action.Execute", "title": "Score", "verb": "score"},
+                    {"type": "Action.Execute", "title": "Post a card", "verb": "card"}]}
+
+
+def post_card(call: Call) -> None:
+    """The action ``card``: a card for the notification drawer."""
+    env.client().post_card("A card from Echo", {"type": "AdaptiveCard", "version": "1.5", "body": [
+        {"type": "TextBlock", "text": "Hello from the echo plugin", "weight": "bolder"},
+        {"type": "FactSet", "facts": [{"title": "Trigger", "value": call.trigger or "manual"}]}]})
+
+
+def mode(on: bool, call: Call) -> dict:
+    """The composer switch ``mode``: kept per chat in the data folder."""
+    (data / "modes.jsonl").open("a").write(json.dumps({"thread_id": call.thread_id, "on": on}) + "\n")
+    return {"on": on, "title": "Mode is on" if on else "Mode is off"}
+
+
 def x(method: str, path: str, body: bytes) -> tuple[int, object]:
+    if path == "/panes/main":
+        return 200, {"card": pane()}
     if path == "/pings":
         return 200, {"pings": len(_lines("pings.jsonl"))}
     if path == "/events":
@@ -72,6 +98,7 @@ def x(method: str, path: str, body: bytes) -> tuple[int, object]:
 
 if __name__ == "__main__":
     server = Server(secret=env.secret(), version=manifest["version"], tools={"echo": echo, "score": score},
-                    actions={"ping": ping, "daily": ping, "ask": ask}, x=x, runs_done=run_done, events=event)
+                    actions={"ping": ping, "daily": ping, "ask": ask, "card": post_card}, x=x,
+                    runs_done=run_done, events=event, switches={"mode": mode})
     print(f"echo plugin serving, pid {os.getpid()}", flush=True)
     server.serve(env.listener())
