@@ -79,6 +79,8 @@ PLACES: dict[str, Place] = {
     "extensions": Place("Extensions", "Install, update, remove and trust extensions; the "
                         "marketplace; their status"),
     "mcp": Place("MCP servers", "The MCP servers with their state and tools"),
+    "plugins": Place("Plugins", "The installed plugins, their running instances (stop them) "
+                     "and their panes"),
     "tasks": Place("Tasks", "Scheduled prompts: next times, runs and failures; pause, run, "
                    "edit, delete"),
     "settings": Place("Settings", "The global and project config, and trusting the project's"),
@@ -135,6 +137,7 @@ class WorkbenchApp(App):
         Binding("f2", "open('tasks')", "Tasks", show=False, priority=True),
         Binding("f3", "open('mcp')", "MCP servers", show=False, priority=True),
         Binding("f4", "open('settings')", "Settings", show=False, priority=True),
+        Binding("f5", "open('plugins')", "Plugins", show=False, priority=True),
         Binding("f1", "open('help')", "Help", show=False, priority=True),
         Binding("question_mark", "open('help')", "Help", show=False),
     ]
@@ -387,6 +390,10 @@ class WorkbenchApp(App):
             from workbench.tui.screens.mcp import McpScreen
 
             return McpScreen(self.host)
+        if name == "plugins":
+            from workbench.tui.screens.plugins import PluginsScreen
+
+            return PluginsScreen(self.host)
         if name == "settings":
             from workbench.tui.screens.settings import SettingsScreen
 

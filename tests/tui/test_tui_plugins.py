@@ -1,0 +1,45 @@
+"""Pilot test of the Plugins screen: the example plugin listed with its state, its pane
+drawn by the card widget from the document the plugin serves, a button of the pane
+running the plugin's tool as the person, and Stop ending its instance."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from shell_helpers import open_screen, settle, text_of
+from textual.widgets import Button, Input
+
+from workbench.core.plugin_service import open_plugins
+from workbench.tui.screens.plugins import PluginsScreen
+from workbench.tui.widgets.card_view import CardView
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
+from plugin_folders import EXAMPLE, trusted_project  # noqa: E402
+
+pytestmark = pytest.mark.slow
+SIZE = (110, 40)
+
+
+async def test_the_plugins_screen_shows_a_pane_and_stops_an_instance(make_app, until, home, workdir: Path) -> None:
+    trusted_project(home, workdir, "echo")
+    service = open_plugins(workdir)
+    await service.install(service.plan(EXAMPLE))
+    app = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_screen(pilot, until, "f5", PluginsScreen)
+        await until(pilot, lambda: screen.query(CardView))  # the pane, from the plugin
+        await settle(pilot, until)
+        shown = text_of(screen.query_one("#plugins-detail"))
+        assert "Pings" in shown and "plugin_score" in shown and screen.rows[0].enabled
+        view = screen.query_one(CardView)
+        answer = view.query_one(Input)
+        answer.value = "hello"
+        score = next(b for b in view.query(Button) if str(b.label) == "Score")
+        score.press()
+        await until(pilot, lambda: "verdict" in text_of(screen.query_one("#plugins-message")))
+        await until(pilot, lambda: screen.selected is not None and screen.selected.instances)
+        await pilot.press("x")
+        await until(pilot, lambda: "Stopped 1 instance of echo" in text_of(screen.query_one("#plugins-message")))
+        await until(pilot, lambda: app.host.plugins.rows()[0].instances == [])
