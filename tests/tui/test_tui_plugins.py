@@ -14,6 +14,7 @@ from textual.widgets import Button, Input
 from workbench.core.plugin_service import open_plugins
 from workbench.tui.screens.plugins import PluginsScreen
 from workbench.tui.widgets.card_view import CardView
+from workbench.tui.widgets.switch_pills import SwitchPills
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
 from plugin_folders import EXAMPLE, trusted_project  # noqa: E402
@@ -43,3 +44,26 @@ async def test_the_plugins_screen_shows_a_pane_and_stops_an_instance(make_app, u
         await pilot.press("x")
         await until(pilot, lambda: "Stopped 1 instance of echo" in text_of(screen.query_one("#plugins-message")))
         await until(pilot, lambda: app.host.plugins.rows()[0].instances == [])
+
+
+async def test_composer_switches_are_pills_kept_per_chat(make_app, until, home, workdir: Path) -> None:
+    trusted_project(home, workdir, "echo")
+    service = open_plugins(workdir)
+    await service.install(service.plan(EXAMPLE))
+    app = make_app([])
+    async with app.run_test(size=SIZE) as pilot:
+        pills = app.chat.query_one(SwitchPills)
+        await until(pilot, lambda: pills.query(Button))
+        pill = pills.query_one(Button)
+        assert str(pill.label) == "○ Mode" and pill.tooltip == "Mode is off"
+        pill.press()
+        await until(pilot, lambda: pills.rows and pills.rows[0].on)
+        pill = pills.query_one(Button)
+        assert str(pill.label) == "● Mode" and pill.tooltip == "Mode is on" and pill.has_class("-on")
+        session = app.chat.session_id
+        assert session is not None
+    again = make_app([])
+    async with again.run_test(size=SIZE) as pilot:  # restored at the next start, in that chat
+        again.chat.resume(session)
+        pills = again.chat.query_one(SwitchPills)
+        await until(pilot, lambda: pills.rows and pills.rows[0].on)
