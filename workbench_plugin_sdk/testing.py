@@ -261,22 +261,7 @@ def check(url: str, secret: str, manifest: dict[str, Any], *, host: FakeHost | N
         for trigger in TRIGGERS:
             status, _ = call("POST", f"/actions/{action['id']}", {"trigger": trigger, "task_id": "check"})
             expect(f"action {action['id']} ({trigger})", status, 202)
-    agents = {t: a["id"] for a in manifest.get("agents") or [] for t in a.get("tools") or []}
-    for tool in manifest.get("tools") or []:
-        given = (inputs or {}).get(tool["name"], example_input(tool.get("input_schema") or {}))
-        for agent, thread in ((agents.get(tool["name"], ""), "check-thread"), ("", "")):
-            status, result = call("POST", f"/tools/{tool['name']}", {"input": given, "agent": agent, "thread_id": thread})
-            what = f"tool {tool['name']} ({'agent' if agent else 'workflow'})"
-            if not expect(what, status, 200):
-                continue
-            if not isinstance(result, dict) or not isinstance(result.get("content"), list):
-                report.problems.append(f"{what}: the answer is not a result (content, structured_content, is_error)")
-                continue
-            schema = tool.get("output_schema")
-            if schema is not None and not result.get("is_error"):
-                problem = _schema_problem(schema, result.get("structured_content"))
-                if problem:
-                    report.problems.append(f"{what}: structured_content does not match output_schema: {problem}")
+    _check_tools(call, expect, report, manifest, inputs or {})
     for switch in (manifest.get("ui") or {}).get("composer_switches") or []:
         for on in (True, False):
             status, answer = call("POST", f"/switches/{switch['id']}", {"on": on, "thread_id": "check-thread"})
@@ -300,6 +285,26 @@ def check(url: str, secret: str, manifest: dict[str, Any], *, host: FakeHost | N
                                                                   "session_id": ""})
         expect(f"/runs/{run['run_id']}/done", status, 200)
     return report
+
+
+def _check_tools(call: Any, expect: Any, report: Report, manifest: dict[str, Any], inputs: dict[str, Any]) -> None:
+    """Every tool as an agent's and as a workflow's call."""
+    agents = {t: a["id"] for a in manifest.get("agents") or [] for t in a.get("tools") or []}
+    for tool in manifest.get("tools") or []:
+        given = inputs.get(tool["name"], example_input(tool.get("input_schema") or {}))
+        for agent, thread in ((agents.get(tool["name"], ""), "check-thread"), ("", "")):
+            status, result = call("POST", f"/tools/{tool['name']}", {"input": given, "agent": agent, "thread_id": thread})
+            what = f"tool {tool['name']} ({'agent' if agent else 'workflow'})"
+            if not expect(what, status, 200):
+                continue
+            if not isinstance(result, dict) or not isinstance(result.get("content"), list):
+                report.problems.append(f"{what}: the answer is not a result (content, structured_content, is_error)")
+                continue
+            schema = tool.get("output_schema")
+            if schema is not None and not result.get("is_error"):
+                problem = _schema_problem(schema, result.get("structured_content"))
+                if problem:
+                    report.problems.append(f"{what}: structured_content does not match output_schema: {problem}")
 
 
 def _schema_problem(schema: dict[str, Any], value: Any) -> str:
