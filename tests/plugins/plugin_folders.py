@@ -64,6 +64,7 @@ tools = {
     "mismatch": lambda args, call: structured_result({"score": "high"}),
     "fails": lambda args, call: (_ for _ in ()).throw(RuntimeError("it went wrong")),
     "net": net, "files": files, "notify": notify, "channel": channel,
+    "hog": lambda args, call: text_result(str(len(bytearray(512 * 1024 * 1024)))),
 }
 Server(secret=env.secret(), version="0.1.0", tools=tools).serve(env.listener())
 '''
@@ -74,12 +75,14 @@ OUTPUT = {"type": "object", "properties": {"score": {"type": "integer"}}, "requi
 def hostile_plugin(folder: Path) -> Path:
     """A plugin whose tools hang, crash, flood, answer garbage and try to get out."""
     folder.mkdir(parents=True)
-    names = ["ok", "hang", "crash", "flood", "garbage", "mismatch", "fails", "net", "files", "notify", "channel"]
+    names = ["ok", "hang", "crash", "flood", "garbage", "mismatch", "fails", "net", "files", "notify", "channel",
+             "hog"]
     tools = [{"name": n, "description": f"the {n} tool", "input_schema": {"type": "object"},
               **({"output_schema": OUTPUT} if n == "mismatch" else {})} for n in names]
     manifest = {"id": "hostile", "name": "Hostile", "version": "0.1.0", "api": "1",
                 "capabilities": ["files.read"], "tools": tools,
                 "settings": {"level": {"type": "integer", "default": 2}},
+                "resources": {"memory": "96m"},
                 "run": {"command": ["python3", "server.py"]}}
     (folder / "plugin.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     (folder / "server.py").write_text(HOSTILE_SERVER, encoding="utf-8")

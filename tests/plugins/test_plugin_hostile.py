@@ -65,6 +65,14 @@ async def test_a_hang_and_a_crash_are_unanswered_calls(hostile: PluginService) -
     assert instance.breaker.state == "closed" and instance.breaker.unanswered == 0
 
 
+async def test_its_memory_is_bounded_by_its_manifest(hostile: PluginService) -> None:
+    hog = await error_of(hostile, "hog")  # 512 MiB asked for, 96 MiB given
+    assert hog.kind == "unavailable" and "closed before an answer" in hog.message, hog.message
+    log = next(iter(hostile.instances.values())).paths.log.read_text()
+    assert "went over the memory limit (96 MiB" in log and "Traceback" not in log
+    await fine(hostile)  # the workbench goes on, and so does the plugin, started again
+
+
 async def test_no_network_but_the_plugin_api(hostile: PluginService) -> None:
     with socket.create_server(("127.0.0.1", 0)) as host_service:
         host_service.settimeout(0)

@@ -132,3 +132,7 @@ def list_command(as_json: bool = typer.Option(False, "--json", help="One JSON ob
                     f"(workbench plugin stop {row.id})")
             for note in row.notes:
                 say(f"  note: {note}")
+        if rows:
+            from workbench.core.plugin_service import plugin_runtime_note
+
+            say(f"Runtime: {plugin_runtime_note()}.")

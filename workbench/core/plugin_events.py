@@ -80,14 +80,12 @@ class PluginEvents:
         data.pop("type", None)
         session = getattr(event, "session_id", None) or ""
         try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = self.loop
-            if loop is None or loop.is_closed():
+            self.loop = asyncio.get_running_loop()
+        except RuntimeError:  # published from a thread: hand it to the loop that runs the host
+            if self.loop is None or self.loop.is_closed():
                 return
-            loop.call_soon_threadsafe(self._spawn, name, data, session, [p.manifest.id for p in subscribed])
+            self.loop.call_soon_threadsafe(self._spawn, name, data, session, [p.manifest.id for p in subscribed])
             return
-        self.loop = loop
         self._spawn(name, data, session, [p.manifest.id for p in subscribed])
 
     def _spawn(self, name: str, data: dict[str, Any], session: str, plugins: list[str]) -> None:
@@ -96,8 +94,10 @@ class PluginEvents:
         task.add_done_callback(self.tasks.discard)
 
     async def _deliver(self, name: str, data: dict[str, Any], session: str, plugins: list[str]) -> None:
-        if session and await asyncio.to_thread(self._hidden, session):
-            return
+        if session:
+            hidden: bool = await asyncio.to_thread(self.store.is_plugin_run_session, session)
+            if hidden:
+                return
         for plugin in plugins:
             try:
                 installed = self.plugins.store.get(plugin)
@@ -108,9 +108,6 @@ class PluginEvents:
                                               start=starts(installed.manifest, self.plugins.applies(plugin).settings))
             except Exception:  # noqa: BLE001 — best effort: dropped
                 log.info("event %s not delivered to plugin %s", name, plugin, exc_info=True)
-
-    def _hidden(self, session_id: str) -> bool:
-        return self.store.is_plugin_run_session(session_id)
 
     async def settled(self) -> None:
         while self.tasks:

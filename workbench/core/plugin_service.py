@@ -587,3 +587,10 @@ def open_plugins(cwd: Path | None = None) -> PluginService:
     return PluginService(home=home, workspace=workspace, limits=Limits())
 
 
+
+
+def plugin_runtime_note() -> str:
+    """How plugins run here, and why not in a container (``plugins/engines.py``)."""
+    from workbench.plugins.engines import runtime_note
+
+    return runtime_note()

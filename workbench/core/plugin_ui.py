@@ -228,8 +228,10 @@ class PluginUI:
         if not isinstance(payload, dict) or not isinstance(payload.get("thread_id"), str):
             return 400, {"error": 'a switch update is {"thread_id", "on", "title", "state"}'}
         session = self.store.get_session(payload["thread_id"])
-        folder = Path(str(session.get("folder") or "")).resolve() if session is not None else None
-        if folder is None or not (folder == Path(caller.project) or Path(caller.project) in folder.parents):
+        if session is None:
+            return 404, {"error": "no chat of this project has that thread_id"}
+        folder = Path(str(session.get("folder") or "")).resolve()
+        if not (folder == Path(caller.project) or Path(caller.project) in folder.parents):
             return 404, {"error": "no chat of this project has that thread_id"}
         kept = self.store.plugin_switches(session["id"]).get((caller.plugin, switch), {})
         on = payload.get("on", kept.get("on", False))

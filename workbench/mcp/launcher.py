@@ -117,11 +117,12 @@ def main() -> None:
     owner = process.outside_identity(policy)
     memory = None
     megabytes = process.memory_mb(policy)
-    if policy.allow_processes:
+    if policy.allow_processes or policy.serve_port:
         # One process (and its threads) is bounded by its rlimits; a server that may
-        # start processes is bounded, all of them together, by a memory cgroup.
+        # start processes is bounded, all of them together, by a memory cgroup, and so
+        # is a plugin (its manifest's resources.memory), where one can be made.
         memory = cgroup.limit_memory(name, megabytes)
-        if memory is None:
+        if memory is None and policy.allow_processes:
             _fail("no memory cgroup can be made for a server granted `run` (see `workbench doctor`)")
     supervisor = os.getpid()
     try:
@@ -187,7 +188,8 @@ def main() -> None:
     if os.WIFSIGNALED(status):
         # End the same way, so the host can say how the server ended.
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # those two take no handler
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 

@@ -14,13 +14,16 @@ private root, rlimits, Landlock, seccomp, no capabilities), with these grants al
   connects there inside the sandbox's network namespace and hands the host the
   connected socket, so nothing of the host's network is in the sandbox.
 
-Where the sandbox cannot be made the start fails, naming why: a plugin never runs
-unsandboxed.
+Its memory (the manifest's ``resources.memory``, else the sandbox's default) bounds the
+plugin's processes together through a memory cgroup where one can be made (and its
+rlimits in any case). Where the sandbox cannot be made the start fails, naming why: a
+plugin never runs unsandboxed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import socket
 import subprocess
@@ -145,7 +148,9 @@ class SandboxSpawner:
         port = int(env["WORKBENCH_PLUGIN_PORT"])
         server = ServerConfig(name=env["WORKBENCH_PLUGIN_ID"], command=argv[0], args=tuple(argv[1:]),
                               env=env, cwd=str(spec.cwd), sandbox=True, grants=tuple(grants))
-        launch = prepare(server, cwd=spec.cwd, env={"PATH": SYSTEM_PATH}, limits=self.limits,
+        limits = self.limits if spec.memory_mb is None else dataclasses.replace(self.limits,
+                                                                                  memory_mb=spec.memory_mb)
+        launch = prepare(server, cwd=spec.cwd, env={"PATH": SYSTEM_PATH}, limits=limits,
                          pins_file=self.pins / f"{server.name}.json", serve_port=port)
         spec.log.parent.mkdir(parents=True, exist_ok=True)
         with open(spec.log, "ab") as log:

@@ -65,6 +65,8 @@ class LaunchSpec:
     project: Path
     api_port: int | None
     log: Path
+    memory_mb: int | None = None
+    """The manifest's ``resources.memory``, in MiB (None: the sandbox's default)."""
 
 
 class Process(Protocol):
@@ -205,7 +207,8 @@ class PluginInstance(Stateful):
         spec = LaunchSpec(argv=list(self.manifest.run_command), cwd=self.folder,
                           env=self._environment(), listen_fd=listener.fileno(),
                           data=self.paths.data, project=self.project,
-                          api_port=_port_of(self.api_url), log=self.paths.log)
+                          api_port=_port_of(self.api_url), log=self.paths.log,
+                          memory_mb=memory_mb(self.manifest.raw.get("resources")))
         try:
             self.process = await self.spawn(spec)
         except OSError as exc:
@@ -335,6 +338,16 @@ class PluginInstance(Stateful):
 
     def idle_for(self) -> float:
         return self.clock() - self.last_used
+
+
+def memory_mb(resources: Any) -> int | None:
+    """``resources.memory`` (``"128m"``, ``"1g"``, ``"65536k"``) in MiB, at least 16."""
+    value = resources.get("memory") if isinstance(resources, dict) else None
+    if not isinstance(value, str) or not value[:-1].isdigit() or value[-1:] not in ("k", "m", "g"):
+        return None
+    number = int(value[:-1])
+    megabytes = {"k": number // 1024, "m": number, "g": number * 1024}[value[-1]]
+    return max(16, megabytes)
 
 
 def _port_of(url: str) -> int | None:

@@ -121,9 +121,9 @@ class ChatScreen(Screen):
             rows = self.host.plugin_ui.switches(self.session_id or "")
         except Exception:  # noqa: BLE001 — no pills rather than a broken chat
             rows = []
-        self.app.call_from_thread(self._show_switches, rows)
+        self.app.call_from_thread(self.call_later, self._show_switches, rows)
 
-    async def _show_switches(self, rows: list[Any]) -> None:
+    async def _show_switches(self, rows: Any) -> None:
         if self.is_attached:
             await self.query_one(SwitchPills).show(rows)
 

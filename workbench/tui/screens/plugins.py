@@ -118,9 +118,9 @@ class PluginsScreen(Screen):
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
             return
-        self.app.call_from_thread(self._show, rows)
+        self.app.call_from_thread(self.call_later, self._show, rows)
 
-    async def _show(self, rows: list[Any]) -> None:
+    async def _show(self, rows: Any) -> None:
         if not self.is_attached:
             return
         keep = getattr(self.selected, "id", None)
