@@ -8,6 +8,13 @@ were added. The first candidate wins the key; the others are shadowed, never dro
 ``conflicts()`` names each key held more than once as one ``Conflict`` shape, whatever
 kind of thing it is.
 
+It also keeps the one namespace no source may give a tool in but the first-party
+add-ons: ``addon__<id>__<tool>`` (``RESERVED_PREFIX``, ``addon_tool_name``,
+``is_reserved``). A first-party add-on (``ext/addons.py``) declares its tools by their
+own names (``events-list``) and is offered them as ``addon__calendar__events-list``;
+no manifest may declare a tool there (``manifest/checks.py``) and the tool registry
+leaves out any tool there that is not such an add-on's own (``tools/registry.py``).
+
 This module imports nothing of ours (a leaf): the registries of tools
 (``tools/registry.py``), providers (``core/provider_registry.py``) and hooks
 (``hooks/registry.py``) build on it.
@@ -15,6 +22,7 @@ This module imports nothing of ours (a leaf): the registries of tools
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -25,6 +33,27 @@ T = TypeVar("T")
 SOURCE_ORDER = ("builtin", "extension", "mcp", "plugin")
 """The places a source's contributions take, first to last: the host's own and the
 built-in extension, the extensions (installed, then a project's), MCP servers, plugins."""
+
+
+RESERVED_PREFIX = "addon__"
+"""The start of every first-party add-on tool's name, and of no other tool's."""
+
+ADDON_ID_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+"""What an add-on id looks like: it is part of its tools' names."""
+
+MAX_TOOL_NAME = 64
+"""The longest tool name a model's function list takes."""
+
+
+def addon_tool_name(addon_id: str, tool: str) -> str:
+    """The name a first-party add-on's tool is offered under: ``addon__<id>__<tool>``."""
+    return f"{RESERVED_PREFIX}{addon_id}__{tool}"
+
+
+def is_reserved(name: str) -> bool:
+    """Whether a tool name is in the add-ons' namespace (in any case, so that no name
+    even looks like one to a model)."""
+    return name.lower().startswith(RESERVED_PREFIX)
 
 
 def source_rank(source: str) -> int:

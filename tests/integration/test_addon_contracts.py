@@ -144,6 +144,8 @@ def test_an_addon_installs_by_id_and_its_tools_take_the_namespace(catalog, tmp_p
     assert early.returncode != 0 and f"undo {second} first" in early.stderr
     listed = workbench("changes", "list")
     assert "Added the note" in listed.stdout and "notes" in listed.stdout
+    shown = workbench("changes", "show", str(first))
+    assert "undo     notes.addon__notes__note-remove" in shown.stdout and "\x1b" not in shown.stdout
     assert "\x1b" not in listed.stdout
     for number in (second, first):
         undone = workbench("changes", "undo", str(number))

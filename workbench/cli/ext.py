@@ -144,7 +144,8 @@ def _echo_json(data: object) -> None:
 @ext_app.command("install")
 def install(
     source: str = typer.Argument(..., metavar="SOURCE",
-                                 help="A folder, a .tgz/.tar.gz/.zip file, or npm:NAME[@VERSION]."),
+                                 help="A shipped add-on's id (`workbench ext addons`), a folder, "
+                                 "a .tgz/.tar.gz/.zip file, or npm:NAME[@VERSION]."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Accept without asking (for scripts)."),
     as_json: bool = typer.Option(False, "--json", help="Print what was installed as JSON."),
     allow_hook_rewrite: bool = REWRITE_OPTION,
@@ -242,6 +243,26 @@ def list_extensions(
                    f"{extension.state:<8}  {extension.display_name}  ({extension.origin})")
         if extension.reason:
             say(f"{'':<{width}}  {extension.reason}")
+
+
+@ext_app.command("addons")
+def list_addons(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """The add-ons shipped with workbench, and whether each is installed here; install
+    one with `workbench ext install ID`."""
+    with reported(), _host() as host:
+        rows = host.extensions.addons()
+    if as_json:
+        _echo_json([row.to_json() for row in rows])
+        return
+    if not rows:
+        say("No add-ons are shipped with this workbench.")
+        return
+    width = max(len(row.id) for row in rows)
+    for row in rows:
+        state = f"installed {row.version}" if row.installed else "not installed"
+        say(f"{row.id:<{width}}  {state:<18}  {row.display_name}: {row.description}")
 
 
 @ext_app.command("search")

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from workbench.core.workspace import Workspace
     from workbench.capabilities.database import ExtensionDatabases
     from workbench.config.home import Home
+    from workbench.ext.addons import AddonRow
     from workbench.ext.installed import InstalledExtension
     from workbench.ext.manager import Approve, ExtensionManager
     from workbench.ext.plan import InstallPlan
@@ -412,6 +413,21 @@ class ExtensionService:
             ExtensionError: It is not installed.
         """
         return self.manager().get(name)
+
+    def addons(self) -> list[AddonRow]:
+        """The add-ons shipped with workbench, each with whether it is installed here
+        (from its shipped folder), by id."""
+        from workbench.ext.addons import AddonRow, addon_of, catalog
+
+        installed = {found.name: found for found in self.manager().list()}
+        rows = []
+        for shipped in catalog():
+            found = installed.get(shipped.id)
+            mine = found is not None and addon_of(found.source, found.name)
+            rows.append(AddonRow(id=shipped.id, display_name=shipped.display_name,
+                                 description=shipped.description, installed=mine,
+                                 version=found.version if mine and found else ""))
+        return rows
 
     def search(self, words: Sequence[str] = (), limit: int = 20) -> list[SearchResult]:
         """Find extension packages on the registry (the ``extensions.registry`` setting).

@@ -1,6 +1,7 @@
 """The shapes ``host.extensions`` hands a front-end, and what one shows of them.
 
-``host.extensions`` returns installed extensions (``InstalledExtension``), install,
+``host.extensions`` returns installed extensions (``InstalledExtension``), the shipped
+add-ons (``AddonRow``), install,
 update and trust plans (``InstallPlan``) and registry search results
 (``SearchResult``), and refuses a change a person declined (``InstallDeclined``);
 a front-end that names those types, or shows what a tool of an
@@ -12,13 +13,14 @@ needs. It must not import a front-end.
 
 from __future__ import annotations
 
+from workbench.ext.addons import AddonRow
 from workbench.ext.consent import PermissionItem, consent_of, permission_items
 from workbench.ext.errors import InstallDeclined
 from workbench.ext.installed import InstalledExtension
 from workbench.ext.plan import InstallPlan
 from workbench.ext.registry import SearchResult
 
-__all__ = ["InstallDeclined", "InstallPlan", "InstalledExtension", "PermissionItem", "SearchResult",
+__all__ = ["AddonRow", "InstallDeclined", "InstallPlan", "InstalledExtension", "PermissionItem", "SearchResult",
            "tool_permissions"]
 
 

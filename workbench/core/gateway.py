@@ -23,6 +23,7 @@ from workbench.config.settings import DEFAULTS
 from workbench.core.argument_check import Check, quick_check
 from workbench.core.call_log import CallLog
 from workbench.core.calls import CallOptions, ToolOutcome
+from workbench.core.run_grants import ACT_KIND
 from workbench.errors import ToolError
 from workbench.events import (AskUserRequest, DisplayBubble, PermissionRequest, RequestDenied,
                               ToolCallEnded, ToolCallLog, ToolCallProgress, ToolCallStarted)
@@ -159,10 +160,29 @@ class ToolGateway:
         before writing it (``auto``: when the responder is not an interactive chat)."""
 
     def requirements(self, tool: Tool) -> list[Requirement]:
-        """The tool's declared permissions, templates expanded."""
-        if not tool.permissions:
-            return []
-        return requirements_of(tool.permissions, roots=self.roots, extension_dir=tool.folder)
+        """The tool's declared permissions, templates expanded; an action tool's ``act``
+        too (asked for only when a call is unattended: ``_check_action``)."""
+        found = (requirements_of(tool.permissions, roots=self.roots, extension_dir=tool.folder)
+                 if tool.permissions else [])
+        return found + [_act(tool)] if tool.action else found
+
+    def attended(self, options: CallOptions) -> bool:
+        """Whether a person is there for this call: the person's own, or a model's in an
+        interactive chat (the TUI's responder)."""
+        if options.caller == "person":
+            return True
+        return options.caller == "model" and bool(getattr(self.responder, "interactive", False))
+
+    async def _check_action(self, tool: Tool, options: CallOptions) -> None:
+        """An action tool runs at once when attended; unattended, it needs ``act``
+        granted (standing, ``--grant TOOL:act``, a schedule card's grant).
+
+        Raises:
+            ToolError: ``permission`` when it is not granted.
+        """
+        if not tool.action or self.attended(options):
+            return
+        await self._settle(tool.grant_key, [_act(tool)], options)
 
     async def call(self, name: str, arguments: Any, options: CallOptions = CallOptions(),
                    call_id: str | None = None) -> ToolOutcome:
@@ -204,6 +224,7 @@ class ToolGateway:
                 return self.refused(call_id, tool.qualified_name, arguments, options, exc,
                                      context=join_contexts(decision.contexts))
         try:
+            await self._check_action(tool, options)
             granted = await self._authorize(tool, options)
         except ToolError as exc:
             return self.refused(call_id, tool.qualified_name, arguments, options, exc,
@@ -634,6 +655,11 @@ REWRITE_GRANT = Requirement(REWRITE_KIND, REWRITE_VALUE,
                             "Rewrite the arguments of other extensions' tools from its "
                             "on_tool_call hook.")
 """The ``hooks.rewrite`` grant as the broker keeps it (under ``hook:IDENTITY``)."""
+
+
+def _act(tool: Tool) -> Requirement:
+    return Requirement(ACT_KIND, "", f"Change what {tool.extension} keeps for you, with no one "
+                       "there to see it (an unattended run)")
 
 
 def _changed_keys(original: Any, replaced: Any) -> set[str]:

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 PATH_KINDS = ("read", "write")
 
+ACT_KIND = "act"
+"""What an action tool (``"action": true``) needs granted in an unattended call (the
+gateway asks for it then)."""
+
 
 @dataclass(frozen=True)
 class RunGrant:
@@ -76,7 +80,7 @@ def resolve_run_grants(host: Host, flags: list[str]) -> tuple[RunGrant, ...]:
         WorkbenchError: (usage) a flag names no permission kind and no tool, a kind the
             tool does not declare, or a path template that cannot be expanded here.
     """
-    kinds = ctx_spec.permission_kinds()
+    kinds = (*ctx_spec.permission_kinds(), ACT_KIND)  # act: an action tool's unattended call
     found: list[RunGrant] = []
     for flag in flags:
         first, sep, rest = flag.partition(":")

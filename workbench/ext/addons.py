@@ -9,10 +9,10 @@ exactly as any extension does; what the catalog adds is:
   ``addon:calendar``, or the shipped folder's path) installs the shipped folder, and
   the store records the source ``addon:<id>``;
 - a namespace: the tools of an extension installed from that source are offered as
-  ``addon__<id>__<tool>`` (``workbench.manifest.namespace``), a name no other
+  ``addon__<id>__<tool>`` (``workbench.precedence``), a name no other
   extension, MCP server or plugin can take.
 
-This module imports nothing of ours but the namespace's id pattern.
+This module imports nothing of ours but the leaf that keeps the namespace (``precedence``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.manifest.namespace import ID_PATTERN
+from workbench.precedence import ADDON_ID_PATTERN as ID_PATTERN
 
 ADDONS_DIR = Path(__file__).resolve().parents[2] / "extensions"
 """Where the package ships its extensions: the add-ons, ``builtin`` and ``samples``."""
@@ -103,3 +103,28 @@ def addon_of(source: str, name: str) -> bool:
     """Whether an installed extension ``name`` recorded with ``source`` is the
     first-party add-on of that id (its tools then take the namespace)."""
     return source == f"{SOURCE_PREFIX}{name}" and bool(ID_PATTERN.fullmatch(name))
+
+
+@dataclass(frozen=True)
+class AddonRow:
+    """A shipped add-on as both faces list it (``workbench ext addons``, the
+    Extensions screen's Marketplace).
+
+    Attributes:
+        id: Its id (what ``workbench ext install`` takes).
+        display_name: The name shown to people.
+        description: What it gives.
+        installed: Whether it is installed in this home (from its shipped folder).
+        version: The installed version, or empty.
+    """
+
+    id: str
+    display_name: str
+    description: str
+    installed: bool
+    version: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {"id": self.id, "display_name": self.display_name,
+                "description": self.description, "installed": self.installed,
+                "version": self.version, "install": f"workbench ext install {self.id}"}

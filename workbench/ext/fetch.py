@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from workbench import __version__
 from workbench.ext.archive import ArchiveLimits, extract_archive
 from workbench.ext.errors import ExtensionError
 from workbench.ext.plan import DEFAULT_VERSION
@@ -62,7 +63,8 @@ def fetch(source: Source, staging: StagingArea, registry: RegistryClient,
             assert source.path is not None
             _check_folder(source.path, limits)
             copy_folder(source.path, pkg, limits)
-            return stage, fallback
+            # A shipped add-on is of the workbench it ships with.
+            return stage, (__version__ if source.kind == "addon" else fallback)
         if source.kind == "archive":
             assert source.path is not None
             archive = source.path

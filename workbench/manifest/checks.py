@@ -25,7 +25,7 @@ from workbench import ctx_spec
 from workbench.manifest.exports import scan_exports
 from workbench.manifest.front_matter import FrontMatterError, parse_front_matter
 from workbench.manifest.locate import join_pointer
-from workbench.manifest.namespace import RESERVED_PREFIX, is_reserved
+from workbench.precedence import RESERVED_PREFIX, is_reserved
 from workbench.manifest.models import (
     EXPORT_NAME_PATTERN,
     PROVIDER_NAME_PATTERN,
@@ -41,8 +41,9 @@ from workbench.manifest.paths import (ENTRY_CANDIDATES, WORKBENCH_TEMPLATES, che
                                       entry_candidates, runtime_for)
 from workbench.manifest.problems import Collector
 
-SNAKE_CASE = re.compile(r"[a-z][a-z0-9_]*")
-"""The recommended form of a tool name."""
+SNAKE_CASE = re.compile(r"[a-z][a-z0-9_]*|[a-z][a-z0-9-]*")
+"""The recommended forms of a tool name: snake_case, or the kebab-case of the shipped
+add-ons (``events-list``), both lowercase."""
 
 MAX_SKILL_FILES = 5_000
 """The most files looked at inside one skill folder."""

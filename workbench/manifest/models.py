@@ -308,6 +308,11 @@ class Tool(BaseModel):
     """Whether calls of this tool may run at the same time as other parallel-safe calls
     of one model message (a workbench extension of the format); absent means no: such
     calls run one after another, in order."""
+    action: bool = False
+    """Whether the tool changes what the person keeps (a workbench extension of the
+    format): it runs at once for the person and in an interactive chat, while an
+    unattended call (a schedule, another agent, a headless run) needs the ``act``
+    permission granted for it (``--grant TOOL:act``, a card grant, a standing grant)."""
     audience: Literal["everyone", "person"] = "everyone"
     """Who may call the tool (a workbench extension of the format): ``person`` keeps it
     from every model (never in a chat's tool list, refused when a model names it), while

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.manifest.models import Manifest
-from workbench.manifest.namespace import MAX_TOOL_NAME, tool_name
+from workbench.precedence import MAX_TOOL_NAME
+from workbench.precedence import addon_tool_name as tool_name
 from workbench.manifest.validate import validate_extension
 from workbench.tools.registry import LoadError, Tool, ToolRegistry
 
@@ -57,7 +58,7 @@ def register(registry: ToolRegistry, folder: Path, manifest: Manifest, *,
             continue
         tool = Tool(
             name=name, declared=spec.name if first_party else "", first_party=first_party,
-            audience=spec.audience, description=spec.description, parameters=spec.parameters,
+            audience=spec.audience, action=spec.action, description=spec.description, parameters=spec.parameters,
             extension=manifest.name, source=source, function=spec.function, folder=folder,
             entry=entry, runtime=runtime,
             permissions=spec.permissions.model_dump(by_alias=True, exclude_none=True),

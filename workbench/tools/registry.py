@@ -23,7 +23,8 @@ from typing import Any
 
 from workbench.config.home import storage_name
 from workbench.errors import ToolError
-from workbench.manifest.namespace import RESERVED_PREFIX, is_reserved, tool_name
+from workbench.precedence import RESERVED_PREFIX, is_reserved
+from workbench.precedence import addon_tool_name as tool_name
 from workbench.precedence import SOURCE_ORDER, Conflict, Party, PrecedenceRegistry, source_rank
 
 __all__ = ["SOURCE_ORDER", "Conflict", "HOST_RUNTIME", "LoadError", "Tool", "ToolRegistry"]
@@ -62,6 +63,9 @@ class Tool:
     owner: str = ""
     """The extension's identity when it is not its name: ``project:FOLDER`` for a
     project's own extension. Empty for installed ones (their name is the identity)."""
+    action: bool = False
+    """Whether it changes what the person keeps (``"action": true``): an unattended
+    call needs the ``act`` grant."""
     audience: str = "everyone"
     """``person`` for a tool no model is offered or may call (``"audience": "person"``);
     ``everyone`` otherwise."""

@@ -26,7 +26,7 @@ from textual.widgets import Footer, Input, Label, Static, TabbedContent, TabPane
 from workbench.core.host import Host
 from workbench.core.status import StatusReport
 from workbench.errors import WorkbenchError
-from workbench.core.extension_views import InstalledExtension, InstallPlan, SearchResult
+from workbench.core.extension_views import AddonRow, InstalledExtension, InstallPlan, SearchResult
 from workbench.tui.screens.changes import ChangesInThread
 from workbench.tui.screens.confirm import ConfirmScreen
 from workbench.tui.screens.review import ReviewScreen
@@ -41,6 +41,19 @@ SEARCH_LIMIT = 50
 
 MARKET_HINT = ("Type words and press Enter to search the registry for extensions "
                "(an empty search lists them all); Enter on a result reviews it.")
+
+ADDONS_HINT = ("The add-ons shipped with workbench are below: Enter on one reviews it. Type "
+               "words and press Enter to search the registry for other extensions.")
+
+ADDON_KEYWORD = "workbench-addon"
+"""Marks a Marketplace row that is a shipped add-on (installed by its id)."""
+
+
+def addon_results(rows: list[AddonRow]) -> list[SearchResult]:
+    """The shipped add-ons as Marketplace rows."""
+    return [SearchResult(name=row.id, version="installed" if row.installed else "shipped",
+                         description=f"{row.display_name} — {row.description}",
+                         keywords=(ADDON_KEYWORD,)) for row in rows]
 
 
 def rewrite_question(name: str) -> ConfirmScreen:
@@ -100,6 +113,8 @@ class ExtensionsScreen(ChangesInThread, Screen):
         self._asking = False
         """Whether one of this screen's own dialogs is open (closing it is no reason to
         read everything again)."""
+        self._searched = False
+        """Whether the Marketplace shows a search's results (not the shipped add-ons)."""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="extensions-header"):
@@ -166,10 +181,19 @@ class ExtensionsScreen(ChangesInThread, Screen):
             host.loading.ensure()
             installed = host.extensions.here()
             report = host.tools.status_report()
+            shipped = host.extensions.addons()
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
             return
         self.app.call_from_thread(self._show_extensions, read, installed, report, select)
+        self.app.call_from_thread(self._show_addons, shipped)
+
+    def _show_addons(self, rows: list[AddonRow]) -> None:
+        """List the shipped add-ons in the Marketplace until a search shows its results."""
+        if not self.is_attached or self._searched or not rows:
+            return
+        self.query_one(PackageList).show(addon_results(rows))
+        self._set_market_message(ADDONS_HINT, "info")
 
     def _show_extensions(self, read: int, installed: list[InstalledExtension],
                          report: StatusReport, select: str | None) -> None:
@@ -390,6 +414,7 @@ class ExtensionsScreen(ChangesInThread, Screen):
         """Search the registry for the words typed."""
         event.stop()
         words = event.value.split()
+        self._searched = True
         self._set_market_message("Searching…", "working")
         self._search(words)
 
@@ -429,5 +454,8 @@ class ExtensionsScreen(ChangesInThread, Screen):
     @on(PackageList.Chosen)
     def _install_package(self, message: PackageList.Chosen) -> None:
         result = message.result
-        source = f"npm:{result.name}" + (f"@{result.version}" if result.version else "")
+        if ADDON_KEYWORD in result.keywords:
+            source = f"addon:{result.name}"
+        else:
+            source = f"npm:{result.name}" + (f"@{result.version}" if result.version else "")
         self._start(f"Fetching {source}", lambda: self.host.extensions.plan_install(source), self._review)
