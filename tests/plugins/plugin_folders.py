@@ -45,6 +45,13 @@ def files(args, call):
         "write_data": attempt(lambda: (data / "mine.txt").write_text("x")),
     })
 
+def escape(args, call):
+    import subprocess
+    return structured_result({
+        "exec": attempt(lambda: subprocess.run(["/bin/sh", "-c", "true"]).returncode),
+        "unix": attempt(lambda: socket.socket(socket.AF_UNIX).connect(args["socket"])),
+    })
+
 def notify(args, call):
     try:
         env.client().notify("hello")
@@ -63,7 +70,7 @@ tools = {
     "garbage": lambda args, call: {"content": "not a list"},
     "mismatch": lambda args, call: structured_result({"score": "high"}),
     "fails": lambda args, call: (_ for _ in ()).throw(RuntimeError("it went wrong")),
-    "net": net, "files": files, "notify": notify, "channel": channel,
+    "net": net, "files": files, "notify": notify, "channel": channel, "escape": escape,
     "hog": lambda args, call: text_result(str(len(bytearray(512 * 1024 * 1024)))),
 }
 Server(secret=env.secret(), version="0.1.0", tools=tools).serve(env.listener())
@@ -76,13 +83,16 @@ def hostile_plugin(folder: Path) -> Path:
     """A plugin whose tools hang, crash, flood, answer garbage and try to get out."""
     folder.mkdir(parents=True)
     names = ["ok", "hang", "crash", "flood", "garbage", "mismatch", "fails", "net", "files", "notify", "channel",
-             "hog"]
+             "hog", "escape"]
     tools = [{"name": n, "description": f"the {n} tool", "input_schema": {"type": "object"},
               **({"output_schema": OUTPUT} if n == "mismatch" else {})} for n in names]
     manifest = {"id": "hostile", "name": "Hostile", "version": "0.1.0", "api": "1",
                 "capabilities": ["files.read"], "tools": tools,
                 "settings": {"level": {"type": "integer", "default": 2}},
                 "resources": {"memory": "96m"},
+                "gate": {"files": [{"paths": ["/data/cache/**"], "operations": ["delete"], "decision": "deny"},
+                                   {"paths": ["/etc/**"], "operations": ["read"], "decision": "allow"}],
+                         "commands": [{"commands": ["curl", "wget"], "decision": "deny"}]},
                 "run": {"command": ["python3", "server.py"]}}
     (folder / "plugin.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     (folder / "server.py").write_text(HOSTILE_SERVER, encoding="utf-8")

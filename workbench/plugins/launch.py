@@ -3,8 +3,10 @@
 private root, rlimits, Landlock, seccomp, no capabilities), with these grants alone:
 
 - read: the installed plugin's folder, the project folder, the instance's ``run``
-  folder (its secret and token files) and the Python SDK's package;
+  folder (its secret and token files), the Python SDK's package and its data folder;
 - write: the instance's data folder;
+- as the manifest's ``gate`` narrows them (``gate.py``, which logs every start's
+  decisions to the plugin's audit folder);
 - net: ``127.0.0.1:<the Plugin API's port>``, through the host's allowlisting proxy
   (``HTTP_PROXY``); the network namespace holds nothing else, so no other host, port or
   loopback service of the host is reachable;
@@ -138,10 +140,19 @@ class SandboxSpawner:
         argv = list(spec.argv)
         if argv[0] in PYTHON_WORDS:
             argv[0] = sys.executable
-        grants = [f"read:{spec.cwd}", f"read:{spec.project}", f"read:{spec.env['WORKBENCH_PLUGIN_SECRET_FILE'].rsplit('/', 1)[0]}",
-                  f"read:{sdk_folder()}", f"read:{spec.data}", f"write:{spec.data}"]
+        from workbench.plugins import gate
+
+        decided = gate.apply(spec.gate)
+        grants = [f"read:{spec.cwd}", f"read:{spec.env['WORKBENCH_PLUGIN_SECRET_FILE'].rsplit('/', 1)[0]}",
+                  f"read:{sdk_folder()}", f"read:{spec.data}"]
+        if decided.project_readable:
+            grants.append(f"read:{spec.project}")
+        if decided.data_writable:
+            grants.append(f"write:{spec.data}")
         if spec.api_port is not None:
             grants.append(f"net:127.0.0.1:{spec.api_port}")
+        if spec.audit is not None:
+            gate.audit(spec.audit, spec.env["WORKBENCH_PLUGIN_ID"], grants, decided, memory_mb=spec.memory_mb)
         env = dict(spec.env)
         env.pop("LISTEN_FDS", None)
         env.pop("WORKBENCH_PLUGIN_LISTEN_FD", None)

@@ -67,6 +67,10 @@ class LaunchSpec:
     log: Path
     memory_mb: int | None = None
     """The manifest's ``resources.memory``, in MiB (None: the sandbox's default)."""
+    gate: Any = None
+    """The manifest's ``gate`` (``gate.py``)."""
+    audit: Path | None = None
+    """Where the gate's decisions are logged."""
 
 
 class Process(Protocol):
@@ -208,7 +212,9 @@ class PluginInstance(Stateful):
                           env=self._environment(), listen_fd=listener.fileno(),
                           data=self.paths.data, project=self.project,
                           api_port=_port_of(self.api_url), log=self.paths.log,
-                          memory_mb=memory_mb(self.manifest.raw.get("resources")))
+                          memory_mb=memory_mb(self.manifest.raw.get("resources")),
+                          gate=self.manifest.raw.get("gate"),
+                          audit=self.paths.run.parent.parent / "audit" / self.paths.run.name)
         try:
             self.process = await self.spawn(spec)
         except OSError as exc:
