@@ -4,7 +4,8 @@ instances; and its pane, the card document the plugin serves (``host.plugin_ui.p
 drawn by ``CardView``.
 
 ``x`` stops the selected plugin's instances (``host.plugins.stop``); ``r`` reads the
-pane again. A button of the pane runs its verb as the person
+pane again, as a card the plugin posts or a run of its task that ends does. The
+plugin's last agent runs are listed, read-only, beside its pane. A button of the pane runs its verb as the person
 (``host.plugin_ui.pane_action``: a tool or an action of the same plugin), then the pane
 is read again. Installing is ``workbench plugin install PATH`` (it shows the
 capabilities asked for); enabling is the project's config, applied once trusted
@@ -30,8 +31,12 @@ from textual.widgets.option_list import Option
 from workbench.cards import Card
 from workbench.core.host import Host
 from workbench.errors import WorkbenchError
+from workbench.events import NotificationPosted, ScheduleRunEnded
 from workbench.text import strip
+from workbench.tui.core_event import CoreEvent
 from workbench.tui.widgets.card_view import CardView
+
+RUNS_SHOWN = 5
 
 
 def _plain(text: Any) -> Content:
@@ -82,6 +87,8 @@ class PluginsScreen(Screen):
         super().__init__(id="plugins")
         self.host = host
         self.rows: list[Any] = []
+        self.runs_of: dict[str, list[dict[str, Any]]] = {}
+        """The last agent runs of each plugin, read with the rows."""
         self.pane: tuple[str, str, Card | str] | None = None
         """The selected plugin's pane: plugin, pane id, and its card or why it has none."""
 
@@ -115,6 +122,8 @@ class PluginsScreen(Screen):
     def refresh_rows(self) -> None:
         try:
             rows = self.host.plugins.rows()
+            runs = self.host.plugins.runs
+            self.runs_of = {row.id: runs.rows(row.id)[-RUNS_SHOWN:] for row in rows} if runs is not None else {}
         except WorkbenchError as exc:
             self.app.call_from_thread(self.say, str(exc), "error")
             return
@@ -169,6 +178,13 @@ class PluginsScreen(Screen):
         for instance in row.instances:
             yield Static(_plain(f"{instance.state} · pid {instance.pid} · {instance.project}"),
                          classes="plugins--line")
+        runs = self.runs_of.get(row.id) or []
+        if runs:
+            yield Static("Agent runs (read-only: only the plugin starts them)", classes="plugins--heading")
+            for run in runs:
+                result = " ".join(strip(str(run.get("result") or "")).split())[:160]
+                yield Static(_plain(f"{run['status']} · {run['agent']} · {result or 'going on'}"),
+                             classes="plugins--line")
         if self.pane is not None and self.pane[0] == row.id:
             yield Static(_plain(f"Pane {self.pane[1]}"), classes="plugins--heading")
             card = self.pane[2]
@@ -234,6 +250,16 @@ class PluginsScreen(Screen):
         stopped = await self.host.plugins.stop(plugin)
         if self.is_attached:
             self.say(f"Stopped {stopped} instance{'s' if stopped != 1 else ''} of {plugin}.", "success")
+            self.refresh_rows()
+
+    def on_core_event(self, message: CoreEvent) -> None:
+        """Live updates: a card the plugin posted, or a run of its task that ended, reads
+        its rows and pane again."""
+        event = message.event
+        selected = getattr(self.selected, "id", None)
+        if isinstance(event, NotificationPosted) and selected and event.source == f"plugin:{selected}":
+            self.refresh_rows()
+        elif isinstance(event, ScheduleRunEnded):
             self.refresh_rows()
 
     def action_close(self) -> None:
