@@ -63,6 +63,10 @@ async def test_pane_cards_and_switches(home, workdir: Path) -> None:
             status, body = await api(host, "POST", "/cards", {"title": "x", "card": card_doc})
             assert status == 400 and "card" in body["error"], body
         assert len([n for n in host.schedules.notifications() if n["source"] == "plugin:echo"]) == 1
+        # A plugin that floods the drawer is answered 429 past the hour's cards.
+        ok = {"title": "flood", "card": {"type": "AdaptiveCard", "version": "1.5", "body": []}}
+        statuses = [(await api(host, "POST", "/cards", ok))[0] for _ in range(60)]
+        assert statuses.count(201) == 59 and statuses[-1] == 429
 
         chat = host.chats.new()["id"]
         [pill] = ui.switches(chat)

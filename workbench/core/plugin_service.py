@@ -46,6 +46,7 @@ MAX_TOOL_ANSWER = 1024 * 1024
 MAX_ACTION_ANSWER = 64 * 1024
 MAX_X_ANSWER = 8 * 1024 * 1024
 IDLE_S = 300.0
+MAX_NOTIFICATIONS = 200
 
 
 @dataclass
@@ -135,7 +136,7 @@ class PluginService:
         self.action_timeout_s = ACTION_TIMEOUT_S
         self.idle_s = IDLE_S
         self.notifications: list[tuple[str, dict[str, Any]]] = []
-        self.api.on_notification = lambda caller, body: self.notifications.append((caller.plugin, body))
+        self.api.on_notification = self._notified
         self.runs: Any = None
         """The agent runs (``core/plugin_runs.py``), where a host runs agents."""
         self._resumed: set[str] = set()
@@ -143,6 +144,12 @@ class PluginService:
         self._idle_task: asyncio.Task[None] | None = None
         self._applied: dict[str, tuple[tuple[Any, ...], PluginConfig]] = {}
         self._validators: dict[int, tuple[Any, Any]] = {}
+
+    def _notified(self, caller: Any, body: dict[str, Any]) -> None:
+        """A notification a plugin posted: the last ``MAX_NOTIFICATIONS`` are kept (a
+        plugin that floods them cannot grow the host's memory)."""
+        self.notifications.append((caller.plugin, body))
+        del self.notifications[:-MAX_NOTIFICATIONS]
 
     # --- where we are ---------------------------------------------------------------
 

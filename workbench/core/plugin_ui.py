@@ -10,7 +10,8 @@ draw with their own widgets, and the rows they list.
 - **Cards** (``POST /cards`` of the Plugin API, needs ``ui.notification.card``):
   ``{"title": TEXT, "card": <AdaptiveCard>}``; checked, then kept as a notification of
   the drawer (its plain text as the body, unread until the person reads it) with its
-  document, and published (``NotificationPosted``) so the unread count follows.
+  document, and published (``NotificationPosted``) so the unread count follows; at most
+  ``CARDS_PER_HOUR`` per plugin (429 past it).
 - **Composer switches** (``ui.composer_switches``, needs ``ui.composer_switch``): up to
   four on/off pills per chat of a project that enables the plugin (hidden chats have
   none). Turning one calls ``POST /switches/{id}`` with ``{"on", "thread_id"}``; the
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 
 MAX_TITLE = 200
 MAX_BODY = 4000
+CARDS_PER_HOUR = 60
+"""A plugin that floods the drawer is answered 429 past this."""
 SWITCH_TIMEOUT_S = 10.0
 STATES = ("idle", "busy", "error")
 
@@ -148,6 +151,11 @@ class PluginUI:
             card = parse_card(payload.get("card"), where=f"plugin {caller.plugin} card")
         except CardError as exc:
             return 400, {"error": str(exc)}
+        recent = await asyncio.to_thread(self.store.plugin_cards_since, caller.plugin,
+                                         self.store.clock() - 3600 * 1000)
+        if recent >= CARDS_PER_HOUR:
+            return 429, {"error": f"plugin {caller.plugin} posted {CARDS_PER_HOUR} cards in the last hour; "
+                                  "try again later"}
         installed = self.plugins.store.get(caller.plugin)
         name = installed.manifest.name if installed is not None else caller.plugin
         body = plain_text(card)[:MAX_BODY]

@@ -161,6 +161,12 @@ class PluginRunsMixin(StoreBase):
                           (notification, plugin, project, dump_json(card)))
         return notification
 
+    def plugin_cards_since(self, plugin: str, since: int) -> int:
+        """How many cards ``plugin`` posted since ``since`` (unix milliseconds)."""
+        row = self._one("SELECT COUNT(*) AS n FROM plugin_cards c JOIN notifications n ON n.id = c.notification_id "
+                        "WHERE c.plugin = ? AND n.at > ?", (plugin, since))
+        return int(row["n"]) if row is not None else 0
+
     def plugin_card(self, notification_id: int) -> dict[str, Any] | None:
         row = self._one("SELECT notification_id, plugin, project, card FROM plugin_cards WHERE notification_id = ?",
                         (notification_id,))
