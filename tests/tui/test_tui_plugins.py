@@ -41,6 +41,19 @@ async def test_the_plugins_screen_shows_a_pane_and_stops_an_instance(make_app, u
         score.press()
         await until(pilot, lambda: "verdict" in text_of(screen.query_one("#plugins-message")))
         await until(pilot, lambda: screen.selected is not None and screen.selected.instances)
+        await settle(pilot, until)  # the pane read again after the call
+        view = screen.query_one(CardView)
+        view.query_one(Input).value = "again"
+        post = next(b for b in view.query(Button) if str(b.label) == "Post a card")
+        post.press()  # the plugin posts a card: the drawer draws it with the card widget
+        await until(pilot, lambda: app.unread == 1)
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.screen.query("#drawer-card-view"))
+        assert "Hello from the echo plugin" in text_of(app.screen.query_one("#drawer-card-view"))
+        await pilot.press("escape")  # the drawer, opened from the chat's level, closes to it
+        await until(pilot, lambda: app.screen is app.chat)
+        screen = await open_screen(pilot, until, "f5", PluginsScreen)
+        await until(pilot, lambda: screen.selected is not None and screen.selected.instances)
         await pilot.press("x")
         await until(pilot, lambda: "Stopped 1 instance of echo" in text_of(screen.query_one("#plugins-message")))
         await until(pilot, lambda: app.host.plugins.rows()[0].instances == [])
