@@ -140,6 +140,7 @@ class PluginService:
         self.runs: Any = None
         """The agent runs (``core/plugin_runs.py``), where a host runs agents."""
         self._resumed: set[str] = set()
+        self._background: set[asyncio.Task[Any]] = set()
         self._told_settings: dict[str, PluginConfig] = {}
         self._idle_task: asyncio.Task[None] | None = None
         self._applied: dict[str, tuple[tuple[Any, ...], PluginConfig]] = {}
@@ -360,7 +361,9 @@ class PluginService:
         project = self.project()
         if self.runs is not None and project not in self._resumed:
             self._resumed.add(project)
-            asyncio.get_running_loop().create_task(self.runs.resume(project))
+            task = asyncio.get_running_loop().create_task(self.runs.resume(project))
+            self._background.add(task)  # kept until done: a task nobody holds may be collected
+            task.add_done_callback(self._background.discard)
 
     def _record(self, instance: PluginInstance, old: ProcessState, new: ProcessState, reason: str) -> None:
         record = instance.paths.run / "instance.json"
@@ -561,7 +564,9 @@ class PluginService:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        loop.create_task(self.follow_config())
+        task = loop.create_task(self.follow_config())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def follow_config(self) -> None:
         await self.stop_idle()
