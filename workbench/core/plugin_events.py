@@ -18,7 +18,8 @@ carries the chat's session id as ``thread_id`` (``"thread_events": "thread"``, t
 default, or ``"both"``); ``"channel"`` sends it without one. Events of hidden chats (the
 plugins' own agent runs) are not sent. An event starts an instance that is not running
 unless the manifest's ``events_start`` says otherwise (``{}``: never; ``{"settings":
-[...]}``: only while one of those boolean settings is on in the project); a running
+[...], "switches": [...]}``: only while one of those boolean settings is on in the
+project, or one of those composer switches is on in the chat); a running
 instance gets every event. Delivery is best effort: once, in no set order, 10 s at most,
 dropped when the plugin does not take it (an unanswered one counts against its breaker).
 """
@@ -43,13 +44,13 @@ NAMES: dict[type, str] = {MessageEnded: "message.created", TurnEnded: "agent.sta
 """The bus's events a plugin may subscribe to, by their names."""
 
 
-def starts(manifest: PluginManifest, settings: dict[str, Any], switches_on: set[str] = frozenset()) -> bool:  # type: ignore[assignment]
+def starts(manifest: PluginManifest, settings: dict[str, Any], switches_on: set[str] | None = None) -> bool:
     """Whether an event may start an instance that is not running (``events_start``)."""
     rule = manifest.raw.get("events_start")
     if not isinstance(rule, dict):
         return True
     named = [s for s in rule.get("settings") or [] if isinstance(s, str)]
-    return any(settings.get(s) is True for s in named) or bool(set(rule.get("switches") or []) & switches_on)
+    return any(settings.get(s) is True for s in named) or bool(set(rule.get("switches") or []) & (switches_on or set()))
 
 
 class PluginEvents:
@@ -98,14 +99,17 @@ class PluginEvents:
             hidden: bool = await asyncio.to_thread(self.store.is_plugin_run_session, session)
             if hidden:
                 return
+        switched = await asyncio.to_thread(self.store.plugin_switches, session) if session else {}
         for plugin in plugins:
             try:
                 installed = self.plugins.store.get(plugin)
                 if installed is None:
                     continue
                 mode = installed.manifest.raw.get("thread_events", "thread")
+                on = {switch for (owner, switch), state in switched.items() if owner == plugin and state["on"]}
                 await self.plugins.send_event(plugin, name, data, thread_id="" if mode == "channel" else session,
-                                              start=starts(installed.manifest, self.plugins.applies(plugin).settings))
+                                              start=starts(installed.manifest, self.plugins.applies(plugin).settings,
+                                                           on))
             except Exception:  # noqa: BLE001 — best effort: dropped
                 log.info("event %s not delivered to plugin %s", name, plugin, exc_info=True)
 
