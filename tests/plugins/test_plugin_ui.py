@@ -6,6 +6,7 @@ with their JSON pointer, and never reach the drawer."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -85,3 +86,46 @@ async def test_pane_cards_and_switches(home, workdir: Path) -> None:
         await host.aclose()
     with Host.open(cwd=project) as again:  # kept across a restart
         assert again.plugin_ui.switches(chat)[0].on is True
+
+
+async def test_the_web_bundle_is_served_under_the_seeds_policy_with_the_bridge(home, workdir: Path) -> None:
+    project = trusted_project(home, workdir, "echo")
+    await (service := open_plugins(project)).install(service.plan(EXAMPLE))
+    host = Host.open(cwd=project)
+
+    async def get(url: str, method: str = "GET", body: object = None) -> tuple[int, dict, bytes]:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        data = b"" if body is None else json.dumps(body).encode()
+        writer.write(f"{method} {parts.path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
+        raw = await reader.read()
+        writer.close()
+        head, _, rest = raw.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        return int(lines[0].split()[1]), headers, rest
+
+    try:
+        url = await host.plugin_ui.web_url("echo", "main")
+        status, headers, page = await get(url)
+        assert status == 200 and b"sandbox=allow-scripts" in page and b"host.js" in page
+        status, headers, body = await get(url + "ui/main/index.html")
+        assert status == 200 and headers["content-security-policy"].startswith("sandbox allow-scripts;")
+        assert "default-src 'none'" in headers["content-security-policy"] and "frame-src 'none'" in headers[
+            "content-security-policy"]
+        for hostile in ("ui/../plugin.json", "ui/%2e%2e/server.py", "plugin.json", "ui/main/../../server.py"):
+            assert (await get(url + hostile))[0] == 404, hostile
+        assert (await get(url.replace(host.plugin_ui.web.token, "guess") + "ui/main/index.html"))[0] == 404
+        status, _, answer = await get(url + "bridge", "POST", {"jsonrpc": "2.0", "id": 1, "method": "api.request",
+                                                                "params": {"path": "/pings"}})
+        assert status == 200 and json.loads(answer) == {"jsonrpc": "2.0", "id": 1,
+                                                         "result": {"status": 200, "body": {"pings": 0}}}
+        _, _, answer = await get(url + "bridge", "POST", {"jsonrpc": "2.0", "id": 2, "method": "fs.read"})
+        assert json.loads(answer)["error"]["message"].startswith("the bridge has no method")
+        with pytest.raises(WorkbenchError, match="no panel"):
+            await host.plugin_ui.web_url("echo", "other")
+    finally:
+        host.plugin_ui.web.close()
+        await host.aclose()

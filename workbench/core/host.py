@@ -299,6 +299,7 @@ class Host:
         await self.providers.puts_settled(PUTS_AT_EXIT_S)
         await self.sources.stop()
         await self.plugin_tasks.aclose()
+        self.plugin_ui.web.close()
         await self.sandbox.aclose()
 
     async def aclose(self) -> None:

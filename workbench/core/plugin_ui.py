@@ -81,6 +81,10 @@ class PluginUI:
         self.plugins = plugins
         self.store = store
         self.publish = publish
+        from workbench.plugins.web import WebPanels
+
+        self.web = WebPanels(folder_of=self._code_of, panels=self._web_panels, bridge=self._bridge)
+        """The panels' web bundles on loopback, for a browser (``plugins/web.py``)."""
         plugins.api.handlers[("POST", "/cards")] = self._post_card
         plugins.api.handlers[("PUT", "/composer/switches/{id}")] = self._put_switch
         plugins.api.handlers[("DELETE", "/composer/switches/{id}")] = self._delete_switch
@@ -140,6 +144,44 @@ class PluginUI:
                 raise WorkbenchError(f"plugin {plugin} answered {status}: {strip(str(error))[:300]}")
             return f"{verb}: accepted"
         raise WorkbenchError(f"{verb[:60]!r} is neither a tool nor an action of plugin {plugin}")
+
+    # --- the web bundles ----------------------------------------------------------------
+
+    def _code_of(self, plugin: str) -> Path | None:
+        installed = self.plugins.store.get(plugin)
+        return installed.code if installed is not None else None
+
+    def _web_panels(self, plugin: str) -> dict[str, str]:
+        installed = next((p for p in self.plugins.enabled_here() if p.manifest.id == plugin), None)
+        if installed is None or "ui.panel" not in installed.approved:
+            return {}
+        return {str(p["id"]): str(p["entry"]) for p in (installed.manifest.raw.get("ui") or {}).get("panels") or []}
+
+    async def web_url(self, plugin: str, panel: str) -> str:
+        """The link a browser opens a panel's web bundle at (loopback, this host's token).
+
+        Raises:
+            WorkbenchError: No such panel of a plugin this project enables.
+        """
+        try:
+            return await self.web.url(plugin, panel)
+        except ValueError as exc:
+            raise WorkbenchError(str(exc)) from None
+
+    async def _bridge(self, plugin: str, panel: str, method: str, params: Any) -> Any:
+        params = params if isinstance(params, dict) else {}
+        if method == "api.request":
+            path = params.get("path")
+            if not isinstance(path, str) or not path.startswith("/"):
+                raise ValueError("api.request needs a path under /x, starting with /")
+            status, body = await self.plugins.x(plugin, str(params.get("method", "GET")).upper()[:8], path,
+                                                params.get("body"))
+            return {"status": status, "body": body}
+        if method == "settings.get":
+            return self.plugins.applies(plugin).settings
+        if method == "context.get":
+            return {"plugin": plugin, "panel": panel, "project": self.plugins.project()}
+        raise ValueError(f"the bridge has no method {method[:40]!r}")
 
     # --- cards ---------------------------------------------------------------------
 
