@@ -48,8 +48,8 @@ async def test_the_plugins_screen_shows_a_pane_and_stops_an_instance(make_app, u
         post.press()  # the plugin posts a card: the drawer draws it with the card widget
         await until(pilot, lambda: app.unread == 1)
         await pilot.press("ctrl+n")
-        await until(pilot, lambda: app.screen.query("#drawer-card-view"))
-        assert "Hello from the echo plugin" in text_of(app.screen.query_one("#drawer-card-view"))
+        await until(pilot, lambda: app.screen.query(".drawer--card-view"))
+        assert "Hello from the echo plugin" in text_of(app.screen.query_one(".drawer--card-view"))
         await pilot.press("escape")  # the drawer, opened from the chat's level, closes to it
         await until(pilot, lambda: app.screen is app.chat)
         screen = await open_screen(pilot, until, "f5", PluginsScreen)

@@ -12,6 +12,7 @@ unread ones again.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from textual import on, work
@@ -87,6 +88,7 @@ class NotificationDrawer(ModalScreen[None]):
         self.host = host
         self.notifications: list[dict[str, Any]] = []
         """What the drawer lists, newest first."""
+        self._drawing = asyncio.Lock()
         self.card_plugin: str | None = None
         """The plugin whose card is drawn under the list (its buttons call it)."""
 
@@ -132,6 +134,7 @@ class NotificationDrawer(ModalScreen[None]):
         listed.set_options(Option(notification_prompt(row), id=str(row["id"])) for row in rows)
         if rows:
             listed.highlighted = min(keep or 0, len(rows) - 1)
+        self._highlighted()  # the card of the one highlighted, whether or not it moved
         if not rows:
             self._summary("Nothing yet. Failed and paused scheduled runs, and cards from "
                           "extensions, are kept here.")
@@ -195,12 +198,13 @@ class NotificationDrawer(ModalScreen[None]):
     async def _show_card(self, found: Any) -> None:
         if not self.is_attached:
             return
-        box = self.query_one("#drawer-card", VerticalScroll)
-        await box.remove_children()
-        self.card_plugin = found[0] if found else None
-        if found:
-            await box.mount(CardView(found[1], id="drawer-card-view"))
-        box.display = bool(found)
+        async with self._drawing:
+            box = self.query_one("#drawer-card", VerticalScroll)
+            await box.remove_children()
+            self.card_plugin = found[0] if found else None
+            if found:
+                await box.mount(CardView(found[1], classes="drawer--card-view"))
+            box.display = bool(found)
 
     def on_card_view_action_pressed(self, message: CardView.ActionPressed) -> None:
         if self.card_plugin is not None:

@@ -15,6 +15,7 @@ capabilities asked for); enabling is the project's config, applied once trusted
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any
 
@@ -89,6 +90,7 @@ class PluginsScreen(Screen):
         self.rows: list[Any] = []
         self.runs_of: dict[str, list[dict[str, Any]]] = {}
         """The last agent runs of each plugin, read with the rows."""
+        self._drawing = asyncio.Lock()
         self.pane: tuple[str, str, Card | str] | None = None
         """The selected plugin's pane: plugin, pane id, and its card or why it has none."""
 
@@ -148,10 +150,11 @@ class PluginsScreen(Screen):
         self.action_reload()
 
     async def _draw(self) -> None:
-        box = self.query_one("#plugins-detail", VerticalScroll)
-        with self.app.batch_update():
-            await box.remove_children()
-            await box.mount_all(self._detail(self.selected))
+        async with self._drawing:  # one redraw at a time: the pane and the rows arrive apart
+            box = self.query_one("#plugins-detail", VerticalScroll)
+            with self.app.batch_update():
+                await box.remove_children()
+                await box.mount_all(self._detail(self.selected))
         self.refresh_bindings()
 
     def _detail(self, row: Any | None) -> Iterable[Widget]:
@@ -189,7 +192,7 @@ class PluginsScreen(Screen):
             yield Static(_plain(f"Pane {self.pane[1]}"), classes="plugins--heading")
             card = self.pane[2]
             if isinstance(card, Card):
-                yield CardView(card, id="plugins-pane")
+                yield CardView(card, classes="plugins--pane")
             else:
                 yield Static(_plain(card), classes="plugins--muted")
 
