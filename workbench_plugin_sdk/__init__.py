@@ -13,8 +13,8 @@ A plugin written with it::
 
 It reads the seed's environment names (``LOOP_PLUGIN_PORT``, ``LOOP_PLUGIN_SECRET_FILE``,
 ``LOOP_API_URL``, ``LOOP_PLUGIN_TOKEN_FILE``) or Workbench's (``WORKBENCH_…``), and
-serves on the socket the workbench hands it (``WORKBENCH_PLUGIN_LISTEN_FD``) when there
-is one, else on ``127.0.0.1:$LOOP_PLUGIN_PORT``.
+serves on ``127.0.0.1:$LOOP_PLUGIN_PORT`` (or on a socket handed to it as
+``WORKBENCH_PLUGIN_LISTEN_FD``, which an unsandboxed start may do).
 """
 
 from __future__ import annotations

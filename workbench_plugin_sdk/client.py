@@ -55,3 +55,28 @@ class Client:
     def notify(self, title: str, body: str = "") -> Any:
         """``POST /notifications`` (needs ``notifications``)."""
         return self.request("POST", "/notifications", {"title": title, "body": body})
+
+    def start_run(self, agent: str, prompt: str) -> str:
+        """``POST /runs`` (needs ``agent.readonly`` or ``agent.write``): an agent run's id;
+        ``/runs/{run_id}/done`` comes when it ends. A 429 past the daily limit."""
+        return str(self.request("POST", "/runs", {"agent": agent, "prompt": prompt})["run_id"])
+
+    def post_card(self, title: str, card: dict[str, Any]) -> int:
+        """``POST /cards`` (needs ``ui.notification.card``): a card document (Adaptive
+        Cards 1.5, the documented subset) for the notification drawer; its id."""
+        return int(self.request("POST", "/cards", {"title": title, "card": card})["id"])
+
+    def set_switch(self, switch: str, thread_id: str, *, on: bool | None = None, title: str | None = None,
+                   state: str = "idle") -> Any:
+        """``PUT /composer/switches/{id}`` (needs ``ui.composer_switch``): change a chat's pill."""
+        body: dict[str, Any] = {"thread_id": thread_id, "state": state}
+        if on is not None:
+            body["on"] = on
+        if title is not None:
+            body["title"] = title
+        return self.request("PUT", f"/composer/switches/{switch}", body)
+
+    def reset_switch(self, switch: str, thread_id: str | None = None) -> Any:
+        """``DELETE /composer/switches/{id}``: forget its state (in one chat, or all)."""
+        return self.request("DELETE", f"/composer/switches/{switch}",
+                            {"thread_id": thread_id} if thread_id else {})

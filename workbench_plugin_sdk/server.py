@@ -1,5 +1,6 @@
-"""The server half of the contract: ``/healthz``, ``/tools/{name}``, ``/actions/{id}``
-and the plugin's own ``/x/…``, every request checked for the secret.
+"""The server half of the contract: ``/healthz``, ``/tools/{name}``, ``/actions/{id}``,
+``/runs/{run_id}/done``, ``/events``, ``/switches/{id}`` and the plugin's own ``/x/…``, every request checked for the
+secret.
 
 A tool function takes the input and the ``Call`` and returns a result
 (``text_result``, ``structured_result`` or a dict of the wire shape); raising
@@ -63,8 +64,20 @@ class Server:
     """
 
     def __init__(self, *, secret: str, version: str = "", tools: dict[str, Tool] | None = None,
-                 actions: dict[str, Action] | None = None, x: XHandler | None = None) -> None:
+                 actions: dict[str, Action] | None = None, x: XHandler | None = None,
+                 runs_done: Callable[[str, dict[str, Any]], Any] | None = None,
+                 events: Callable[[dict[str, Any]], Any] | None = None,
+                 switches: dict[str, Callable[[bool, Call], Any]] | None = None) -> None:
         self.secret = secret
+        self.switches = dict(switches or {})
+        """By composer switch id: turned on or off in a chat (``call.thread_id``); answers
+        ``{"on": bool, "title": str}`` (or None: as asked)."""
+        self.events = events
+        """Given each event (``{"type", "thread_id", "data"}``) while the workbench waits:
+        hand long work to ``go``."""
+        self.runs_done = runs_done
+        """Told ``(run_id, {"status", "result", "agent", "session_id"})`` when an agent
+        run this plugin started ends (``POST /runs/{run_id}/done``)."""
         self.version = version
         self.tools = dict(tools or {})
         self.actions = dict(actions or {})
@@ -104,6 +117,26 @@ class Server:
             if isinstance(result, str):
                 result = text_result(result)
             return 200, result
+        if method == "POST" and path.startswith("/switches/"):
+            switch = self.switches.get(path[len("/switches/"):])
+            if switch is None:
+                return 404, {"error": "no such switch"}
+            on = data.get("on") is True
+            try:
+                answer = switch(on, call)
+            except Exception as exc:  # noqa: BLE001 — the pill shows it
+                return 500, {"error": str(exc) or type(exc).__name__}
+            return 200, answer if isinstance(answer, dict) else {"on": on}
+        if method == "POST" and path == "/events":
+            if self.events is None:
+                return 404, {"error": "this plugin takes no events"}
+            self.events(data)
+            return 200, {"ok": True}
+        if method == "POST" and path.startswith("/runs/") and path.endswith("/done"):
+            run_id = path[len("/runs/"):-len("/done")]
+            if self.runs_done is not None:
+                self.runs_done(run_id, data)
+            return 200, {"ok": True}
         if method == "POST" and path.startswith("/actions/"):
             action = self.actions.get(path[len("/actions/"):])
             if action is None:

@@ -4,6 +4,7 @@ contained and reported as an error result, the workbench still serving the next 
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
@@ -65,6 +66,40 @@ async def test_a_hang_and_a_crash_are_unanswered_calls(hostile: PluginService) -
     assert instance.breaker.state == "closed" and instance.breaker.unanswered == 0
 
 
+async def test_its_memory_is_bounded_by_its_manifest(hostile: PluginService) -> None:
+    hog = await error_of(hostile, "hog")  # 512 MiB asked for, 96 MiB given
+    assert hog.kind == "unavailable" and "closed before an answer" in hog.message, hog.message
+    log = next(iter(hostile.instances.values())).paths.log.read_text()
+    assert "went over the memory limit (96 MiB" in log and "Traceback" not in log
+    await fine(hostile)  # the workbench goes on, and so does the plugin, started again
+
+
+async def test_the_gate_no_program_no_unix_socket_and_an_audit_log(hostile: PluginService, workdir: Path) -> None:
+    with socket.socket(socket.AF_UNIX) as listener:  # a socket in the project, which it may read
+        listener.bind(str(workdir / "agent.sock"))
+        listener.listen(1)
+        found = (await hostile.call_tool("hostile", "escape", {"socket": str(workdir / "agent.sock")}))[
+            "structuredContent"]
+    assert found["exec"].startswith("refused:") and found["unix"].startswith("refused:"), found
+    [log] = (hostile.store.get("hostile").root / "audit").glob("*/*.jsonl")
+    start = json.loads(log.read_text().splitlines()[-1])
+    assert start["event"] == "start" and start["memory_mb"] == 96
+    enforced = {tuple(r.get("paths") or r.get("commands")): r["enforced"] for r in start["rules"]}
+    assert enforced[("/data/cache/**",)].startswith("not enforced")
+    assert enforced[("/etc/**",)].startswith("not granted")
+    assert enforced[("curl", "wget")] == "no program runs in the sandbox at all"
+    assert not any(g.startswith("read:/etc") for g in start["grants"])
+
+
+def test_gate_rules_that_cover_a_whole_folder_narrow_the_grants() -> None:
+    from workbench.plugins.gate import apply
+
+    narrowed = apply({"files": [{"paths": ["/data/**"], "operations": ["write", "delete"], "decision": "deny"},
+                                {"paths": ["/project/**"], "operations": ["read"], "decision": "deny"}]})
+    assert (narrowed.data_writable, narrowed.project_readable) == (False, False)
+    assert apply(None).data_writable and apply({}).project_readable
+
+
 async def test_no_network_but_the_plugin_api(hostile: PluginService) -> None:
     with socket.create_server(("127.0.0.1", 0)) as host_service:
         host_service.settimeout(0)
@@ -75,6 +110,8 @@ async def test_no_network_but_the_plugin_api(hostile: PluginService) -> None:
     assert found["proxied_host_port"].startswith("refused: HTTPError: HTTP Error 403")
     assert found["direct_host_port"].startswith("refused:")
     assert found["outside"].startswith("refused:")
+    assert found["bind_other"].startswith("refused: PermissionError")  # its own port alone
+    assert found["bind_any"].startswith("refused: PermissionError")
     channel = (await hostile.call_tool("hostile", "channel", {}))["structuredContent"]
     assert channel["plugin"] == "hostile" and channel["settings"] == {"level": 2}
 

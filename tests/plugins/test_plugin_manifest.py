@@ -124,3 +124,21 @@ def test_a_huge_manifest_is_refused(tmp_path: Path) -> None:
     (tmp_path / "plugin.json").write_text(json.dumps({**BASE, "description": "x" * 300_000}))
     with pytest.raises(WorkbenchError, match="larger than"):
         read(tmp_path)
+
+
+def test_the_runtime_says_why_no_container_engine_runs(tmp_path: Path, monkeypatch) -> None:
+    from workbench.plugins import engines
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    podman = bin_dir / "podman"
+    podman.write_text("#!/bin/sh\necho 'Error: crun: cgroups in hybrid mode not supported' >&2\nexit 126\n")
+    podman.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    engines.engine_status.cache_clear()
+    try:
+        note = engines.runtime_note()
+    finally:
+        engines.engine_status.cache_clear()
+    assert note.startswith("plugins run as sandboxed processes: podman cannot start a container here")
+    assert "hybrid mode" in note

@@ -21,4 +21,7 @@ def doctor_command(as_json: bool = typer.Option(False, "--json", help="Print JSO
             say(f"{mark}  {check.name:<17} {check.detail}")
         say("Tools run sandboxed here." if report.ready else
                    "Tools are refused here unless you list them in sandbox.unsandboxed_tools.")
+        from workbench.core.plugin_service import plugin_runtime_note
+
+        say(f"Plugins: {plugin_runtime_note()}.")
     raise typer.Exit(0 if report.ready else 1)

@@ -132,3 +132,32 @@ def list_command(as_json: bool = typer.Option(False, "--json", help="One JSON ob
                     f"(workbench plugin stop {row.id})")
             for note in row.notes:
                 say(f"  note: {note}")
+        if rows:
+            from workbench.core.plugin_service import plugin_runtime_note
+
+            say(f"Runtime: {plugin_runtime_note()}.")
+
+
+@plugin_app.command("open")
+def open_command(plugin: str = typer.Argument(..., help="The plugin's id."),
+                 panel: str = typer.Argument("", help="The panel's id (its first panel by default).")) -> None:
+    """Serve a panel's web bundle on loopback for a browser, under the seed's content
+    security policy and bridge; print its link and serve until Ctrl-C."""
+    import signal
+
+    from workbench.core.host import Host
+
+    async def serve(host: Host) -> None:
+        chosen = panel or next((p.id for p in host.plugin_ui.panes() if p.plugin == plugin), "")
+        url = await host.plugin_ui.web_url(plugin, chosen)
+        say(f"{plugin} {chosen}: {url}  (Ctrl-C stops)")
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await stop.wait()
+        host.plugin_ui.web.close()
+        await host.ashutdown()
+
+    with reported(), Host.open(cwd=Path.cwd()) as host:
+        asyncio.run(serve(host))

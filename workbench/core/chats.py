@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.agent.history import Histories
 from workbench.agent.loop import TurnLoop, TurnResult
-from workbench.agent.messages import ToolCall, ToolSpec
+from workbench.agent.messages import ToolCall, ToolSpec, new_call_id
 from workbench.core.gateway import CallOptions, ToolOutcome
 from workbench.core.providers import names_builtin
 from workbench.core.sessions import SessionRow, find_session
-from workbench.errors import SessionBusyError, WorkbenchError
+from workbench.errors import SessionBusyError, ToolError, WorkbenchError
 from workbench.events import Notice, SessionStarted
 from workbench.hooks.dispatch import CONTEXT_LABEL
 from workbench.tools.disclosure import BRIDGE_TOOLS, disclose, is_on_demand
@@ -239,8 +239,26 @@ class Chats:
             self.turn.task = None
         return True
 
-    async def _turn_holding_lease(self, text: str, session_id: str, resumed: bool) -> TurnResult:
-        """The turn itself, holding the session's lease."""
+    async def run_hidden(self, text: str, session_id: str, *, tools: frozenset[str]) -> TurnResult:
+        """One turn in a hidden session made for it (a plugin's agent run, in a fresh
+        session the caller made and hid), offered ``tools`` alone and refused any other
+        the model names. It runs beside the person's turn (it is not the host's running
+        turn: ``cancel`` does not stop it), through the same loop and gateway.
+
+        Raises:
+            SessionBusyError: Something else holds the session (never, for a new one).
+        """
+        token = uuid.uuid4().hex
+        await self._hold_session(session_id, token, False)
+        try:
+            return await self._turn_holding_lease(text, session_id, False, only=tools)
+        finally:
+            self.store.release_lease(session_id, token)
+
+    async def _turn_holding_lease(self, text: str, session_id: str, resumed: bool,
+                                  only: frozenset[str] | None = None) -> TurnResult:
+        """The turn itself, holding the session's lease (with ``only``: a hidden run's,
+        offered those tools alone, and not the host's running turn)."""
         await asyncio.to_thread(self.loading.ensure)
         provider = self.provider(session_id)
         context = await self.hook_runtime.session_start(session_id, resumed=resumed)
@@ -251,6 +269,11 @@ class Chats:
         self.hook_runtime.observe("on_agent_start", {"session_id": session_id})
 
         async def call_tool(call: ToolCall, user_message: str) -> ToolOutcome:
+            if only is not None and call.name not in only:
+                options = CallOptions(caller="model", session_id=session_id, user_message=user_message,
+                                      model_call_id=call.id, message_id=call.message_id)
+                return self.gateway.refused(call.call_id or new_call_id(), call.name, call.arguments, options,
+                                            ToolError("not_found", f"{call.name!r} is not a tool of this run"))
             return await self.call_for_model(session_id, call.name, call.arguments,
                                              user_message=user_message, call_id=call.call_id,
                                              model_call_id=call.id, message_id=call.message_id)
@@ -258,11 +281,16 @@ class Chats:
         # The tools are ranked for this turn's message; the memories are put before the
         # history at each step, never stored, so they are always the current ones.
         loop = TurnLoop(store=self.store, provider=provider, publish=self.bus.publish,
-                        call_tool=call_tool, tools=lambda: self.tool_specs(session_id, message=text),
+                        call_tool=call_tool,
+                        tools=(lambda: self.tool_specs(session_id, message=text)) if only is None else (
+                            lambda: [ToolSpec(t.name, t.description, t.parameters)
+                                     for t in self.switches.tools(session_id) if t.name in only]),
                         parallel_safe=self._parallel_safe,
                         system_context=lambda: self.memories.context_messages(session_id),
                         read_history=self.histories.of)
-        running = self.turn.task = asyncio.ensure_future(loop.run(session_id, text))
+        running = asyncio.ensure_future(loop.run(session_id, text))
+        if only is None:
+            self.turn.task = running
         try:
             return await running
         except asyncio.CancelledError:
@@ -270,7 +298,8 @@ class Chats:
                 return TurnResult(session_id, "cancelled", "")
             raise
         finally:
-            self.turn.task = None
+            if only is None:
+                self.turn.task = None
             self.hook_runtime.observe("on_agent_end", lambda: {
                 "session_id": session_id, "messages": self.store.recent_messages(session_id, 20)})
 

@@ -42,13 +42,17 @@ from workbench.core.services import HostServices
 from workbench.core.settings_service import SettingsService
 from workbench.core.shell_service import ShellService
 from workbench.core.page_service import PageService
+from workbench.core.plugin_events import PluginEvents
+from workbench.core.plugin_runs import PluginRuns
 from workbench.core.plugin_service import PluginService
+from workbench.core.plugin_tasks import PluginTasks
+from workbench.core.plugin_ui import PluginUI
 from workbench.core.sources import (bundle_source, extension_source, host_source, mcp_source, plugin_source,
                                     shell_source)
 from workbench.core.switches import Switches
 from workbench.core.tool_service import ToolService
 from workbench.core.workspace import Workspace
-from workbench.errors import StoreError
+from workbench.errors import StoreError, WorkbenchError
 from workbench.hooks.registry import HookRegistry
 from workbench.permissions.broker import Broker
 from workbench.permissions.requirements import TemplateRoots
@@ -192,6 +196,16 @@ class Host:
                                  loading=self.loading)
         self.plugins = PluginService(home=home, workspace=self.workspace, limits=self.sandbox.limits)
         """The plugins: installed, enabled here, their instances (``core/plugin_service.py``)."""
+        self.plugins.runs = PluginRuns(store=store, chats=self.chats, plugins=self.plugins)
+        self.plugins.api.on_run = self.plugins.runs.ask
+        self.plugin_tasks = PluginTasks(store=store, plugins=self.plugins, publish=self.bus.publish)
+        """Plugins' scheduled actions, tasks of the supervisor (``core/plugin_tasks.py``)."""
+        self.schedules.plugin_tasks = self.plugin_tasks
+        self.plugin_events = PluginEvents(plugins=self.plugins, store=store)
+        """The bus's events sent to the plugins subscribed (``core/plugin_events.py``)."""
+        self.bus.subscribe(self.plugin_events.observe)
+        self.plugin_ui = PluginUI(plugins=self.plugins, store=store, publish=self.bus.publish)
+        """Plugins' panes, cards and composer switches (``core/plugin_ui.py``)."""
         # The built-in sources, registered as any other source is (``core/sources.py``).
         self.sources.register(extension_source(extensions=self.extensions, memories=self.memories, hooks=self.hooks,
                                                providers=self.providers, workspace=self.workspace,
@@ -241,6 +255,7 @@ class Host:
                    responder=responder or DenyAll(), model=model or config.settings.model,
                    cwd=cwd, env=env, provider=provider, model_chosen=model is not None)
         host.settle_after_crash()
+        host.sync_plugin_tasks()
         host.sandbox.start()
         host.sources.start()
         if not defer_extensions:
@@ -261,6 +276,14 @@ class Host:
         except (StoreError, sqlite3.Error) as exc:
             log.warning("could not settle what a stopped process left open: %s", exc)
 
+    def sync_plugin_tasks(self) -> None:
+        """Make the project's plugin tasks match its (trusted) config; a store too busy
+        now is left for the next open."""
+        try:
+            self.plugin_tasks.sync()
+        except (WorkbenchError, StoreError, sqlite3.Error) as exc:
+            log.warning("could not apply the plugins' schedules: %s", exc)
+
     def __enter__(self) -> Host:
         return self
 
@@ -275,6 +298,8 @@ class Host:
         await self.hook_runtime.shutdown()
         await self.providers.puts_settled(PUTS_AT_EXIT_S)
         await self.sources.stop()
+        await self.plugin_tasks.aclose()
+        self.plugin_ui.web.close()
         await self.sandbox.aclose()
 
     async def aclose(self) -> None:

@@ -46,6 +46,7 @@ MAX_TOOL_ANSWER = 1024 * 1024
 MAX_ACTION_ANSWER = 64 * 1024
 MAX_X_ANSWER = 8 * 1024 * 1024
 IDLE_S = 300.0
+MAX_NOTIFICATIONS = 200
 
 
 @dataclass
@@ -135,10 +136,21 @@ class PluginService:
         self.action_timeout_s = ACTION_TIMEOUT_S
         self.idle_s = IDLE_S
         self.notifications: list[tuple[str, dict[str, Any]]] = []
-        self.api.on_notification = lambda caller, body: self.notifications.append((caller.plugin, body))
+        self.api.on_notification = self._notified
+        self.runs: Any = None
+        """The agent runs (``core/plugin_runs.py``), where a host runs agents."""
+        self._resumed: set[str] = set()
+        self._background: set[asyncio.Task[Any]] = set()
+        self._told_settings: dict[str, PluginConfig] = {}
         self._idle_task: asyncio.Task[None] | None = None
         self._applied: dict[str, tuple[tuple[Any, ...], PluginConfig]] = {}
         self._validators: dict[int, tuple[Any, Any]] = {}
+
+    def _notified(self, caller: Any, body: dict[str, Any]) -> None:
+        """A notification a plugin posted: the last ``MAX_NOTIFICATIONS`` are kept (a
+        plugin that floods them cannot grow the host's memory)."""
+        self.notifications.append((caller.plugin, body))
+        del self.notifications[:-MAX_NOTIFICATIONS]
 
     # --- where we are ---------------------------------------------------------------
 
@@ -339,8 +351,19 @@ class PluginService:
                                       api_url=self.api.url, token=token, spawn=self.spawner, clock=self.clock,
                                       on_change=self._record)
             self.instances[key] = instance
+            self._told_settings[plugin] = self._applies(installed)
             self._watch_idle()
+            self.resume_runs()
         return instance
+
+    def resume_runs(self) -> None:
+        """Take up, once per project, the agent runs a stopped workbench left there."""
+        project = self.project()
+        if self.runs is not None and project not in self._resumed:
+            self._resumed.add(project)
+            task = asyncio.get_running_loop().create_task(self.runs.resume(project))
+            self._background.add(task)  # kept until done: a task nobody holds may be collected
+            task.add_done_callback(self._background.discard)
 
     def _record(self, instance: PluginInstance, old: ProcessState, new: ProcessState, reason: str) -> None:
         record = instance.paths.run / "instance.json"
@@ -437,6 +460,45 @@ class PluginService:
         except ValueError:
             return answer.status, None
 
+    async def send_event(self, plugin: str, name: str, data: Any, *, thread_id: str = "",
+                         start: bool = True) -> bool:
+        """``POST /events`` to the plugin's instance here, best effort: whether it took it
+        (2xx). Not sent when the plugin does not subscribe to ``name``, the project does
+        not enable it, or it is not running and ``start`` is off."""
+        installed = self.store.get(plugin)
+        if installed is None or name not in (installed.manifest.raw.get("events") or []):
+            return False
+        if "events.subscribe" not in installed.approved or not self._applies(installed).enabled:
+            return False
+        running = self.instances.get((plugin, self.project()))
+        if not start and (running is None or running.state is not ProcessState.RUNNING):
+            return False
+        try:
+            instance = await self.instance(plugin)
+            answer = await instance.call("POST", "/events", {"type": name, "thread_id": thread_id, "data": data},
+                                         timeout=self.action_timeout_s, max_bytes=MAX_ACTION_ANSWER)
+        except (PluginUnavailable, BadAnswer):
+            return False
+        return 200 <= answer.status < 300
+
+    async def tell_settings(self) -> list[str]:
+        """Send ``settings.changed`` to the running instances whose settings were read
+        again since they were last told (a config write, a trust change); the ids told."""
+        told = []
+        for (plugin, project), instance in list(self.instances.items()):
+            if project != self.project() or instance.state is not ProcessState.RUNNING:
+                continue
+            installed = self.store.get(plugin)
+            if installed is None:
+                continue
+            applied = self._applies(installed)
+            seen = self._told_settings.get(plugin)
+            self._told_settings[plugin] = applied
+            if seen is not None and seen is not applied and applied.enabled:
+                if await self.send_event(plugin, "settings.changed", {"settings": applied.settings}, start=False):
+                    told.append(plugin)
+        return told
+
     async def x(self, plugin: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
         """A call of the plugin's own ``/x`` routes (its panes' API)."""
         try:
@@ -459,6 +521,7 @@ class PluginService:
         while any(i.state is ProcessState.RUNNING for i in self.instances.values()):
             await asyncio.sleep(min(30.0, max(1.0, self.idle_s / 4)))
             await self.stop_idle()
+            await self.tell_settings()
 
     async def stop_idle(self) -> list[str]:
         """Stop the instances idle for ``idle_s`` and those whose project no longer
@@ -495,11 +558,24 @@ class PluginService:
     def notices(self) -> list[str]:
         return self.store.problems()
 
+    def follow_soon(self) -> None:
+        """``follow_config`` on the running loop (a config change the host followed)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        task = loop.create_task(self.follow_config())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def follow_config(self) -> None:
         await self.stop_idle()
+        await self.tell_settings()
 
     async def aclose(self) -> None:
-        """Stop every instance and the Plugin API server."""
+        """Stop the agent runs going on, every instance and the Plugin API server."""
+        if self.runs is not None:
+            await self.runs.aclose()
         for instance in list(self.instances.values()):
             await instance.stop("the workbench stopped")
         if self._idle_task is not None:
@@ -523,3 +599,10 @@ def open_plugins(cwd: Path | None = None) -> PluginService:
     return PluginService(home=home, workspace=workspace, limits=Limits())
 
 
+
+
+def plugin_runtime_note() -> str:
+    """How plugins run here, and why not in a container (``plugins/engines.py``)."""
+    from workbench.plugins.engines import runtime_note
+
+    return runtime_note()

@@ -104,6 +104,8 @@ class Schedules:
         self.switches = switches
         self.chats = chats
         self._supervisor: Supervisor | None = None
+        self.plugin_tasks: Any = None
+        """Plugins' scheduled actions (``core/plugin_tasks.py``), run in this process."""
         """The supervisor last made here (``supervisor``), woken when a schedule changes."""
 
     def __call__(self) -> list[dict[str, Any]]:
@@ -280,7 +282,7 @@ class Schedules:
     async def run_schedule_now(self, schedule_id: int) -> dict[str, Any]:
         """Run a schedule once, now, in a child process; returns the run's record."""
         row = self._schedule_row(schedule_id)
-        if row["card"] is None:
+        if row["card"] is None and row.get("source") != "plugin":
             self.freeze_card(row)
         run_id = self.store.add_run(row["id"], row["title"], fired_by="manual", due_at=None)
         return await self._execute(run_id)
@@ -327,7 +329,8 @@ class Schedules:
                 max_parallel=self.workspace.config.settings.schedule.max_parallel),
             publish=self.bus.publish, clock=self.store.clock, pools=[pool],
             prepare=lambda row: (refresh_extensions and self.loading.reload(),
-                                 self.freeze_card(row)))
+                                 self.freeze_card(row)),
+            actions=self.plugin_tasks)
         return self._supervisor
 
     @staticmethod
@@ -421,7 +424,11 @@ class Schedules:
             publish=self.bus.publish, clock=self.store.clock)
 
     async def _execute(self, run_id: int) -> dict[str, Any]:
-        run = await self._launcher().execute(run_id)
+        pending = self.store.get_run(run_id) or {}
+        if self.plugin_tasks is not None and self.plugin_tasks.handles(pending):
+            run = await self.plugin_tasks.execute(run_id)
+        else:
+            run = await self._launcher().execute(run_id)
         # A running supervisor may have taken the run first: wait for its outcome.
         while run.get("status") not in ENDED:
             await asyncio.sleep(0.2)

@@ -110,4 +110,4 @@ def plugin_source(*, plugins: PluginService) -> ToolSource:
 
     return PluginSource(plugins=plugins.enabled_here, call=plugins.call_tool, rows=plugins.source_rows,
                         stop=plugins.aclose, notices=plugins.notices,
-                        follow=lambda: None, close=plugins.close)
+                        follow=plugins.follow_soon, close=plugins.close)

@@ -16,7 +16,8 @@ exactly as the zygote makes a worker's, with the same code (``sandbox/userns.py`
   run grant, else the host's uid without any capability — then fresh mount, PID,
   network, IPC and UTS namespaces, and forks the server's process as PID 1 there;
 - PID 1 brings up loopback, hands its proxy socket to the host when it has ``net``
-  grants, enters its private root (``process.private_root``: the runtime, its library
+  grants (and, for a server on a TCP port of its own, the dialer the host reaches it
+  through: ``process.dialer``), enters its private root (``process.private_root``: the runtime, its library
   folders, the granted paths, ``/dev/null`` and a ``/proc`` of its own PID namespace,
   nothing else), and applies the worker's own layers (``process.enter``: rlimits,
   Landlock on pinned grants, capabilities, seccomp) before it execs the server.
@@ -61,6 +62,10 @@ def _server(policy: Policy, argv: list[str], control: socket.socket | None, sync
         proxy = f"http://127.0.0.1:{PROXY_PORT}"
         env.update(HTTP_PROXY=proxy, HTTPS_PROXY=proxy, http_proxy=proxy, https_proxy=proxy,
                    NODE_USE_ENV_PROXY="1")
+    if policy.serve_port and control is not None:
+        dial = process.dialer(policy.serve_port)
+        socket.send_fds(control, [b"dialer"], [dial.fileno()])
+        dial.close()
     if control is not None:
         control.close()
     keep = {0, 1, 2, sync.fileno(), *inherit}
@@ -112,11 +117,12 @@ def main() -> None:
     owner = process.outside_identity(policy)
     memory = None
     megabytes = process.memory_mb(policy)
-    if policy.allow_processes:
+    if policy.allow_processes or policy.serve_port:
         # One process (and its threads) is bounded by its rlimits; a server that may
-        # start processes is bounded, all of them together, by a memory cgroup.
+        # start processes is bounded, all of them together, by a memory cgroup, and so
+        # is a plugin (its manifest's resources.memory), where one can be made.
         memory = cgroup.limit_memory(name, megabytes)
-        if memory is None:
+        if memory is None and policy.allow_processes:
             _fail("no memory cgroup can be made for a server granted `run` (see `workbench doctor`)")
     supervisor = os.getpid()
     try:
@@ -182,7 +188,8 @@ def main() -> None:
     if os.WIFSIGNALED(status):
         # End the same way, so the host can say how the server ended.
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # those two take no handler
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 

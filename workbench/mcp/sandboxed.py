@@ -196,11 +196,13 @@ def write_pins(path: Path, pins: Mapping[str, Pin]) -> None:
 
 
 def prepare(server: ServerConfig, *, cwd: Path, env: Mapping[str, str], limits: Limits,
-            pins_file: Path | None = None, inherit_fds: tuple[int, ...] = ()) -> Launch:
+            pins_file: Path | None = None, inherit_fds: tuple[int, ...] = (), serve_port: int = 0) -> Launch:
     """Build the launch of a sandboxed server: the spec goes to the launcher through a
     pipe (it may hold secrets, which never appear on a command line). ``pins_file``
     keeps the pins of its granted paths from one start to the next; ``inherit_fds``
-    are handed on to the server itself at the same numbers (a plugin's listening socket).
+    are handed on to the server itself at the same numbers; ``serve_port`` is the one
+    port a server reached over TCP may bind on its own loopback (a plugin), reached
+    through the dialer the control socket brings after the proxy's socket.
 
     Raises:
         SandboxSetupError: As ``build_policy``.
@@ -214,8 +216,9 @@ def prepare(server: ServerConfig, *, cwd: Path, env: Mapping[str, str], limits: 
         raise GrantChanged(f"{exc}.{where}") from None
     if pins_file is not None and pins != known:
         write_pins(pins_file, pins)
+    policy.serve_port = serve_port
     host_end = child_end = None
-    if policy.net:
+    if policy.net or serve_port:
         host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     spec = {"argv": argv, "policy": policy.to_json(),
             "control_fd": child_end.fileno() if child_end is not None else None,

@@ -6,17 +6,18 @@ a project that does not enable the plugin (now) 409 on every route; a route need
 capability the owner did not approve 403. Heads and bodies are bounded, and a
 connection that sends nothing is closed after ``IDLE_S``.
 
-Routes so far: ``GET /channel`` (the project and the plugin's settings there) and
-``POST /notifications`` (``notifications``); ``/runs`` (``agent.*``) and ``/cards``
-(``ui.notification.card``) check their capability and answer 501 until agent runs
-and cards are built.
+Routes so far: ``GET /channel`` (the project and the plugin's settings there),
+``POST /notifications`` (``notifications``), ``POST /runs`` (``agent.readonly`` or
+``agent.write``: an agent run, ``core/plugin_runs.py``), ``POST /cards``
+(``ui.notification.card``) and ``PUT|DELETE /composer/switches/{id}``
+(``ui.composer_switch``), the last two served by ``core/plugin_ui.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,8 @@ ROUTES: dict[tuple[str, str], tuple[str, ...]] = {
     ("POST", "/notifications"): ("notifications",),
     ("POST", "/runs"): ("agent.readonly", "agent.write"),
     ("POST", "/cards"): ("ui.notification.card",),
+    ("PUT", "/composer/switches/{id}"): ("ui.composer_switch",),
+    ("DELETE", "/composer/switches/{id}"): ("ui.composer_switch",),
 }
 """Each route and the capabilities of which it needs one."""
 
@@ -55,6 +58,13 @@ class PluginApi:
 
     callers: Callable[[str], Caller | None]
     on_notification: Callable[[Caller, dict[str, Any]], None] = lambda caller, body: None
+    handlers: dict[tuple[str, str], Callable[[Caller, Any, str], Awaitable[tuple[int, Any]]]] = field(
+        default_factory=dict)
+    """The routes served by other parts (cards, switches), by ``ROUTES`` key: called with
+    the caller, the body and the path's ``{id}``."""
+    on_run: Callable[[Caller, Any], Awaitable[tuple[int, Any]]] | None = None
+    """``POST /runs``: starts an agent run (``core/plugin_runs.py``); None where no host
+    runs agents (a command that opened the plugins alone)."""
     server: asyncio.AbstractServer | None = None
     port: int = 0
     received: list[tuple[str, str, str]] = field(default_factory=list)
@@ -117,6 +127,10 @@ class PluginApi:
             return 404, {"error": "no such route"}
         route = (method, path[len(PREFIX):])
         self.received.append((caller.plugin, method, route[1]))
+        param = ""
+        if route[1].startswith("/composer/switches/"):
+            param = route[1].rsplit("/", 1)[-1]
+            route = (method, "/composer/switches/{id}")
         if not caller.enabled():
             return 409, {"error": f"this project does not enable plugin {caller.plugin}"}
         if route not in ROUTES:
@@ -135,4 +149,11 @@ class PluginApi:
                 return 400, {"error": "a notification needs a title"}
             self.on_notification(caller, payload)
             return 202, {"accepted": True}
+        handler = self.handlers.get(route)
+        if handler is not None:
+            return await handler(caller, payload, param)
+        if route == ("POST", "/runs"):
+            if self.on_run is None:
+                return 503, {"error": "agent runs need a running workbench (a chat, the TUI or `workbench daemon`)"}
+            return await self.on_run(caller, payload)
         return 501, {"error": f"{route[1]} is not served by this version of the workbench"}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,9 +39,14 @@ class Answer:
         return json.loads(self.body)
 
 
+Connect = Callable[[], Awaitable[socket.socket]]
+"""Makes a connected socket to the plugin (a sandbox's dialer)."""
+
+
 async def request(host: str, port: int, method: str, path: str, *, token: str,
-                  body: Any = None, timeout: float, max_bytes: int) -> Answer:
-    """Send one request with ``Authorization: Bearer TOKEN`` and read the answer.
+                  body: Any = None, timeout: float, max_bytes: int, connect: Connect | None = None) -> Answer:
+    """Send one request with ``Authorization: Bearer TOKEN`` and read the answer, over
+    a socket ``connect`` makes, else a TCP connection to ``host:port``.
 
     Raises:
         NoAnswer: No connection, or no whole answer within ``timeout`` seconds.
@@ -53,7 +60,10 @@ async def request(host: str, port: int, method: str, path: str, *, token: str,
     try:
         async with asyncio.timeout(timeout):
             try:
-                reader, writer = await asyncio.open_connection(host, port, limit=MAX_HEAD)
+                if connect is not None:
+                    reader, writer = await asyncio.open_connection(sock=await connect(), limit=MAX_HEAD)
+                else:
+                    reader, writer = await asyncio.open_connection(host, port, limit=MAX_HEAD)
             except OSError as exc:
                 raise NoAnswer(f"connection refused ({exc.strerror or exc})", delivered=False) from None
             writer.write(head + data)

@@ -105,6 +105,23 @@ class PluginManifest:
     def tool(self, name: str) -> PluginTool | None:
         return next((t for t in self.tools if t.name == name), None)
 
+    def agent(self, agent_id: str) -> PluginAgent | None:
+        """The agent ``agent_id`` the manifest declares (checked at install)."""
+        for item in self.raw.get("agents") or []:
+            if isinstance(item, dict) and item.get("id") == agent_id:
+                return PluginAgent(agent_id, bool(item.get("read_only", False)),
+                                   tuple(str(t) for t in item.get("tools") or []))
+        return None
+
+
+@dataclass(frozen=True)
+class PluginAgent:
+    """One of a plugin's agents: whether it runs read-only, and the tools it is given."""
+
+    id: str
+    read_only: bool
+    tools: tuple[str, ...]
+
 
 class _Check:
     def __init__(self, lines: dict[str, int], where: str) -> None:

@@ -14,11 +14,12 @@ the project-scoped token       ``LOOP_PLUGIN_TOKEN_FILE``       ``WORKBENCH_PLUG
 its data folder                ``/data`` in an image            ``WORKBENCH_PLUGIN_DATA``
 =============================  ===============================  ==========================
 
-The listening socket is made by the host on ``127.0.0.1`` and handed to the process as
-descriptor 3 (``LISTEN_FDS=1``, systemd's convention; ``WORKBENCH_PLUGIN_LISTEN_FD``):
-the port is the host's, so it is never taken by another program between choosing and
-binding, and a plugin that binds ``$LOOP_PLUGIN_PORT`` itself works too. How the process
-is started is the ``Spawner`` handed in (``workbench.plugins.launch``).
+The plugin binds ``$LOOP_PLUGIN_PORT`` itself, as the seed has it. In the sandbox
+that is the sandbox's own loopback, which the host reaches through the process's
+``connect`` (the sandbox's dialer, ``workbench.plugins.launch``); a spawner without one
+(an unsandboxed baseline) gets a listening socket the host made on its loopback as
+descriptor 3 (``LISTEN_FDS=1``, systemd's convention; ``WORKBENCH_PLUGIN_LISTEN_FD``)
+and is reached over TCP. How the process is started is the ``Spawner`` handed in.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from workbench.states import ProcessState, Stateful
 LISTEN_FD = 3
 START_TIMEOUT_S = 10.0
 HEALTH_TIMEOUT_S = 2.0
+ENDING_WAIT_S = 1.0
 
 
 class PluginUnavailable(Exception):
@@ -63,6 +65,12 @@ class LaunchSpec:
     project: Path
     api_port: int | None
     log: Path
+    memory_mb: int | None = None
+    """The manifest's ``resources.memory``, in MiB (None: the sandbox's default)."""
+    gate: Any = None
+    """The manifest's ``gate`` (``gate.py``)."""
+    audit: Path | None = None
+    """Where the gate's decisions are logged."""
 
 
 class Process(Protocol):
@@ -143,6 +151,10 @@ class PluginInstance(Stateful):
         if self.on_change is not None:
             self.on_change(self, old, new, reason)
 
+    def _connect(self) -> Any:
+        """How to reach the process: its sandbox's dialer, else TCP to the port."""
+        return getattr(self.process, "connect", None)
+
     @property
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -199,7 +211,10 @@ class PluginInstance(Stateful):
         spec = LaunchSpec(argv=list(self.manifest.run_command), cwd=self.folder,
                           env=self._environment(), listen_fd=listener.fileno(),
                           data=self.paths.data, project=self.project,
-                          api_port=_port_of(self.api_url), log=self.paths.log)
+                          api_port=_port_of(self.api_url), log=self.paths.log,
+                          memory_mb=memory_mb(self.manifest.raw.get("resources")),
+                          gate=self.manifest.raw.get("gate"),
+                          audit=self.paths.run.parent.parent / "audit" / self.paths.run.name)
         try:
             self.process = await self.spawn(spec)
         except OSError as exc:
@@ -214,7 +229,7 @@ class PluginInstance(Stateful):
             if not self.alive:
                 self._back_off(f"{self._ended()} before it answered /healthz (see {self.paths.log})")
             try:
-                answer = await request("127.0.0.1", self.port, "GET", "/healthz", token=self.secret,
+                answer = await request("127.0.0.1", self.port, "GET", "/healthz", token=self.secret, connect=self._connect(),
                                        timeout=HEALTH_TIMEOUT_S, max_bytes=64 * 1024)
             except (NoAnswer, BadAnswer):
                 answer = None
@@ -265,7 +280,7 @@ class PluginInstance(Stateful):
         try:
             await self.ensure_started()
             try:
-                answer = await request("127.0.0.1", self.port, method, path, token=self.secret,
+                answer = await request("127.0.0.1", self.port, method, path, token=self.secret, connect=self._connect(),
                                        body=body, timeout=timeout, max_bytes=max_bytes)
             except NoAnswer as exc:
                 # Refused, so never delivered: a process that just ended (a crash in the
@@ -273,13 +288,16 @@ class PluginInstance(Stateful):
                 if exc.delivered or not await self._ended_now():
                     raise
                 await self.ensure_started()
-                answer = await request("127.0.0.1", self.port, method, path, token=self.secret,
+                answer = await request("127.0.0.1", self.port, method, path, token=self.secret, connect=self._connect(),
                                        body=body, timeout=timeout, max_bytes=max_bytes)
         except PluginUnavailable:
             self.breaker.no_answer()
             raise
         except NoAnswer as exc:
             self.breaker.no_answer()
+            # A connection cut off may be the process ending (a crash in this call): let
+            # it end, so the next call starts it again rather than reach it dying.
+            await self._ended_now(ENDING_WAIT_S)
             raise PluginUnavailable(f"plugin {self.manifest.id}: {exc}") from None
         except BadAnswer:
             self.breaker.answered()
@@ -326,6 +344,16 @@ class PluginInstance(Stateful):
 
     def idle_for(self) -> float:
         return self.clock() - self.last_used
+
+
+def memory_mb(resources: Any) -> int | None:
+    """``resources.memory`` (``"128m"``, ``"1g"``, ``"65536k"``) in MiB, at least 16."""
+    value = resources.get("memory") if isinstance(resources, dict) else None
+    if not isinstance(value, str) or not value[:-1].isdigit() or value[-1:] not in ("k", "m", "g"):
+        return None
+    number = int(value[:-1])
+    megabytes = {"k": number // 1024, "m": number, "g": number * 1024}[value[-1]]
+    return max(16, megabytes)
 
 
 def _port_of(url: str) -> int | None:

@@ -95,6 +95,11 @@ class Policy:
     so the tool reaches it by the name it was granted under. Nothing is bound through
     it: the bind and the Landlock rule are the resolved, pinned path's."""
 
+    serve_port: int = 0
+    """A long-lived server reached over TCP (a plugin): the one port it may bind, on its
+    own loopback, which the host reaches through the sandbox's dialer (see
+    ``process.dialer``). 0: it may bind none."""
+
     shell: dict[str, Any] = field(default_factory=dict)
     """For the ``shell`` runtime: ``project`` (the folder, resolved, mounted as a
     copy-on-write view), ``device`` and ``inode`` (its pin), ``upper_mb`` (the bound

@@ -36,8 +36,8 @@ import socket
 import struct
 
 from workbench.sandbox import landlock, libraries, mounts, seccomp
-from workbench.sandbox._libc import (PR_CAPBSET_DROP, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, check, libc,
-                                     prctl)
+from workbench.sandbox._libc import (PR_CAPBSET_DROP, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG,
+                                     check, libc, prctl)
 from workbench.sandbox.policy import PROXY_PORT, SYSTEM_READ, Policy, dynamic_loaders
 
 SIOCGIFFLAGS = 0x8913
@@ -356,7 +356,53 @@ def restrict_paths(policy: Policy) -> None:
         rules.allow(path, landlock.READ_EXEC)
     if policy.net:
         rules.connect_ports.add(PROXY_PORT)
+    if policy.serve_port:
+        rules.bind_ports.add(policy.serve_port)
     rules.restrict()
+
+
+def dialer(port: int) -> socket.socket:
+    """Fork the dialer of a sandbox that serves on ``port`` of its own loopback (a
+    plugin binding the port it is given, as the seed has it): the host's end of a
+    ``SOCK_SEQPACKET`` pair. For each message the host sends, the dialer connects to
+    ``127.0.0.1:port`` inside this network namespace and sends the connected socket
+    back (``SCM_RIGHTS``), or an empty message when nothing accepts there. The host
+    then talks to the server over that socket, and nothing of the host's network is in
+    the sandbox. Run by PID 1 after ``loopback_up``, before it settles: the dialer keeps
+    no other descriptor, may open no file and connect to no other port (Landlock), and
+    ends with PID 1 (``PR_SET_PDEATHSIG``, and the PID namespace)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid != 0:
+        theirs.close()
+        return ours
+    code = 1
+    try:
+        ours.close()
+        die_with_parent()
+        for fd in os.listdir("/proc/self/fd"):
+            if int(fd) not in (theirs.fileno(), 2):
+                try:
+                    os.close(int(fd))
+                except OSError:
+                    pass
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        landlock.Ruleset(connect_ports={port}).restrict()
+        while theirs.recv(16):
+            conn = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                conn.connect(("127.0.0.1", port))
+            except OSError:
+                theirs.send(b"")
+            else:
+                socket.send_fds(theirs, [b"c"], [conn.fileno()])
+            finally:
+                conn.close()
+        code = 0
+    except BaseException:  # noqa: BLE001 — the host sees the pair closed: no answer
+        code = 1
+    finally:
+        os._exit(code)
 
 
 class _CapHeader(ctypes.Structure):

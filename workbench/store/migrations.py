@@ -563,6 +563,54 @@ def m015_manifest_checks(db: Database) -> None:
     )""")
 
 
+def m016_plugin_runs(db: Database) -> None:
+    """A plugin's agent runs, kept until they end and the plugin is told
+    (``store/plugin_runs.py``), their sessions hidden from the list of chats; and the
+    scheduled tasks of plugins' actions, each a scheduled prompt the supervisor fires;
+    the card documents plugins post (each a notification), and each chat's state of
+    plugins' composer switches."""
+    db.execute("""CREATE TABLE plugin_runs (
+        id TEXT PRIMARY KEY,
+        plugin TEXT NOT NULL,
+        project TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        session_id TEXT REFERENCES sessions (id) ON DELETE SET NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed')),
+        result TEXT,
+        owner_pid INTEGER,
+        owner_start TEXT,
+        created_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        done_sent INTEGER NOT NULL DEFAULT 0
+    )""")
+    db.execute("CREATE INDEX plugin_runs_by_plugin ON plugin_runs (plugin, created_at)")
+    db.execute("CREATE INDEX plugin_runs_by_session ON plugin_runs (session_id)")
+    db.execute("""CREATE TABLE plugin_tasks (
+        schedule_id INTEGER PRIMARY KEY REFERENCES scheduled_prompts (id) ON DELETE CASCADE,
+        plugin TEXT NOT NULL,
+        action TEXT NOT NULL,
+        project TEXT NOT NULL,
+        entry TEXT NOT NULL,
+        UNIQUE (plugin, action, project)
+    )""")
+    db.execute("""CREATE TABLE plugin_cards (
+        notification_id INTEGER PRIMARY KEY REFERENCES notifications (id) ON DELETE CASCADE,
+        plugin TEXT NOT NULL,
+        project TEXT NOT NULL,
+        card TEXT NOT NULL
+    )""")
+    db.execute("""CREATE TABLE plugin_switches (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        plugin TEXT NOT NULL,
+        switch TEXT NOT NULL,
+        is_on INTEGER NOT NULL DEFAULT 0,
+        title TEXT,
+        state TEXT NOT NULL DEFAULT 'idle' CHECK (state IN ('idle', 'busy', 'error')),
+        PRIMARY KEY (session_id, plugin, switch)
+    )""")
+
+
 M017_STATEMENTS = (
     # The one change list holds changes made outside the project's files too: an
     # extension's tool that reported a change it made (a calendar event, a contact, a
@@ -620,6 +668,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "m013_session_shell_hosts", m013_session_shell_hosts),
     Migration(14, "m014_settled_through", m014_settled_through),
     Migration(15, "m015_manifest_checks", m015_manifest_checks),
+    Migration(16, "m016_plugin_runs", m016_plugin_runs),
     Migration(17, "m017_outside_changes", m017_outside_changes),
 )
 """Every migration, in order; numbers start at 1 and rise."""

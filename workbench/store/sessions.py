@@ -98,13 +98,15 @@ class SessionsMixin(StoreBase):
         return session
 
     def list_sessions(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """Sessions, most recently active first, each with its ``message_count``.
+        """Sessions, most recently active first, each with its ``message_count`` (the
+        hidden sessions of plugins' agent runs left out).
 
         Args:
             limit: At most this many; all when None.
         """
         return self._all(
             f"SELECT {_SESSION_COLUMNS} FROM sessions s "
+            "WHERE NOT EXISTS (SELECT 1 FROM plugin_runs r WHERE r.session_id = s.id) "
             "ORDER BY s.updated_at DESC, s.created_at DESC, s.rowid DESC LIMIT ?",
             (-1 if limit is None else limit,))
 

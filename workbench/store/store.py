@@ -14,6 +14,7 @@ from workbench.store.grants import GrantsMixin
 from workbench.store.leases import LeasesMixin
 from workbench.store.manifest_checks import ManifestChecksMixin
 from workbench.store.memories import MemoriesMixin
+from workbench.store.plugin_runs import PluginRunsMixin
 from workbench.store.projects import ProjectExtensionsMixin
 from workbench.store.runs import RunsMixin
 from workbench.store.schedules import SchedulesMixin
@@ -25,7 +26,7 @@ from workbench.store.turns import TurnsMixin
 
 class Store(LeasesMixin, SessionsMixin, ToolCallsMixin, GrantsMixin, ExtensionsMixin, ConsentsMixin,
             MemoriesMixin, SchedulesMixin, RunsMixin, SwitchesMixin, ProjectExtensionsMixin,
-            AuditMixin, TurnsMixin, ChangesMixin, ManifestChecksMixin):
+            AuditMixin, TurnsMixin, ChangesMixin, ManifestChecksMixin, PluginRunsMixin):
     """The workbench database: sessions (with their extension switches and the lease of
     the turn running in each), messages, tool calls, grants, extensions (with their files and consents), memories, schedules (with
     their run cards, runs and notifications), audit.

@@ -71,6 +71,7 @@ class Supervisor(Stateful):
         zone: The local zone now (looked up at each tick: the host's zone may change).
         prepare: Called with a schedule that has no run card yet, to freeze one.
         pools: Warm-worker pools to stop when idle.
+        actions: Plugins' scheduled actions, run here rather than in a child.
     """
 
     name = "scheduler"
@@ -79,8 +80,11 @@ class Supervisor(Stateful):
                  settings: SupervisorSettings, publish: Callable[[Any], None],
                  clock: Callable[[], int], zone: Callable[[], dt.tzinfo] = local_zone,
                  prepare: Callable[[dict[str, Any]], None] | None = None,
-                 pools: Iterable[WarmPool] = ()) -> None:
+                 pools: Iterable[WarmPool] = (), actions: Any = None) -> None:
         self.store = store
+        self.actions = actions
+        """Executes the runs of plugins' tasks in this process (``core/plugin_tasks.py``:
+        ``handles(run)``, ``execute(run_id)``); None: every run is a child process."""
         self.lock = lock
         self.launcher = launcher
         self.settings = settings
@@ -184,7 +188,7 @@ class Supervisor(Stateful):
     # --- settling windows ----------------------------------------------------
 
     def _settle(self, schedule: dict[str, Any], now: int, zone: dt.tzinfo) -> None:
-        if schedule["card"] is None and self.prepare is not None:
+        if schedule["card"] is None and self.prepare is not None and schedule.get("source") != "plugin":
             self.prepare(schedule)
         try:
             shape = check_schedule(schedule["schedule"])
@@ -240,7 +244,11 @@ class Supervisor(Stateful):
 
     async def _execute(self, run_id: int) -> None:
         try:
-            await self.launcher.execute(run_id)
+            run = self.store.get_run(run_id) or {}
+            if self.actions is not None and self.actions.handles(run):
+                await self.actions.execute(run_id)  # a plugin's action: called from here
+            else:
+                await self.launcher.execute(run_id)
         except asyncio.CancelledError:
             raise
         except Exception:

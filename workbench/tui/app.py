@@ -81,6 +81,8 @@ PLACES: dict[str, Place] = {
     "mcp": Place("MCP servers", "The MCP servers with their state and tools"),
     "pages": Place("Pages", "Extensions' pages: cards their own tools serve, with forms and "
                    "actions"),
+    "plugins": Place("Plugins", "The installed plugins, their running instances (stop them) "
+                     "and their panes"),
     "tasks": Place("Tasks", "Scheduled prompts: next times, runs and failures; pause, run, "
                    "edit, delete"),
     "settings": Place("Settings", "The global and project config, and trusting the project's"),
@@ -138,6 +140,7 @@ class WorkbenchApp(App):
         Binding("f3", "open('mcp')", "MCP servers", show=False, priority=True),
         Binding("f4", "open('settings')", "Settings", show=False, priority=True),
         Binding("f5", "open('pages')", "Pages", show=False, priority=True),
+        Binding("f6", "open('plugins')", "Plugins", show=False, priority=True),
         Binding("f1", "open('help')", "Help", show=False, priority=True),
         Binding("question_mark", "open('help')", "Help", show=False),
     ]
@@ -390,6 +393,10 @@ class WorkbenchApp(App):
             from workbench.tui.screens.mcp import McpScreen
 
             return McpScreen(self.host)
+        if name == "plugins":
+            from workbench.tui.screens.plugins import PluginsScreen
+
+            return PluginsScreen(self.host)
         if name == "settings":
             from workbench.tui.screens.settings import SettingsScreen
 

@@ -53,7 +53,7 @@ def test_migrations_recorded_in_table_and_user_version(tmp_path: Path) -> None:
         (8, "m008_session_declines"), (9, "m009_call_owners_and_leases"),
         (10, "m010_project_extension_consents"), (11, "m011_grant_pins"), (12, "m012_change_sets"),
         (13, "m013_session_shell_hosts"), (14, "m014_settled_through"),
-        (15, "m015_manifest_checks"), (17, "m017_outside_changes")]
+        (15, "m015_manifest_checks"), (16, "m016_plugin_runs"), (17, "m017_outside_changes")]
     assert rows[0]["applied_at"] > 1_600_000_000_000
     assert db.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION
     assert {"sessions", "messages", "tool_calls", "grants", "extensions", "audit_log",

@@ -36,6 +36,7 @@ from workbench.tui.slash_commands import (BUILTIN_COMMANDS, MODEL, SlashCommand,
 from workbench.tui.widgets.message_list import Entry, MessageList, history_entries
 from workbench.tui.widgets.prompt_input import PromptInput
 from workbench.tui.widgets.slash_menu import SlashMenu
+from workbench.tui.widgets.switch_pills import SwitchPills
 from workbench.tui.widgets.tool_call_card import ToolCallCard
 
 SHORT_ID = 8
@@ -96,6 +97,7 @@ class ChatScreen(Screen):
             "/ lists the commands; Ctrl+Up moves up through the messages.",
             id="message-list")
         yield SlashMenu(id="slash-menu")
+        yield SwitchPills(id="chat-switches")
         yield PromptInput(placeholder="Message the model…  (/ for commands)", id="prompt-input")
         yield Footer()
 
@@ -107,6 +109,37 @@ class ChatScreen(Screen):
         self.prompt_input.focus()
         self.call_after_refresh(self.read_commands)  # it waits for the extensions: after the first frame
         self.read_model_info()
+        self.query_one(SwitchPills).display = False
+        self.call_after_refresh(self.read_switches)
+
+    # --- plugins' composer switches ----------------------------------------------
+
+    @work(thread=True, exclusive=True, group="chat-switches")
+    def read_switches(self) -> None:
+        """Read this chat's plugin switches again (``host.plugin_ui.switches``)."""
+        try:
+            rows = self.host.plugin_ui.switches(self.session_id or "")
+        except Exception:  # noqa: BLE001 — no pills rather than a broken chat
+            rows = []
+        self.app.call_from_thread(self.call_later, self._show_switches, rows)
+
+    async def _show_switches(self, rows: Any) -> None:
+        if self.is_attached:
+            await self.query_one(SwitchPills).show(rows)
+
+    def on_switch_pills_turned(self, message: SwitchPills.Turned) -> None:
+        self.app.run_worker(self._turn_switch(message.plugin, message.switch, message.on),
+                            group="chat-switch-turn", exit_on_error=False)
+
+    async def _turn_switch(self, plugin: str, switch: str, on: bool) -> None:
+        if self.session_id is None:  # a switch is the chat's: the chat starts here
+            self.session_id = (await asyncio.to_thread(self.host.chats.new))["id"]
+        try:
+            await self.host.plugin_ui.turn_switch(self.session_id, plugin, switch, on)
+        except WorkbenchError:
+            pass  # the pill turns back as read again
+        if self.is_attached:
+            self.read_switches()
 
     @property
     def message_list(self) -> MessageList:
@@ -150,6 +183,7 @@ class ChatScreen(Screen):
         self._show_title()
         if self.is_mounted:
             self.read_model_info()
+            self.read_switches()
 
     def watch_model_info(self) -> None:
         self._show_title()

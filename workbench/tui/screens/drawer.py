@@ -1,7 +1,9 @@
 """The notification drawer: cards, notices and failed background runs, newest first.
 
 A panel at the right of the screen over the chat. It lists ``host.schedules.notifications``
-(what the supervisor and extensions kept for the person), unread ones marked; Enter
+(what the supervisor, extensions and plugins kept for the person), unread ones marked;
+a card a plugin posted is drawn under the list by the card widget while it is
+highlighted, its buttons calling that plugin (``host.plugin_ui``); Enter
 marks the one under the cursor read, ``a`` marks them all. New ones appear while it
 is open: the app passes ``NotificationPosted`` events on. Reads and writes happen in
 worker threads; after a change the drawer posts ``Changed`` so the app counts the
@@ -10,12 +12,13 @@ unread ones again.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
@@ -27,6 +30,7 @@ from workbench.errors import WorkbenchError
 from workbench.events import NotificationPosted
 from workbench.tui.core_event import CoreEvent
 from workbench.tui.times import when
+from workbench.tui.widgets.card_view import CardView
 
 REFRESH_EVERY_S = 15.0
 """How often the drawer reads the notifications again, for those posted elsewhere."""
@@ -84,12 +88,16 @@ class NotificationDrawer(ModalScreen[None]):
         self.host = host
         self.notifications: list[dict[str, Any]] = []
         """What the drawer lists, newest first."""
+        self._drawing = asyncio.Lock()
+        self.card_plugin: str | None = None
+        """The plugin whose card is drawn under the list (its buttons call it)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="drawer-panel") as panel:
             panel.border_title = "Notifications"
             yield Static("", id="drawer-summary")
             yield OptionList(id="drawer-list")
+            yield VerticalScroll(id="drawer-card")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -126,6 +134,7 @@ class NotificationDrawer(ModalScreen[None]):
         listed.set_options(Option(notification_prompt(row), id=str(row["id"])) for row in rows)
         if rows:
             listed.highlighted = min(keep or 0, len(rows) - 1)
+        self._highlighted()  # the card of the one highlighted, whether or not it moved
         if not rows:
             self._summary("Nothing yet. Failed and paused scheduled runs, and cards from "
                           "extensions, are kept here.")
@@ -171,6 +180,46 @@ class NotificationDrawer(ModalScreen[None]):
         self.post_message(self.Changed())
         if self.is_attached:
             self.refresh_list()
+
+    # --- a plugin's card, drawn ----------------------------------------------------
+
+    @on(OptionList.OptionHighlighted, "#drawer-list")
+    def _highlighted(self) -> None:
+        index = self.query_one(OptionList).highlighted
+        row = self.notifications[index] if index is not None and 0 <= index < len(self.notifications) else None
+        self.read_card(row["id"] if row and str(row.get("source") or "").startswith("plugin:") else None)
+
+    @work(thread=True, exclusive=True, group="drawer-card")
+    def read_card(self, notification_id: int | None) -> None:
+        """The card document of a plugin's notification (``host.plugin_ui.card``)."""
+        found = self.host.plugin_ui.card(notification_id) if notification_id is not None else None
+        self.app.call_from_thread(self.call_later, self._show_card, found)
+
+    async def _show_card(self, found: Any) -> None:
+        if not self.is_attached:
+            return
+        async with self._drawing:
+            box = self.query_one("#drawer-card", VerticalScroll)
+            await box.remove_children()
+            self.card_plugin = found[0] if found else None
+            if found:
+                await box.mount(CardView(found[1], classes="drawer--card-view"))
+            box.display = bool(found)
+
+    def on_card_view_action_pressed(self, message: CardView.ActionPressed) -> None:
+        if self.card_plugin is not None:
+            self.app.run_worker(self._act(self.card_plugin, message.verb, message.data), group="drawer-act",
+                                exit_on_error=False)
+
+    async def _act(self, plugin: str, verb: str, data: dict[str, Any]) -> None:
+        try:
+            said = await self.host.plugin_ui.pane_action(plugin, verb, data)
+        except WorkbenchError as exc:
+            said, level = str(exc), "error"
+        else:
+            level = "info"
+        if self.is_attached:
+            self._summary(said or f"{verb}: done", level)
 
     def on_core_event(self, message: CoreEvent) -> None:
         if isinstance(message.event, NotificationPosted):
