@@ -201,6 +201,16 @@ class Host:
         """The config in force in the host's folder (``workspace.config``)."""
         return self.workspace.config
 
+    def answer_with(self, responder: Responder) -> None:
+        """Have ``responder`` answer the host's requests from now on (permissions, forms,
+        reviews): how a face that opened the host puts its own answerer in place."""
+        self.gateway.responder = responder
+
+    @property
+    def responder(self) -> Responder:
+        """What answers the host's requests (``answer_with`` sets it)."""
+        return self.gateway.responder
+
     @property
     def cwd(self) -> Path:
         """The host's working folder (``workspace.folder``)."""
