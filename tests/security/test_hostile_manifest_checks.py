@@ -141,3 +141,38 @@ def test_without_its_own_key_every_text_is_checked_in_full(home: Home, store: St
         # A new key is made: the old seal is not its seal.
         assert path.read_bytes() != original
     assert state == "broken"
+
+
+def test_a_call_refuses_a_changed_manifest_that_a_forged_store_vouches_for(home: Home, store: Store,
+                                                                            installed: Path) -> None:
+    """``workbench call`` (read without typer, as scripts run it) after someone who can
+    write the store but not read the key changed the manifest on disk: the files and the
+    consent on record made to match it, and a row with a made-up seal for its text. Only
+    the seal is left to catch it, and it does: the text is checked in full, and the
+    tool is never run."""
+    from commands import workbench
+
+    from workbench.ext.fingerprint import fingerprint
+
+    done = workbench("call", "foo", "--json", process=True)
+    assert json.loads(done.stdout) == {"ok": True, "result": {"from": NAME, "tool": "foo"}}
+    _break_parameters(installed)
+    prints = fingerprint(installed)
+    consent = store.get_consent(NAME)
+    assert consent is not None
+    store.set_extension_files(NAME, ((f.path, f.sha256, f.size) for f in prints.files))
+    store.record_consent(NAME, prints.digest, consent["approved"])
+    forged = _manifest_sha(installed)
+    store.record_manifest_check(forged, hashlib.sha256(forged.encode()).hexdigest())
+    done = workbench("call", "foo", "--json", process=True)
+    assert done.returncode != 0
+    assert json.loads(done.stdout)["ok"] is False
+    assert _state(home, store)[0] == "broken"
+    assert "not a valid JSON Schema" in _state(home, store)[1]
+    # The control: the seal the home's key makes for that text is all that was missing
+    # (nothing else of the store refused the call).
+    key = (home.root / KEY_NAME).read_bytes()
+    store.record_manifest_check(forged, hmac.new(key, f"{CHECKS_VERSION}\0{forged}".encode(),
+                                                 hashlib.sha256).hexdigest())
+    done = workbench("call", "foo", "--json", process=True)
+    assert json.loads(done.stdout) == {"ok": True, "result": {"from": NAME, "tool": "foo"}}
