@@ -185,7 +185,7 @@ def run_call(line: CallLine) -> int:
         responder = HeadlessResponder("deny", answers=load_answers(line.answers) if line.answers else None,
                                       record=writer.request if writer else None)
         # Extensions load at the call, and MCP servers start only if the tool is theirs.
-        with Host.open(responder=responder, defer_extensions=True) as host:
+        with Host.open(responder=responder, defer_extensions=True, one_call=True) as host:
             host.mcp.only_for(line.tool)
             grants = (host.grants.from_flags(line.tool, list(line.grant), line.grant_all)
                       if (line.grant or line.grant_all) else ())
