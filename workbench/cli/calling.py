@@ -195,6 +195,7 @@ def run_call(line: CallLine) -> int:
             outcome = asyncio.run(_until_stopped(host.tools.call(line.tool, arguments, options), writer))
     except WorkbenchError as exc:
         return report(exc)
+    error = outcome.error or {}  # a failed outcome always carries its error
     if writer is not None:
         writer.write({"type": "outcome", **outcome.to_json()})
         if writer.closed:
@@ -205,7 +206,7 @@ def run_call(line: CallLine) -> int:
         result = outcome.result
         say(result if isinstance(result, str) else jsontext.dumps(result, indent=2, ensure_ascii=False))
     else:
-        say(f"error ({outcome.error['kind']}): {outcome.error['message']}", err=True)
+        say(f"error ({error.get('kind')}): {error.get('message')}", err=True)
     if not outcome.ok:
-        return int(KIND_EXIT.get(outcome.error["kind"], ExitCode.ERROR))
+        return int(KIND_EXIT.get(str(error.get("kind")), ExitCode.ERROR))
     return 0

@@ -487,8 +487,9 @@ class Settings(_Section):
         return _constructed(cls, nested)
 
 
-def _constructed(model: type[_Section], values: Mapping[str, Any]) -> Any:
-    """``model`` holding ``values`` (a section's by its name), the others at their default."""
+def _constructed(model: Any, values: Mapping[str, Any]) -> Any:
+    """``model`` (a section's class) holding ``values`` (a section's by its name), the
+    others at their default."""
     fields = model.model_fields
     return model.model_construct(**{
         name: _constructed(fields[name].annotation, value) if isinstance(value, dict) else value
