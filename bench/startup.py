@@ -9,6 +9,8 @@ reported through ``_report.report`` so ``make bench``'s table shows it:
 - ``workbench call word_count`` end to end, against a Python script that imports the
   built-in extension's module and calls the same function (goal: at most 150 ms with
   bytecode; without, the figure and its ratio are shown);
+- the CPU time (user and system, all its processes) of that ``workbench call`` beside
+  the script's, a figure the machine's load changes far less than wall time (no goal);
 - ``workbench --version``, against a bare ``python -c pass`` (goal: at most 150 ms);
 - the TUI's first frame in a real pseudo-terminal of 80x24, until the prompt box is
   drawn, against a Textual hello world's first frame in the same terminal (goal: at most
@@ -26,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -75,10 +78,22 @@ def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-def time_command(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def time_command(argv: list[str], env: dict[str, str], cwd: Path,
+                 cpu: list[float] | None = None) -> float:
+    """Seconds from spawning ``argv`` until it has ended; with ``cpu``, the CPU seconds
+    (user and system) of its processes, its zygote and workers included, are added to it."""
+    before = _children_cpu()
     start = time.perf_counter()
     subprocess.run(argv, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    took = time.perf_counter() - start
+    if cpu is not None:
+        cpu.append(_children_cpu() - before)
+    return took
 
 
 def time_first_frame(argv: list[str], marker: str | re.Pattern[str], env: dict[str, str], cwd: Path) -> float:
@@ -115,16 +130,22 @@ def measure(label: str, env: dict[str, str], work: Path, hello: Path) -> None:
     }
     times: dict[str, list[float]] = {f"{name}{side}": [] for name in pairs for side in ("", "-base")}
     times.update({"tui": [], "tui-base": []})
+    cpu: dict[str, list[float]] = {"call": [], "call-base": []}
     for _ in range(RUNS):
         for name, (ours, base) in pairs.items():
-            times[name].append(time_command(ours, env, work))
-            times[f"{name}-base"].append(time_command(base, env, work))
+            times[name].append(time_command(ours, env, work, cpu.get(name)))
+            times[f"{name}-base"].append(time_command(base, env, work, cpu.get(f"{name}-base")))
         times["tui"].append(time_first_frame(workbench + ["--model", "echo"], PROMPT, env, work))
         times["tui-base"].append(time_first_frame([sys.executable, str(hello)], "hello-first-frame",
                                                   env, work))
     goal_call = {"max_ms": 150.0} if label == "bytecode" else {}
     report("startup", f"workbench call word_count ({label})", median_ms(times["call"]),
            median_ms(times["call-base"]), "a script importing the tool, calling it", **goal_call)
+    # The same call's CPU time, every process of it counted: a figure the load of the
+    # machine changes far less than wall time (its zygote runs beside the host, on
+    # another core when there is one free).
+    report("startup", f"workbench call word_count, CPU of its processes ({label})", median_ms(cpu["call"]),
+           median_ms(cpu["call-base"]), "the script's CPU")
     report("startup", f"workbench --version ({label})", median_ms(times["version"]),
            median_ms(times["version-base"]), "python -c pass", **goal_call)
     report("startup", f"TUI first frame 80x24, prompt drawn ({label})", median_ms(times["tui"]),

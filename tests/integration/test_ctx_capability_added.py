@@ -126,7 +126,7 @@ async def test_a_capability_added_by_spec_and_handler_reaches_sandboxed_tools(
     async with Host.open(cwd=tmp_path) as host:
         install(host, tmp_path, runtime)
         person = Person("once")
-        host.gateway.responder = person
+        host.answer_with(person)
 
         outcome = await host.tools.call("forecast", {"city": "Lisbon"})
         assert outcome.ok, outcome.error
@@ -154,7 +154,7 @@ async def test_a_capability_added_by_spec_and_handler_reaches_sandboxed_tools(
 async def test_without_its_handler_the_member_is_refused_not_served(weather, tmp_path):
     async with Host.open(cwd=tmp_path) as host:
         install(host, tmp_path, "python")
-        host.gateway.responder = Person("once")
+        host.answer_with(Person("once"))
         ctx_handler.HANDLERS.pop("weather")
         outcome = await host.tools.call("forecast", {"city": "Lisbon"},
                                        CallOptions(prompt=False))

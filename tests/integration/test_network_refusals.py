@@ -170,7 +170,7 @@ async def test_a_providers_refusals_are_explained_under_its_own_name(tmp_path, h
         ExtensionManager(home, store, registry_url="http://127.0.0.1:9").install(
             str(folder), approve=lambda plan: True)
     async with Host.open(cwd=workdir, model="ext:seeker/probe") as host:
-        host.gateway.responder = Granting()
+        host.answer_with(Granting())
         answer = await host.chats.send_prompt(f"http://localhost:{port}/")
         assert answer.text.startswith("403: localhost resolves only to internal addresses"), answer
         rows = host.grants.explain("model:seeker/probe")

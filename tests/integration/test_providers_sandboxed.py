@@ -352,7 +352,7 @@ async def test_a_providers_permission_is_asked_for_and_a_denial_ends_the_turn(ri
         assert "permission denied" in refused.error and "model provider acme/guarded" in refused.error
         assert f"read {notes}" in refused.error
         front = Answering("session")
-        host.gateway.responder = front
+        host.answer_with(front)
         allowed = await host.chats.send_prompt(str(notes), refused.session_id)
         assert (allowed.status, allowed.text) == ("done", "notes: buy milk")
         [asked] = front.requests
@@ -362,7 +362,7 @@ async def test_a_providers_permission_is_asked_for_and_a_denial_ends_the_turn(ri
         await host.chats.send_prompt(str(notes), refused.session_id)
         assert len(front.requests) == 1
         denied = Answering("deny")
-        host.gateway.responder = denied
+        host.answer_with(denied)
         other = await host.chats.send_prompt(str(notes))
         assert other.status == "error" and "permission denied" in other.error
         again = await host.chats.send_prompt(str(notes), other.session_id)

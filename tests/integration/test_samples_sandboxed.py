@@ -166,7 +166,7 @@ class Nobody:
 
 
 async def test_a_form_nobody_answers_ends_the_call_as_cancelled(host):
-    host.gateway.responder = Nobody()
+    host.answer_with(Nobody())
     outcome = await call(host, "sample_choice")
     assert outcome.error["kind"] == "cancelled" and "walked away" in outcome.error["message"]
 

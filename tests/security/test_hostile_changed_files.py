@@ -48,7 +48,7 @@ def source(tmp_path: Path, runtime: str) -> Path:
 @pytest.mark.parametrize("runtime", ["python", "deno"])
 async def test_code_replaced_mid_session_is_held_at_the_next_call(tmp_path, runtime):
     async with Host.open(cwd=tmp_path) as host:
-        host.gateway.responder = Person()
+        host.answer_with(Person())
         host.extensions.install(str(source(tmp_path, runtime)), lambda plan: True)
         first = await host.tools.call("hello", {})
         assert first.ok and first.result == "approved code", first.error

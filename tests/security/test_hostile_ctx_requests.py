@@ -60,7 +60,7 @@ def tools(lab):
     read = {"permissions": {"memories": {"access": "read", "reason": "Read notes."}}}
     lab.extension("forger", PY, {"forge": read, "disguise": read})
     person = ReadOnly()
-    lab.host.gateway.responder = person
+    lab.host.answer_with(person)
     return person
 
 

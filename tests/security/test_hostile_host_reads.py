@@ -107,7 +107,7 @@ def ship(lab: Lab, runtime: str, tmp_path: Path) -> Path:
     assert load_extension(lab.host.registry, folder), lab.host.registry.load_errors
     for kind, path in (("knowledge", "memories/guide.md"), ("skill", "memories/skill")):
         lab.host.memories.library.add_shipped(read_shipped("shipper", kind, folder / path, folder))
-    lab.host.gateway.responder = Person()
+    lab.host.answer_with(Person())
     (tmp_path / "secret.md").write_text(SECRET)
     (tmp_path / "secret").mkdir()
     (tmp_path / "secret" / "SKILL.md").write_text(f"---\nname: tidy\ndescription: x\n---\n{SECRET}")

@@ -141,3 +141,66 @@ def test_without_its_own_key_every_text_is_checked_in_full(home: Home, store: St
         # A new key is made: the old seal is not its seal.
         assert path.read_bytes() != original
     assert state == "broken"
+
+
+def test_a_call_refuses_a_changed_manifest_that_a_forged_store_vouches_for(home: Home, store: Store,
+                                                                            installed: Path) -> None:
+    """``workbench call`` (read without typer, as scripts run it) after someone who can
+    write the store but not read the key changed the manifest on disk: the files and the
+    consent on record made to match it, and a row with a made-up seal for its text. Only
+    the seal is left to catch it, and it does: the text is checked in full, and the
+    tool is never run."""
+    from commands import workbench
+
+    from workbench.ext.fingerprint import fingerprint
+
+    done = workbench("call", "foo", "--json", process=True)
+    assert json.loads(done.stdout) == {"ok": True, "result": {"from": NAME, "tool": "foo"}}
+    _break_parameters(installed)
+    prints = fingerprint(installed)
+    consent = store.get_consent(NAME)
+    assert consent is not None
+    store.set_extension_files(NAME, ((f.path, f.sha256, f.size) for f in prints.files))
+    store.record_consent(NAME, prints.digest, consent["approved"])
+    forged = _manifest_sha(installed)
+    store.record_manifest_check(forged, hashlib.sha256(forged.encode()).hexdigest())
+    done = workbench("call", "foo", "--json", process=True)
+    assert done.returncode != 0
+    assert json.loads(done.stdout)["ok"] is False
+    assert _state(home, store)[0] == "broken"
+    assert "not a valid JSON Schema" in _state(home, store)[1]
+    # The control: the seal the home's key makes for that text is all that was missing
+    # (nothing else of the store refused the call).
+    key = (home.root / KEY_NAME).read_bytes()
+    store.record_manifest_check(forged, hmac.new(key, f"{CHECKS_VERSION}\0{forged}".encode(),
+                                                 hashlib.sha256).hexdigest())
+    done = workbench("call", "foo", "--json", process=True)
+    assert json.loads(done.stdout) == {"ok": True, "result": {"from": NAME, "tool": "foo"}}
+
+
+def test_a_project_extension_uses_the_checks_and_a_forged_row_never_passes_it(
+        home: Home, store: Store, tmp_path: Path) -> None:
+    """A project's own extension (found, never installed) is checked against the same
+    sealed rows: once its text passed, a fresh interpreter finds it without jsonschema;
+    a project can plant a row for a broken text, never its seal."""
+    from workbench.ext.discovery import PROJECT_EXTENSIONS
+
+    project = tmp_path / "project"
+    folder = write_extension(project / PROJECT_EXTENSIONS / "bar", "loca-extension-bar", ["bar"])
+    [found] = _manager(home, store).discover(project, include_global=False)
+    assert found.valid and _manifest_sha(folder) in _rows(store)
+    code = ("import sys\nfrom pathlib import Path\nfrom workbench.config.home import Home\n"
+            "from workbench.store import Store\nfrom workbench.ext.manager import ExtensionManager\n"
+            "home = Home.resolve().ensure()\n"
+            "with Store.open(home.db_path) as store:\n"
+            "    [found] = ExtensionManager(home, store).discover(Path(sys.argv[1]), include_global=False)\n"
+            "print(found.valid, 'jsonschema' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(project)], capture_output=True, text=True,
+                          timeout=60, env=dict(os.environ), check=True)
+    assert done.stdout.split() == ["True", "False"]
+    _break_parameters(folder)
+    forged = _manifest_sha(folder)
+    store.record_manifest_check(forged, hashlib.sha256(forged.encode()).hexdigest())
+    [found] = _manager(home, store).discover(project, include_global=False)
+    assert not found.valid
+    assert any("not a valid JSON Schema" in problem.describe() for problem in found.errors)

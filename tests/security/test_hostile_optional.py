@@ -76,7 +76,7 @@ async def test_a_declined_optional_path_is_unreadable_while_the_required_one_wor
     person = Person(PermissionAnswer("once", declined=(f"read:{private}",)),
                     PermissionAnswer("once"),
                     PermissionAnswer("once", declined=(f"read:{private}",)))
-    lab.host.gateway.responder = person
+    lab.host.answer_with(person)
     declined = await lab.host.tools.call("peek", paths(public, private))
     assert declined.ok, declined.error
     assert declined.result["public"] == "the shared page"
@@ -96,7 +96,7 @@ async def test_declined_always_stays_out_of_reach_without_asking(lab, folders):
     public, private = folders
     declare(lab, public, private)
     person = Person(PermissionAnswer("always", declined=(f"read:{private}",)))
-    lab.host.gateway.responder = person
+    lab.host.answer_with(person)
     for _ in range(2):
         outcome = await lab.host.tools.call("peek", paths(public, private))
         assert outcome.result["public"] == "the shared page"
@@ -111,7 +111,7 @@ async def test_an_optional_env_key_is_seen_only_when_accepted(lab, folders, monk
     declare(lab, *folders)
     person = Person(PermissionAnswer("once", declined=("env:WORKBENCH_TEST_TOKEN",)),
                     PermissionAnswer("once"))
-    lab.host.gateway.responder = person
+    lab.host.answer_with(person)
     declined = await lab.host.tools.call("token", {})
     assert declined.ok, declined.error
     assert declined.result["token"] is None and "WORKBENCH_TEST_TOKEN" not in declined.result["keys"]
@@ -125,7 +125,7 @@ async def test_denying_a_prompt_of_optional_entries_runs_the_tool_without_them(l
     declare(lab, *folders)
     session = lab.host.store.create_session("chat")["id"]
     person = Person(RequestDenied("you chose Deny"))
-    lab.host.gateway.responder = person
+    lab.host.answer_with(person)
     for _ in range(2):
         outcome = await lab.host.tools.call("token", {}, CallOptions(session_id=session))
         assert outcome.ok, outcome.error
@@ -136,7 +136,7 @@ async def test_denying_a_prompt_of_optional_entries_runs_the_tool_without_them(l
 async def test_denying_with_a_required_entry_refuses_the_call(lab, folders):
     public, private = folders
     declare(lab, public, private)
-    lab.host.gateway.responder = Person(RequestDenied("you chose Deny"))
+    lab.host.answer_with(Person(RequestDenied("you chose Deny")))
     outcome = await lab.host.tools.call("peek", paths(public, private))
     assert not outcome.ok and outcome.error["kind"] == "permission"
     assert [m["value"] for m in outcome.error["missing"]] == [str(public)]

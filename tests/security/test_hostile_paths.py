@@ -146,7 +146,7 @@ async def swap(lab: Lab, target: Path, how: str, to: Path | None = None,
 async def test_a_granted_folder_swapped_for_a_link_is_refused(lab, tree, runtime):
     project = tree["project"]
     declare(lab, runtime, "$home/project/sub")
-    lab.host.gateway.responder = Person("always")
+    lab.host.answer_with(Person("always"))
     first = await lab.host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})
     assert first.ok and first.result == "a plain note", first.error
     await swap(lab, project / "sub", "link", tree["secret"])
@@ -163,7 +163,7 @@ async def test_a_granted_folder_swapped_for_a_link_is_refused(lab, tree, runtime
 async def test_a_link_in_an_intermediate_component_is_refused(lab, tree, runtime):
     project = tree["project"]
     declare(lab, runtime, "$home/project/sub/deep")
-    lab.host.gateway.responder = Person("session")
+    lab.host.answer_with(Person("session"))
     session = lab.host.store.create_session()["id"]
     options = dict(session_id=session)
     first = await lab.host.tools.call("peek", {"path": str(project / "sub" / "deep" / "note.txt")},
@@ -183,7 +183,7 @@ async def test_another_folder_renamed_into_place_is_refused(lab, tree, runtime):
     decoy.mkdir()
     (decoy / "note.txt").write_text("planted")
     declare(lab, runtime, "$home/project/sub")
-    lab.host.gateway.responder = Person("always")
+    lab.host.answer_with(Person("always"))
     assert (await lab.host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})).ok
     await swap(lab, project / "sub", "rename", decoy)
     outcome = await lab.host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})
@@ -196,7 +196,7 @@ async def test_a_granted_file_replaced_by_a_hard_link_or_a_new_file_is_refused(l
     project = tree["project"]
     granted = project / "file.txt"
     declare(lab, "python", "$home/project/file.txt")
-    lab.host.gateway.responder = Person("always")
+    lab.host.answer_with(Person("always"))
     assert (await lab.host.tools.call("peek", {"path": str(granted)})).result == "a granted file"
     # Another process on the host (not a sandboxed tool, which Landlock keeps from
     # linking what it cannot reach) puts a hard link to the secret in its place.
@@ -223,7 +223,7 @@ async def test_an_always_grant_swapped_before_a_later_session_is_refused(tmp_pat
     async with Host.open(cwd=tmp_path) as host:
         lab = Lab(host, root)
         declare(lab, "python", "$home/project/sub")
-        host.gateway.responder = Person("always")
+        host.answer_with(Person("always"))
         assert (await host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})).ok
     # Between sessions, the folder becomes a link to the secret.
     os.rename(project / "sub", project / "sub.old")
@@ -234,7 +234,7 @@ async def test_an_always_grant_swapped_before_a_later_session_is_refused(tmp_pat
         lab = Lab(host, root)
         declare(lab, "python", "$home/project/sub")
         person = Person("always")
-        host.gateway.responder = person
+        host.answer_with(person)
         outcome = await host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})
         refused(outcome, project / "sub")
         assert person.asked == []  # refused, not asked again as if nothing had happened
@@ -244,7 +244,7 @@ async def test_an_always_grant_swapped_before_a_later_session_is_refused(tmp_pat
 async def test_a_grant_kept_before_pins_is_pinned_at_its_next_use(lab, tree):
     project = tree["project"]
     declare(lab, "python", "$home/project/sub")
-    lab.host.gateway.responder = Person("always")
+    lab.host.answer_with(Person("always"))
     lab.host.store.add_grant("swapper.peek", "read", str(project / "sub"), "always")
     assert lab.host.store.list_grants("swapper.peek")[0]["resolved"] is None
     assert (await lab.host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})).ok
@@ -284,7 +284,7 @@ async def test_a_swap_racing_a_call_is_refused_as_a_permission(lab, tree, monkey
     project = tree["project"]
     sub = project / "sub"
     declare(lab, "python", "$home/project/sub")
-    lab.host.gateway.responder = Person("always")
+    lab.host.answer_with(Person("always"))
     assert (await lab.host.tools.call("peek", {"path": str(sub / "note.txt")})).ok
     lab.host.sandbox.forget()  # the next worker is started for the call, not ahead
     built = lab.host.sandbox.policy
@@ -325,7 +325,7 @@ async def test_the_prompt_shows_where_a_linked_path_leads(lab, tree, tmp_path):
     alias.symlink_to(project)
     declare(lab, "python", str(alias / "sub"))
     person = Person("once")
-    lab.host.gateway.responder = person
+    lab.host.answer_with(person)
     outcome = await lab.host.tools.call("peek", {"path": str(alias / "sub" / "note.txt")})
     assert outcome.ok and outcome.result == "a plain note", outcome.error
     shown = person.asked[0].permissions[0]
@@ -366,7 +366,7 @@ async def test_a_warm_worker_runs_no_tool_code_before_its_call(lab, tmp_path, ru
         "mark": {"permissions": {"write": [{"path": str(marks), "reason": "Leave marks."}],
                                  "env": [{"key": "HOME_MARKS", "reason": "Where."}]}}},
         runtime=runtime)
-    lab.host.gateway.responder = Person("always")
+    lab.host.answer_with(Person("always"))
     assert (await lab.host.tools.call("mark", {})).result == "ran"
     assert (marks / "imports.txt").read_text() == "imported\n"
     ready = await warm_ones(lab)
@@ -381,7 +381,7 @@ async def test_a_once_grant_starts_no_worker_ahead(lab, tree):
     project = tree["project"]
     declare(lab, "python", "$home/project/sub")
     person = Person("once")
-    lab.host.gateway.responder = person
+    lab.host.answer_with(person)
     outcome = await lab.host.tools.call("peek", {"path": str(project / "sub" / "note.txt")})
     assert outcome.ok and outcome.result == "a plain note"
     assert not lab.host.sandbox.pool.starting()
@@ -415,7 +415,7 @@ async def test_a_granted_binary_pointed_elsewhere_is_refused(lab, tmp_path):
                   "    return subprocess.run([args['binary'], 'hi'], capture_output=True, "
                   "text=True).stdout\n",
                   {"say": {"permissions": {"run": [{"binary": str(say), "reason": "Speak."}]}}})
-    lab.host.gateway.responder = Person("always")
+    lab.host.answer_with(Person("always"))
     first = await lab.host.tools.call("say", {"binary": str(say)})
     assert first.ok and first.result == "hi\n", first.error
     assert lab.host.store.list_grants("runner.say")[0]["resolved"] == echo

@@ -95,7 +95,7 @@ def in_pool(host: Host, path: Path) -> list[str]:
 async def test_a_once_grant_is_never_in_a_pooled_worker(lab, tmp_path, runtime):
     granted, other = folders(tmp_path)
     reader(lab, runtime, granted, other)
-    lab.host.gateway.responder = Person("session", declined=(f"read:{other}",))
+    lab.host.answer_with(Person("session", declined=(f"read:{other}",)))
     session = CallOptions(session_id=lab.host.store.create_session()["id"])
     first = await lab.host.tools.call("peek", {"path": str(granted / "note.txt")}, session)
     assert first.ok and first.result == "granted note", first.error
@@ -114,7 +114,7 @@ async def test_a_once_grant_is_never_in_a_pooled_worker(lab, tmp_path, runtime):
 async def test_a_grant_revoked_after_the_pool_filled_is_not_usable(lab, tmp_path):
     granted, other = folders(tmp_path)
     reader(lab, "python", granted, other)
-    lab.host.gateway.responder = Person("always")
+    lab.host.answer_with(Person("always"))
     for _ in range(3):
         outcome = await lab.host.tools.call("peek", {"path": str(other / "note.txt")})
         assert outcome.ok and outcome.result == "other note", outcome.error
@@ -133,7 +133,7 @@ async def test_a_grant_revoked_by_another_process_is_not_usable(lab, tmp_path):
     used, since their policy is not the call's now."""
     granted, other = folders(tmp_path)
     reader(lab, "python", granted, other)
-    lab.host.gateway.responder = Person("always")
+    lab.host.answer_with(Person("always"))
     for _ in range(3):
         outcome = await lab.host.tools.call("peek", {"path": str(other / "note.txt")})
         assert outcome.ok and outcome.result == "other note", outcome.error
@@ -160,7 +160,7 @@ def versioned(tmp_path: Path, runtime: str, version: str) -> Path:
 @pytest.mark.parametrize("runtime", RUNTIMES)
 async def test_a_reinstall_with_new_code_runs_the_new_code(tmp_path, runtime):
     async with Host.open(cwd=tmp_path) as host:
-        host.gateway.responder = Person("always")
+        host.answer_with(Person("always"))
         host.extensions.install(str(versioned(tmp_path, runtime, "1.0.0")), lambda plan: True)
         for _ in range(3):
             outcome = await host.tools.call("hello", {})
@@ -229,7 +229,7 @@ async def test_no_module_code_runs_in_a_pooled_worker_before_its_call(lab, tmp_p
         "mark": {"permissions": {"write": [{"path": str(marks), "reason": "Leave marks."}],
                                  "env": [{"key": "HOME_MARKS", "reason": "Where."}]}}},
         runtime=runtime)
-    lab.host.gateway.responder = Person("always")
+    lab.host.answer_with(Person("always"))
     calls = 0
     for _ in range(4):  # back to back: the pool grows past one worker
         assert (await lab.host.tools.call("mark", {})).result == "ran"
@@ -375,7 +375,7 @@ async def test_a_grant_revoked_while_its_call_runs_starts_no_worker_for_it(lab, 
     lab.extension("pooled", WAITER, {"peek": {"permissions": {"read": [
         {"path": str(granted), "reason": "Read the granted folder."},
         {"path": str(other), "reason": "Read the other folder.", "optional": True}]}}})
-    lab.host.gateway.responder = Person("always")
+    lab.host.answer_with(Person("always"))
     go = granted / "go"
     go.write_text("")
     first = await lab.host.tools.call("peek", {"path": str(other / "note.txt"), "go": str(go)})
@@ -407,7 +407,7 @@ async def test_a_grant_revoked_while_a_refill_is_put_off_starts_no_worker_for_it
     its burst of calls ends; a grant revoked before then is in none of them."""
     granted, other = folders(tmp_path)
     reader(lab, "python", granted, other)
-    lab.host.gateway.responder = Person("always")
+    lab.host.answer_with(Person("always"))
     pool = lab.host.sandbox.pool
     for _ in range(3):  # back to back: the lane keeps more than one worker
         outcome = await lab.host.tools.call("peek", {"path": str(other / "note.txt")})

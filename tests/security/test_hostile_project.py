@@ -247,7 +247,7 @@ async def test_another_extension_gets_nothing_from_the_builtin_answer(host, plac
     assert load_extension(host.registry, folder)
     session = host.chats.new()["id"]
     assert (await host.tools.call("read_file", {"path": "README.md"}, CallOptions(session_id=session))).ok
-    [asked] = [r for r in host.gateway.responder.requests if isinstance(r, PermissionRequest)]
+    [asked] = [r for r in host.responder.requests if isinstance(r, PermissionRequest)]
     assert "hostile.peek" not in asked.covers
     refused = await host.tools.call("peek", {}, CallOptions(session_id=session, prompt=False))
     assert not refused.ok and refused.error["kind"] == "permission"

@@ -55,7 +55,7 @@ async def test_a_grant_of_one_folder_covers_no_tool_that_asks_for_more(lab, work
     with Host.open(cwd=workdir) as host:
         host.extensions.install(str(lab["source"]), lambda plan: True)
         grants = resolve_run_grants(host, [f"read:{lab['docs']}", f"hostile.docs:read:{lab['docs']}"])
-        host.gateway.responder = HeadlessResponder("deny", grants=grants[:1])
+        host.answer_with(HeadlessResponder("deny", grants=grants[:1]))
         for name in ("everything", "home", "parent"):
             outcome = await call(host, name, lab["secret"])
             assert not outcome.ok and outcome.error["kind"] == "permission", (name, outcome)
@@ -68,7 +68,7 @@ async def test_a_grant_of_one_folder_covers_no_tool_that_asks_for_more(lab, work
         through = await call(host, "docs", lab["docs"] / ".." / "secret.txt")
         assert "the combination" not in json.dumps(through.to_json())
         # Nothing was kept: a turn without the flag is refused again.
-        host.gateway.responder = HeadlessResponder("deny")
+        host.answer_with(HeadlessResponder("deny"))
         assert (await call(host, "docs", lab["docs"] / "a.txt")).error["kind"] == "permission"
 
 
@@ -77,7 +77,7 @@ async def test_a_grant_for_one_tool_is_no_grant_for_its_sibling(lab, workdir):
         host.extensions.install(str(lab["source"]), lambda plan: True)
         grants = resolve_run_grants(host, [f"hostile.docs:read:{lab['docs']}"])
         assert [(g.kind, g.value, g.tool) for g in grants] == [("read", str(lab["docs"]), "hostile.docs")]
-        host.gateway.responder = HeadlessResponder("deny", grants=grants)
+        host.answer_with(HeadlessResponder("deny", grants=grants))
         assert (await call(host, "docs", lab["docs"] / "a.txt")).ok
         sibling = await call(host, "sibling", lab["docs"] / "a.txt")
         assert not sibling.ok and sibling.error["kind"] == "permission"

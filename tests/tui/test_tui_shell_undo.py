@@ -86,7 +86,7 @@ async def test_the_network_card_answers_once_for_this_chat_or_deny(make_app, unt
                              command="pip install requests")
     async with app.run_test(size=SIZE) as pilot:
         for key, expected in (("o", "once"), ("c", "chat"), ("d", "deny"), ("escape", "deny")):
-            asking = asyncio.ensure_future(app.host.gateway.responder.answer(request))
+            asking = asyncio.ensure_future(app.host.responder.answer(request))
             await until(pilot, lambda: isinstance(app.screen, NetworkScreen)
                         and "pypi.org" in screen_text(app), timeout=30)
             text = screen_text(app)

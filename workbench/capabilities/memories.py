@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import errno
+import functools
 import hashlib
 import mimetypes
 import os
@@ -34,10 +35,15 @@ MAX_CONTENT = 1 << 20
 
 MAX_SHIPPED = 8 << 20
 """The largest shipped file the host reads for the model or a tool."""
-_TYPES = mimetypes.MimeTypes()
-"""MIME types by file name from the built-in table alone, the same on every system."""
-_TYPES.add_type("text/markdown", ".md")
-_TYPES.add_type("text/markdown", ".markdown")
+@functools.cache
+def _types() -> mimetypes.MimeTypes:
+    """MIME types by file name from the built-in table alone, the same on every system
+    (made when a file is first handed out, not at every start)."""
+    types = mimetypes.MimeTypes()
+    types.add_type("text/markdown", ".md")
+    types.add_type("text/markdown", ".markdown")
+    return types
+
 MAX_FILE = 8 << 20
 """The largest bundled file ``get_file`` returns (base64 makes a binary one a third larger)."""
 
@@ -84,7 +90,7 @@ def read_text(path: Path) -> str:
 def file_answer(name: str, data: bytes) -> dict[str, Any]:
     """A bundled file as a tool is handed it: text when it is UTF-8 text, else base64
     with its MIME type."""
-    guessed = _TYPES.guess_type(name)[0]
+    guessed = _types().guess_type(name)[0]
     if b"\0" not in data:
         try:
             text = data.decode("utf-8")

@@ -18,8 +18,6 @@ import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
-import typer
-
 from workbench.cli.output import say
 from workbench.errors import ExitCode, StoreError, WorkbenchError
 
@@ -40,9 +38,16 @@ def reported() -> Iterator[None]:
     try:
         yield
     except WorkbenchError as exc:
-        message, code = describe(exc) or (str(exc), exc.exit_code)
-        say_error(message)
-        raise typer.Exit(int(code)) from None
+        import typer
+
+        raise typer.Exit(report(exc)) from None
+
+
+def report(exc: WorkbenchError) -> int:
+    """Say ``exc`` as ``error: …``; the exit code it ends its command with."""
+    message, code = describe(exc) or (str(exc), exc.exit_code)
+    say_error(message)
+    return int(code)
 
 
 def _store_path() -> str:

@@ -11,10 +11,9 @@ for code that writes to one.
 
 from __future__ import annotations
 
+import codecs
 import sys
 from typing import TextIO
-
-import typer
 
 from workbench.text import SafeStream, visible
 
@@ -27,13 +26,36 @@ def say(text: object = "", *, err: bool = False, nl: bool = True) -> None:
             quietly with exit code 141 (``workbench.headless.pipes``).
     """
     try:
-        typer.echo(visible(str(text)), err=err, nl=nl)
+        _echo(visible(str(text)), err=err, nl=nl)
     except OSError as exc:
         from workbench.headless.pipes import is_closed_pipe, output_closed
 
         if not is_closed_pipe(exc):
             raise
         raise output_closed() from None
+
+
+def _echo(text: str, *, err: bool, nl: bool) -> None:
+    """``typer.echo`` of ``text`` (already safe: no escape sequence is left for it to
+    strip), without importing typer for a text stream in a usable encoding: written to
+    the stream of the moment, then flushed. Any other stream (none, bytes, ASCII) goes
+    to ``typer.echo``, which knows how to write to it."""
+    stream = sys.stderr if err else sys.stdout
+    encoding = getattr(stream, "encoding", None)
+    if stream is None or not isinstance(encoding, str) or _ascii(encoding):
+        import typer
+
+        typer.echo(text, err=err, nl=nl)
+        return
+    stream.write(f"{text}\n" if nl else text)
+    stream.flush()
+
+
+def _ascii(encoding: str) -> bool:
+    try:
+        return codecs.lookup(encoding).name == "ascii"
+    except LookupError:
+        return True
 
 
 class _Standard(SafeStream):

@@ -94,7 +94,7 @@ def run_command(
                 answers=load_answers(answers) if answers else None,
                 delegate_timeout=host.config.settings.headless.delegate_timeout_s,
                 record=writer.request, grants=grants)
-            host.gateway.responder = responder
+            host.answer_with(responder)
             host.chats.turn_holder = "workbench run"
             refusals = Refusals()
             host.bus.subscribe(refusals.event)

@@ -157,8 +157,10 @@ class _Section(BaseModel):
 
     # No ``use_attribute_docstrings``: pydantic would read and parse this module's source
     # once per section at every start; the help is read from it once, when first shown
-    # (``_docstrings``).
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # (``_docstrings``). ``defer_build``: a section's validator is built when something
+    # is first validated by it, never at import; the view of the values in force is
+    # built from values checked already (``Settings.from_values``), without one.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class ToolsSettings(_Section):
@@ -450,33 +452,51 @@ class Settings(_Section):
     """The locale tools are told (getChatContext().locale), e.g. en-US; empty takes
     it from LC_ALL, LC_MESSAGES or LANG."""
 
-    tools: ToolsSettings = ToolsSettings()
-    extensions: ExtensionsSettings = ExtensionsSettings()
-    headless: HeadlessSettings = HeadlessSettings()
-    sandbox: SandboxSettings = SandboxSettings()
-    shell: ShellSettings = ShellSettings()
-    schedule: ScheduleSettings = ScheduleSettings()
-    hooks: HooksSettings = HooksSettings()
-    memories: MemoriesSettings = MemoriesSettings()
-    speech: SpeechSettings = SpeechSettings()
-    mcp: McpSettings = McpSettings()
-    openai: OpenAISettings = OpenAISettings()
-    anthropic: AnthropicSettings = AnthropicSettings()
-    local: LocalSettings = LocalSettings()
-    providers: ProvidersSettings = ProvidersSettings()
-    tui: TuiSettings = TuiSettings()
+    tools: ToolsSettings = ToolsSettings.model_construct()
+    extensions: ExtensionsSettings = ExtensionsSettings.model_construct()
+    headless: HeadlessSettings = HeadlessSettings.model_construct()
+    sandbox: SandboxSettings = SandboxSettings.model_construct()
+    shell: ShellSettings = ShellSettings.model_construct()
+    schedule: ScheduleSettings = ScheduleSettings.model_construct()
+    hooks: HooksSettings = HooksSettings.model_construct()
+    memories: MemoriesSettings = MemoriesSettings.model_construct()
+    speech: SpeechSettings = SpeechSettings.model_construct()
+    mcp: McpSettings = McpSettings.model_construct()
+    openai: OpenAISettings = OpenAISettings.model_construct()
+    anthropic: AnthropicSettings = AnthropicSettings.model_construct()
+    local: LocalSettings = LocalSettings.model_construct()
+    providers: ProvidersSettings = ProvidersSettings.model_construct()
+    tui: TuiSettings = TuiSettings.model_construct()
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Settings:
-        """The view of checked values by dotted key (``Config.as_dict()``)."""
+        """The view of values by dotted key (``Config.as_dict()``), each one checked
+        already against its setting (``validate``: every value a config file gives is,
+        as it is read or set); a list is held as a tuple. Built without validating the
+        values again (which would build every section's validator at each start).
+
+        Raises:
+            UnknownSettingError: A key that is not a known setting.
+        """
         nested: dict[str, Any] = {}
         for key, value in values.items():
+            if lookup(key).type is list:
+                value = tuple(value)
             section, dot, name = key.rpartition(".")
             (nested.setdefault(section, {}) if dot else nested)[name] = value
-        return cls.model_validate(nested)
+        return _constructed(cls, nested)
 
 
-DEFAULTS = Settings()
+def _constructed(model: Any, values: Mapping[str, Any]) -> Any:
+    """``model`` (a section's class) holding ``values`` (a section's by its name), the
+    others at their default."""
+    fields = model.model_fields
+    return model.model_construct(**{
+        name: _constructed(fields[name].annotation, value) if isinstance(value, dict) else value
+        for name, value in values.items()})
+
+
+DEFAULTS = Settings.model_construct()
 """Every setting at its default: where code with no ``Config`` at hand (a parameter's
 default, a fallback) takes a setting's default from, rather than writing it again."""
 

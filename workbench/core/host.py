@@ -225,6 +225,16 @@ class Host:
         """The config in force in the host's folder (``workspace.config``)."""
         return self.workspace.config
 
+    def answer_with(self, responder: Responder) -> None:
+        """Have ``responder`` answer the host's requests from now on (permissions, forms,
+        reviews): how a face that opened the host puts its own answerer in place."""
+        self.gateway.responder = responder
+
+    @property
+    def responder(self) -> Responder:
+        """What answers the host's requests (``answer_with`` sets it)."""
+        return self.gateway.responder
+
     @property
     def cwd(self) -> Path:
         """The host's working folder (``workspace.folder``)."""
@@ -233,13 +243,16 @@ class Host:
     @classmethod
     def open(cls, *, cwd: Path | None = None, model: str | None = None,
              responder: Responder | None = None, env: Mapping[str, str] | None = None,
-             defer_extensions: bool = False, provider: ModelProvider | None = None) -> Host:
+             defer_extensions: bool = False, provider: ModelProvider | None = None,
+             one_call: bool = False) -> Host:
         """Open the home (creating it on first start), its config and store.
 
         With ``defer_extensions`` the extensions are loaded on first need (or by
         ``host.loading.ensure`` from a background thread), so a front-end can draw
         its first frame before that work. A ``provider`` given is the host's model
-        (what ``model`` would have built), for a caller that brings its own.
+        (what ``model`` would have built), for a caller that brings its own. A host
+        opened for ``one_call`` (``workbench call``) does no work ahead for what comes
+        after it: no tools read for ranking, no next worker started ahead.
 
         Raises:
             WorkbenchError: A config file or the store cannot be used; nothing of the
@@ -254,6 +267,9 @@ class Host:
         host = cls(home=home, config=config, store=store, registry=ToolRegistry(),
                    responder=responder or DenyAll(), model=model or config.settings.model,
                    cwd=cwd, env=env, provider=provider, model_chosen=model is not None)
+        if one_call:
+            host.sources.prepare_ranking = False
+            host.sandbox.keep_warm = False
         host.settle_after_crash()
         host.sync_plugin_tasks()
         host.sandbox.start()

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tarfile
-import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,6 +153,8 @@ def _write_file(dest: Path, name: str, parts: list[str], stream: BinaryIO,
 
 
 def _extract_tar(archive: Path, dest: Path, budget: _Budget) -> None:
+    import tarfile  # an install's alone: not at every start, which imports this module
+
     with tarfile.open(archive, mode="r|*") as tar:
         for member in tar:
             name = member.name
@@ -182,6 +182,8 @@ def _extract_tar(archive: Path, dest: Path, budget: _Budget) -> None:
 
 
 def _extract_zip(archive: Path, dest: Path, budget: _Budget) -> None:
+    import zipfile
+
     with zipfile.ZipFile(archive) as zf:
         infos = zf.infolist()
         if len(infos) > budget.limits.max_files:
@@ -237,6 +239,9 @@ def extract_archive(archive: Path, dest: Path,
         ArchiveError: A member is unsafe or over a cap (the message names it), or the
             file is not a readable archive.
     """
+    import tarfile
+    import zipfile
+
     budget = _Budget(limits or ArchiveLimits())
     dest.mkdir(mode=0o755)
     try:

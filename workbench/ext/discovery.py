@@ -27,7 +27,7 @@ from workbench.errors import ConfigError
 from workbench.ext.project import project_identity
 from workbench.manifest.models import Manifest
 from workbench.manifest.problems import Problem
-from workbench.manifest.validate import validate_extension
+from workbench.manifest.validate import CheckedTexts, validate_extension
 
 PROJECT_EXTENSIONS = Path(PROJECT_DIR_NAME) / "extensions"
 """Where a project keeps its own extensions, relative to the project folder."""
@@ -118,7 +118,8 @@ def discover(home: Home, project_dir: Path | None,
              global_state: Callable[[str, Path], tuple[bool, str]], *,
              include_global: bool = True,
              project_state: Callable[[Path], tuple[bool, str]] | None = None,
-             installed: Callable[[str], bool] = lambda name: False) -> list[DiscoveredExtension]:
+             installed: Callable[[str], bool] = lambda name: False,
+             checked: CheckedTexts | None = None) -> list[DiscoveredExtension]:
     """Find the global and project-local extensions and check them without running them.
 
     Args:
@@ -133,13 +134,16 @@ def discover(home: Home, project_dir: Path | None,
             consents to none.
         installed: Says whether a name is an installed extension's (a project
             extension taking it is not loaded).
+        checked: The manifest texts checked already (``ext/manifest_checks.py``): a
+            text it knows skips its parameters' JSON Schema check, and one that passes
+            it is remembered, as for an installed extension.
 
     Returns:
         Global extensions first, then the project's, each by name.
     """
     found: list[DiscoveredExtension] = []
     for folder in extension_folders(home.extensions_dir) if include_global else []:
-        report = validate_extension(folder)
+        report = validate_extension(folder, checked=checked)
         errors, warnings = tuple(report.errors), tuple(report.warnings)
         name = report.manifest.name if report.manifest else folder.name
         if report.valid:
@@ -153,7 +157,7 @@ def discover(home: Home, project_dir: Path | None,
         folders = extension_folders(project_dir / PROJECT_EXTENSIONS)
         trusted, why = project_trusted(home, project_dir) if folders else (False, "")
         for folder in folders:
-            report = validate_extension(folder)
+            report = validate_extension(folder, checked=checked)
             errors, warnings = tuple(report.errors), tuple(report.warnings)
             name = report.manifest.name if report.manifest else folder.name
             conflict = name if report.valid and installed(name) else ""

@@ -567,7 +567,8 @@ class ExtensionManager:
             return found.consented, found.reason
 
         return discover(self.home, project_dir, state, include_global=include_global,
-                        project_state=consented, installed=self._is_installed_name)
+                        project_state=consented, installed=self._is_installed_name,
+                        checked=self.checks)
 
     def _is_installed_name(self, name: str) -> bool:
         """Whether ``name`` is taken in the home: installed, or the built-in's."""

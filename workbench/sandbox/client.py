@@ -41,15 +41,20 @@ class Spawned:
 
 
 class ZygoteClient:
-    """Starts the zygote on creation; ``close`` ends it and every worker with it."""
+    """Starts the zygote on creation; ``close`` ends it and every worker with it.
 
-    def __init__(self) -> None:
+    With ``probe_ahead`` the zygote tries the sandbox's layers (``probe``) as soon as
+    it has started, before it answers any request, so that a first call started along
+    with the zygote does not wait for the probe after the host's own start-up.
+    """
+
+    def __init__(self, *, probe_ahead: bool = False) -> None:
         self._lock = threading.Lock()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-I", "-m", "workbench.sandbox.zygote", str(child.fileno()),
-                 str(os.getpid())],
+                 str(os.getpid()), *(["--probe"] if probe_ahead else [])],
                 pass_fds=[child.fileno()],
                 env={**ZYGOTE_ENV, **{k: os.environ[k] for k in PASSED_ON if k in os.environ}}, stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
@@ -162,7 +167,7 @@ def start_ahead() -> None:
     global _ahead
     with _ahead_lock:
         if _ahead is None:
-            _ahead = ZygoteClient()
+            _ahead = ZygoteClient(probe_ahead=True)  # the call's first question
             atexit.register(_close_ahead)
 
 

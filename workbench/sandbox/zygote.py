@@ -174,6 +174,9 @@ class Zygote:
 
     def __init__(self, control: socket.socket) -> None:
         self.control = control
+        self.probed: dict | None = None
+        """The probe's report, once made: the sandbox's layers do not change while the
+        zygote runs, so each zygote probes at most once."""
         self.live: set[int] = set()
         self.groups: set[int] = set()
         """Ended supervisors whose process cgroup may still need removing."""
@@ -260,6 +263,14 @@ class Zygote:
             return {"ok": True, "killed": True}
         return {"ok": True, "killed": False}
 
+    def probe(self) -> dict:
+        """What the sandbox can enforce here (``doctor.probe``), tried once."""
+        if self.probed is None:
+            from workbench.sandbox.doctor import probe
+
+            self.probed = probe().to_json()
+        return self.probed
+
     def serve(self) -> None:
         while True:
             message, fds = recv_fds(self.control)
@@ -275,9 +286,7 @@ class Zygote:
                 elif message["op"] == "kill":
                     reply, out = self.kill(int(message["pid"])), []
                 elif message["op"] == "probe":
-                    from workbench.sandbox.doctor import probe
-
-                    reply, out = {"ok": True, "report": probe().to_json()}, []
+                    reply, out = {"ok": True, "report": self.probe()}, []
                 elif message["op"] == "ping":
                     reply, out = {"ok": True, "pid": os.getpid()}, []
                 else:
@@ -302,7 +311,10 @@ def main() -> None:
     libraries.closure_of_all(*process.python_roots())
     libraries.executable(process.loaders(), processes=False)
     Zygote.remove_stale_groups()
-    Zygote(control).serve()
+    zygote = Zygote(control)
+    if "--probe" in sys.argv[3:]:
+        zygote.probe()  # asked for ahead: the host's first request will be the probe
+    zygote.serve()
     # Every worker is killed and reaped and its cgroups are gone: end now, without the
     # interpreter's teardown of every module imported here (about 20 ms the host's
     # ``close`` would wait for; there is nothing to flush or run at exit).

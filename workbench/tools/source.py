@@ -171,6 +171,10 @@ class ToolSources:
         self.registry = registry
         self.fallback = fallback
         self._sources: dict[str, ToolSource] = {}
+        self.prepare_ranking = True
+        """Whether a load reads the tools for ranking ahead, on a thread of its own
+        (``disclosure.prepare_soon``): off for a host opened for one call alone, which
+        offers no tool list to a model (a catalog is still built when one is asked for)."""
 
     def register(self, source: ToolSource) -> ToolSource:
         """Add ``source`` after the others; its tools join the registry at the next load.
@@ -218,7 +222,8 @@ class ToolSources:
             source.load()
         for source in self:
             self._add(source)
-        prepare_soon(self.registry.all_tools())
+        if self.prepare_ranking:
+            prepare_soon(self.registry.all_tools())
 
     def reload(self, name: str) -> None:
         """Load one source again and put what it offers now in place of what it did
@@ -231,7 +236,8 @@ class ToolSources:
         tools changed: an MCP server's list did), without loading it again."""
         self.registry.remove_origin(name)
         self._add(self._sources[name], errors=False)
-        prepare_soon(self.registry.all_tools())
+        if self.prepare_ranking:
+            prepare_soon(self.registry.all_tools())
 
     def _add(self, source: ToolSource, *, errors: bool = True) -> None:
         earliest = source_rank(source.precedence)

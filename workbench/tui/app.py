@@ -188,7 +188,7 @@ class WorkbenchApp(App):
 
     def _attach(self, host: Host) -> None:
         self._host = host
-        host.gateway.responder = self.responder
+        host.answer_with(self.responder)
         self._startup_notices += self._choose_theme()
 
     def _register_themes(self, folder: Path) -> list[str]:

@@ -56,6 +56,16 @@ def test_call_loads_its_own_command_alone(tmp_path) -> None:
     assert set(AREAS) & loaded == {"workbench.cli.call"}
 
 
+def test_a_plain_call_line_runs_without_typer(home) -> None:
+    """``workbench call TOOL --args … --json`` is read by hand: neither typer nor click
+    is imported, and the call is made (``cli/calling.py``)."""
+    loaded = modules_after("import sys\nsys.argv = ['workbench', 'call', 'word_count', '--args', "
+                           "'{\"text\": \"a b\"}', '--json']\n"
+                           "from workbench.__main__ import main\nmain()\n")
+    assert "workbench.core.host" in loaded and "workbench.sandbox.zygote" not in loaded
+    assert not {"typer", "click", "workbench.cli.app", "workbench.cli.call"} & loaded
+
+
 def test_help_still_lists_every_command_in_order(tmp_path) -> None:
     done = subprocess.run([sys.executable, "-m", "workbench", "--help"], capture_output=True,
                           text=True, timeout=60, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})

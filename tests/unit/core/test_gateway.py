@@ -159,11 +159,11 @@ async def test_ask_user_pauses_the_timeout(host):
 
     # A first call starts the tool's worker, so that the timed call finds the next one
     # warm: the limit then covers two messages to a running worker, not a process start.
-    host.gateway.responder = Scripted(["warm"])
+    host.answer_with(Scripted(["warm"]))
     assert (await host.tools.call("asks", {})).ok
     limit_s = 1.0
     responder = HoldsTheForm()
-    host.gateway.responder = responder
+    host.answer_with(responder)
     object.__setattr__(host.registry.resolve("asks"), "timeout_ms", int(limit_s * 1000))
     outcome = await host.tools.call("asks", {})
     assert outcome.to_json() == {"ok": True, "result": {"answers": ["slow"]}}
@@ -179,7 +179,7 @@ async def test_missing_permission_without_prompt_names_it_and_its_reason(host):
 
 async def test_permission_request_lists_required_then_undecided_optional_and_always_is_kept(host):
     responder = Scripted(PermissionAnswer("always"))
-    host.gateway.responder = responder
+    host.answer_with(responder)
     assert (await host.tools.call("reads", {})).ok
     request = responder.asked[0]
     assert isinstance(request, PermissionRequest) and request.tool == "testext.reads"
@@ -192,7 +192,7 @@ async def test_permission_request_lists_required_then_undecided_optional_and_alw
 
 async def test_once_asks_again_and_deny_is_remembered(host):
     responder = Scripted(PermissionAnswer("once"), PermissionAnswer("deny"))
-    host.gateway.responder = responder
+    host.answer_with(responder)
     assert (await host.tools.call("reads", {})).ok
     denied = await host.tools.call("reads", {})
     assert denied.error["kind"] == "permission"
@@ -212,7 +212,8 @@ async def test_a_grant_for_one_tool_is_not_shared_with_a_sibling(host):
 
 async def test_cancelling_a_call_records_it_as_cancelled(host):
     task = asyncio.ensure_future(host.tools.call("asks", {}))
-    host.gateway.responder = responder = Scripted(5.0)
+    responder = Scripted(5.0)
+    host.answer_with(responder)
     await until(lambda: responder.asked, "the call's question asked")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

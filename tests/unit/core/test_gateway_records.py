@@ -137,7 +137,7 @@ async def test_a_form_pauses_the_time_limit_of_a_tool_run_in_the_calling_task(ho
     async def asks(arguments, ctx):
         return {"answers": await ctx.ask_user([{"question": "Go?"}])}
 
-    host.gateway.responder = SlowPerson()
+    host.answer_with(SlowPerson())
     host.registry.add(host_tool("asks", asks, timeout_ms=150))
     outcome = await host.tools.call("asks", {})
     assert outcome.to_json() == {"ok": True, "result": {"answers": ["yes"]}}
@@ -157,7 +157,7 @@ async def test_a_cancelled_caller_cancels_the_tool_and_the_call_is_recorded_canc
         async def answer(self, request):
             raise RequestDenied("no")
 
-    host.gateway.responder = NeverAnswers()
+    host.answer_with(NeverAnswers())
     host.registry.add(host_tool("waits", waits, timeout_ms=60_000))
     task = asyncio.ensure_future(host.tools.call("waits", {}))
     await asyncio.wait_for(running.wait(), 30)

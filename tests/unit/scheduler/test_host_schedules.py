@@ -88,9 +88,9 @@ def test_card_grants_read_tool_kind_value_flags(host):
 
 
 async def test_a_tools_proposal_gets_its_card_when_it_is_accepted(host):
-    host.gateway.responder = Reviewer()
+    host.answer_with(Reviewer())
     tool = SimpleNamespace(qualified_name="samples.sample_schedule")
-    ctx = ToolContext(sink=lambda kind, data: None, asker=None, requester=host.gateway.responder.answer)
+    ctx = ToolContext(sink=lambda kind, data: None, asker=None, requester=host.responder.answer)
     draft = {"title": "Weekly", "instruction": "Plan the week.", "runMissed": False,
              "schedule": {"kind": "weekly", "weekdays": [1], "hour": 9, "minute": 0}}
     assert (await host.services.schedule_prompt(tool, draft, ctx))["accepted"]
