@@ -103,7 +103,7 @@ def test_each_consumer_gets_its_role_and_only_the_person_confirms(tmp_path: Path
             again = await call(host, "proposals-confirm", confirm["data"])
             assert again.result["applied"]["replayed"] and "change_set" not in again.result
             # An interactive chat applies at once, with undo as the safety net.
-            host.gateway.responder = Interactive()
+            host.answer_with(Interactive())
             now = await call(host, "rows-insert", {**people, "rows": [{"Name": "Bo"}]}, "model", session)
             assert now.result["kind"] == "applied" and now.result["change"]["undoable"], now.result
             assert "only the person" in now.result["change"]["note"].lower()
