@@ -218,11 +218,17 @@ def prepare(binds: list[Bind], aliases: dict[str, str] | None = None,
 LAYERS_STAGE = "/.layers"
 
 
-def _mount_layers(stage: str, layers: Layers) -> None:
-    """Mount ``layers`` in the new root being assembled at ``stage`` (see ``Layers``)."""
-    tmp = stage + "/tmp"  # first: the folder may be beneath /tmp
+def _mount_tmp(stage: str, layers: Layers) -> None:
+    """The command's private ``/tmp``, mounted before anything else of the new root: a
+    bound program folder or the project may lie beneath ``/tmp`` (a virtual environment
+    made there), and what is mounted after it is seen on top of it, not hidden by it."""
+    tmp = stage + "/tmp"
     os.makedirs(tmp, exist_ok=True)
     _mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, f"size={layers.tmp_mb}m,mode=1777")
+
+
+def _mount_layers(stage: str, layers: Layers) -> None:
+    """Mount ``layers`` in the new root being assembled at ``stage`` (see ``Layers``)."""
     held = stage + LAYERS_STAGE
     os.makedirs(held, exist_ok=True)
     _mount("tmpfs", held, "tmpfs", MS_NOSUID | MS_NODEV, f"size={layers.upper_mb}m,mode=0700")
@@ -255,6 +261,8 @@ def enter_private_root(root: Root, cwd: str) -> str:
     stage = _stage([real for _bind, real, _fd in root.plan] + ([layers.path] if layers else []))
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+    if layers is not None:
+        _mount_tmp(stage, layers)
     bound: list[str] = []
     for bind, real, fd in root.plan:
         target = stage + real
