@@ -65,6 +65,41 @@ def _say_cancelled(argv: list[str]) -> None:
         pass
 
 
+def _imports_hold_sigint() -> None:
+    """From now on, a ctrl+c that lands while this thread runs an ``import`` statement
+    is held until the statement ends (SIGINT blocked for it, a pending one delivered
+    as it returns). Raised inside a compiled module's initialisation (pydantic's core,
+    SQLite's), a ``KeyboardInterrupt`` breaks the module (a panic, "failed to import") or
+    ends the interpreter by SIGINT with nothing said; just after it, it is the ordinary
+    ctrl+c every command handles. Only the thread that starts the command is held (the
+    one Python runs signal handlers in)."""
+    import builtins
+    import threading
+
+    real = builtins.__import__
+    if getattr(real, "holds_sigint", False):  # already in place (a command run in-process again)
+        return
+    main_thread = threading.main_thread()
+    depth = [0]
+    mask = {signal.SIGINT}
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread() is not main_thread:
+            return real(*args, **kwargs)
+        if depth[0] == 0:
+            signal.pthread_sigmask(signal.SIG_BLOCK, mask)
+        depth[0] += 1
+        try:
+            return real(*args, **kwargs)
+        finally:
+            depth[0] -= 1
+            if depth[0] == 0:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, mask)
+
+    held.holds_sigint = True  # type: ignore[attr-defined]
+    builtins.__import__ = held
+
+
 def main() -> None:
     """Run the command of ``sys.argv``; exit with its code."""
     # Python's own handler (KeyboardInterrupt; asyncio.run turns it into a cancellation
@@ -82,22 +117,38 @@ def main() -> None:
             from workbench.sandbox.client import start_ahead
 
             start_ahead()
-        # A ctrl+c while the CLI's modules are imported waits until they are: landing
-        # inside an import, it may be ignored (in a callback, "Exception ignored" and a
-        # traceback) or make the interpreter end by SIGINT instead of exit code 4
-        # (inside code a compiled module runs as it loads, pydantic's core).
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            from workbench.cli import main as run
-        finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # one that came is handled here
+        # A ctrl+c while modules are imported waits until they are (here the CLI's, later
+        # the ones a command imports when it needs them): landing inside an import, it
+        # may be ignored (in a callback, "Exception ignored" and a traceback) or make the
+        # interpreter end by SIGINT instead of exit code 4 (inside code a compiled module
+        # runs as it loads, pydantic's core).
+        _imports_hold_sigint()
+        from workbench.cli import main as run  # a ctrl+c that came meanwhile is handled here
         run()
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second ctrl+c while it is said
+        _forget_interrupt_in_eval()
         _say_cancelled(sys.argv[1:])
         sys.exit(CANCELLED)
     finally:
         sys.unraisablehook = hook
+
+
+def _forget_interrupt_in_eval() -> None:
+    """Keep exit code 4 for a ctrl+c that landed inside ``eval`` or ``exec`` of a string
+    (typer evaluates each command's annotations so, dataclasses ``exec`` their methods).
+
+    CPython then marks the interpreter as ended by an unhandled ``KeyboardInterrupt``
+    although the interrupt was caught, and at exit kills itself by SIGINT instead of
+    exiting with the code asked for (status -2, nothing said). In 3.11 the mark is a
+    global the interpreter exports, cleared here; from 3.12 it lives in the runtime's
+    own state, out of reach, and such an exit stays -2."""
+    try:
+        import ctypes
+
+        ctypes.c_int.in_dll(ctypes.pythonapi, "_Py_UnhandledKeyboardInterrupt").value = 0
+    except (ImportError, ValueError, AttributeError, OSError):
+        pass
 
 
 def _interrupted_again(unraisable: Any, hook: Callable[[Any], object]) -> None:

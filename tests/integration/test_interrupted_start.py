@@ -106,3 +106,18 @@ def test_ctrl_c_as_another_command_starts_exits_4_quietly(home, moment):
     assert sent and done.returncode in (0, ExitCode.CANCELLED), (done.returncode, done.stderr)
     if done.returncode:
         assert (done.stdout, done.stderr) == ("", "")
+
+
+def test_ctrl_c_inside_an_evaluated_string_still_exits_4(home, tmp_path):
+    # typer evaluates each command's annotations from strings, dataclasses exec their
+    # methods: a ctrl+c landing there made `python -m workbench` end by SIGINT (-2,
+    # nothing said) although it was caught and exit code 4 was asked for.
+    (tmp_path / "interrupted_in_eval.py").write_text(
+        "import sys, workbench.cli\n"
+        "workbench.cli.main = lambda: eval('__import__(\"signal\").raise_signal(2)')\n"
+        "sys.argv = ['workbench', 'ext', 'list']\n"
+        "from workbench.__main__ import main\n"
+        "main()\n")
+    done = subprocess.run([COMMAND[0], "-m", "interrupted_in_eval"], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (ExitCode.CANCELLED, "", "")

@@ -103,14 +103,9 @@ def quick_main(argv: list[str]) -> None:
         return
     import logging
 
-    # The modules of the call load as ``workbench.__main__`` loads the CLI's: a ctrl+c
-    # that comes meanwhile waits until they are (landing inside the code a compiled
-    # module runs as it loads, it could end the interpreter by SIGINT), then cancels.
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        _import_call_modules()
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    # The modules of the call load here: a ctrl+c that comes meanwhile waits until each
+    # import ends (``workbench.__main__`` holds it), then cancels.
+    _import_call_modules()
     from workbench.cli.errors import check_arguments, guarded
 
     # Warnings logged with no handler set up reach stderr made safe too (their text
