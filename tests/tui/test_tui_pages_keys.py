@@ -1,6 +1,7 @@
 """The Pages screen driven by keys alone: the approval cards of two waiting Tables
-changes, one confirmed and one cancelled with tab and enter, as a person in a
-terminal (or tmux send-keys) would."""
+changes, one confirmed and one cancelled with tab and enter, then a database opened
+from its page and a cell of its grid edited and saved, as a person in a terminal (or
+tmux send-keys) would."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 
 import pytest
 from commands import workbench
-from textual.widgets import Button
+from textual.widgets import Button, OptionList
 from visible import screen_text, until_screen, until_shown
 
 from workbench.tui.screens.pages import PagesScreen
@@ -39,14 +40,29 @@ def focused_title(app) -> str:
     return str(focused.label) if isinstance(focused, Button) else ""
 
 
-async def tab_to(pilot, until, app, title: str) -> None:
-    """Press tab until the button ``title`` has the focus (a card has few stops)."""
-    for _ in range(12):
-        if focused_title(app) == title:
+async def tab_to(pilot, until, app, title: str, reached=None) -> None:
+    """Press tab until the button ``title`` (or what ``reached`` says) has the focus."""
+    reached = reached or (lambda: focused_title(app) == title)
+    for _ in range(40):
+        if reached():
             return
         await pilot.press("tab")
         await until(pilot, lambda: app.focused is not None)
-    assert focused_title(app) == title, f"tab never reached {title}"
+    assert reached(), f"tab never reached {title}"
+
+
+async def open_page(pilot, until, app, screen: PagesScreen, index: int, page: str) -> None:
+    """Back to the list of pages with shift+tab, down to the page ``index``, enter."""
+    listed = screen.query_one(OptionList)
+    for _ in range(60):
+        if listed.has_focus:
+            break
+        await pilot.press("shift+tab")
+    while listed.highlighted != index:
+        await pilot.press("down")
+    await pilot.press("enter")
+    await until(pilot, lambda: screen.opened and screen.opened.page.id == page and screen.card_view
+                and screen.card_view.query(Button))
 
 
 async def test_confirm_and_cancel_are_pressed_with_the_keyboard(make_app, until, workdir) -> None:
@@ -73,5 +89,18 @@ async def test_confirm_and_cancel_are_pressed_with_the_keyboard(make_app, until,
         await pilot.press("enter")
         await until_shown(pilot, lambda: screen.message.startswith("✓ proposals-cancel"))
         await until_shown(pilot, lambda: "Nothing waits for your confirmation" in screen_text(app))
+
+        # The databases page opens Shop on the table page; its grid is edited by keys.
+        await open_page(pilot, until, app, screen, 1, "databases")
+        await tab_to(pilot, until, app, "Open Shop")
+        await pilot.press("enter")
+        await until_shown(pilot, lambda: screen.message.startswith("✓ pages-view"))
+        await open_page(pilot, until, app, screen, 2, "table")
+        view = screen.card_view
+        await tab_to(pilot, until, app, "the cell", lambda: app.focused is view.input_widget("r1.c0"))
+        await pilot.press("ctrl+u", *"quill")
+        await tab_to(pilot, until, app, "Save changes")
+        await pilot.press("enter")
+        await until_shown(pilot, lambda: screen.message.startswith("✓ pages-rows-save"))
     query = workbench("call", T + "rows-query", "--json", "-a", '{"resourceId": "shop", "table": "Items"}')
-    assert [r["values"] for r in json.loads(query.stdout)["result"]["rows"]] == [["ink"]]
+    assert [r["values"] for r in json.loads(query.stdout)["result"]["rows"]] == [["quill"]]
