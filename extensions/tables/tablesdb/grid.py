@@ -12,6 +12,7 @@ Python, no workbench import.
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 from tablesdb.errors import invalid
@@ -77,9 +78,11 @@ def cell_input(kind: str, input_id: str, value: Any, label: str) -> dict[str, An
 
 
 def editable(kind: str, value: Any) -> bool:
-    """Whether a cell is drawn as an input: not a text too long, or on several lines,
-    for a one-line cell (that one is shown as text and left as it is by a save)."""
-    return not (kind == "text" and isinstance(value, str) and (len(value) > 1000 or "\n" in value))
+    """Whether a cell is drawn as an input: not a text too long for a one-line cell, nor
+    one holding control or format characters (a terminal is shown them made safe, so an
+    input could not give them back): that cell is shown as text and left as it is."""
+    return not (kind == "text" and isinstance(value, str) and (
+        len(value) > 1000 or any(unicodedata.category(ch) in ("Cc", "Cf") for ch in value)))
 
 
 def typed(kind: str, entered: Any, what: str) -> Any:
