@@ -167,3 +167,25 @@ def test_page_actions_are_the_persons_own(face, tmp_path):
                      main.pages_schema):
             with pytest.raises(main.TablesToolError, match="the person's own action"):
                 tool({"resourceId": "shop", "table": "Items"}, other)
+
+
+@pytest.mark.parametrize("tool, args, words", [
+    ("pages_rows_save", {"ids": "1", "revision": {}}, "ids lists the 1 to 20 rows"),
+    ("pages_rows_save", {"ids": list(range(1, 22)), "revision": {}}, "ids lists the 1 to 20 rows"),
+    ("pages_rows_save", {"ids": [1], "revision": {"schema": 0, "data": 0}}, "stale"),
+    ("pages_rows_save", {"ids": [1], "table": "Nope", "revision": {}}, "no table 'Nope'"),
+    ("pages_rows_add", {}, "fill in at least one cell"),
+    ("pages_rows_add", {"new.c3": "maybe"}, "yes, no or empty"),
+    ("pages_schema", {"op": "truncate"}, "op is add, rename, drop or table"),
+    ("pages_schema", {"op": "drop", "column": "_id"}, "choose the column"),
+    ("pages_schema", {"op": "add", "add.label": "x'); DROP TABLE t;--", "add.type": "blob"}, "type"),
+    ("pages_view", {"apply": True, "filter.column": "Secret", "filter.op": "eq"}, "no column 'Secret'"),
+    ("pages_view", {"apply": True, "filter.column": "Qty", "filter.op": "glob"}, "the operator is one of"),
+    ("pages_view", {"resourceId": "../../etc", "table": "Items"}, "resourceId must match"),
+])
+def test_hostile_page_actions_are_refused_naming_why_and_change_nothing(face, tool, args, words):
+    before = main.databases_inspect({"resourceId": "shop"}, face.ctx)
+    with pytest.raises(main.TablesToolError) as raised:
+        getattr(main, tool)({"resourceId": "shop", "table": "Items", **args}, face.ctx)
+    assert words in str(raised.value)
+    assert main.databases_inspect({"resourceId": "shop"}, face.ctx) == before
