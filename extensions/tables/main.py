@@ -33,6 +33,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from tablesdb import SCHEMA_ACTIONS, Tables, TablesError  # noqa: E402
+from tablesdb import grid  # noqa: E402
 from tablesdb.card import approvals_card, databases_card, proposal_card  # noqa: E402
 from tablesdb.errors import UNKNOWN_DATABASE  # noqa: E402
 
@@ -172,13 +173,7 @@ def _change(action: str, args: Any, ctx: Any) -> dict[str, Any]:
         raise TablesToolError(f"unknown: {UNKNOWN_DATABASE}")
     revision = args.pop("revision", None)
     if mode == "apply":
-        receipt = _run(lambda: tables.apply(resource_id, action, args, revision=revision))
-        return {"kind": "applied", "applied": {
-            "id": receipt["operationId"], "addonId": "tables", "resourceId": resource_id, "action": action,
-            "summary": receipt["summary"], "count": receipt["count"], "ids": receipt["ids"][:100],
-            "revision": receipt["revision"], "undoable": receipt["undoable"], "changeId": receipt["changeId"],
-            "undo": receipt["undo"], "reason": receipt["reason"]}, "note": APPLIED_NOTE,
-            **_reported(receipt, resource_id)}
+        return _applied(tables, resource_id, action, args, revision)
     made = _run(lambda: tables.propose(resource_id, action, args, consumer=consumer or "unknown",
                                        revision=revision))
     preview = made["preview"]
@@ -186,6 +181,19 @@ def _change(action: str, args: Any, ctx: Any) -> dict[str, Any]:
         "proposalId": made["proposalId"], "addonId": "tables", "resourceId": resource_id, "action": action,
         "state": "pending", "count": preview["count"], "summary": preview["summary"],
         "expiresAt": made["expiresAt"]}, "note": PROPOSED_NOTE}
+
+
+def _applied(tables: Tables, resource_id: str, action: str, args: dict[str, Any],
+             revision: Any) -> dict[str, Any]:
+    """Apply a change at once (the person's, or an interactive chat's) and answer its
+    receipt with the change the host records in the one change list."""
+    receipt = _run(lambda: tables.apply(resource_id, action, args, revision=revision))
+    return {"kind": "applied", "applied": {
+        "id": receipt["operationId"], "addonId": "tables", "resourceId": resource_id, "action": action,
+        "summary": receipt["summary"], "count": receipt["count"], "ids": receipt["ids"][:100],
+        "revision": receipt["revision"], "undoable": receipt["undoable"], "changeId": receipt["changeId"],
+        "undo": receipt["undo"], "reason": receipt["reason"]}, "note": APPLIED_NOTE,
+        **_reported(receipt, resource_id)}
 
 
 def _person(ctx: Any, what: str) -> Tables:
@@ -390,10 +398,169 @@ def pages_approvals(args, ctx):
 
 
 def pages_databases(args, ctx):
-    """The page of the databases, their revisions and tables."""
+    """The page of the databases, their revisions and tables, each with its Open button,
+    and which database each chat has selected."""
     tables = _person(ctx, "the page of databases")
     listed = _run(tables.list)["databases"]
-    return {"card": databases_card([_run(lambda rid=d["resourceId"]: tables.inspect(rid)) for d in listed])}
+    return {"card": databases_card([_run(lambda rid=d["resourceId"]: tables.inspect(rid)) for d in listed],
+                                   _selections(str(tables.folder.root)))}
+
+
+VIEW = "view.json"
+"""The table the person has open on the page ``table`` (database, table, filter, sort,
+cursor), in ``$data``."""
+
+
+def _write_json(folder: Path, name: str, data: Any) -> None:
+    scratch = folder / f"{name}.{os.getpid()}"
+    fd = os.open(scratch, os.O_CREAT | os.O_TRUNC | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(data, out)
+    os.replace(scratch, folder / name)
+
+
+def _view(tables: Tables) -> dict[str, Any]:
+    try:
+        data = json.loads((Path(tables.folder.root) / VIEW).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def pages_table(args, ctx):
+    """The page of the open table: the database's tables as tabs, a typed grid of one
+    page of its rows (filter, sort, paging), a row to add and the schema's forms."""
+    tables = _person(ctx, "the page of a table")
+    view = _view(tables)
+    rid = view.get("resourceId")
+    if not isinstance(rid, str):
+        return {"card": grid.table_card(None, view, None)}
+    try:
+        found = tables.inspect(rid)
+    except TablesError as exc:
+        return {"card": grid.table_card(None, view, None, f"The open database cannot be read: {exc.message}")}
+    current = next((t for t in found["tables"] if t["label"] == view.get("table")),
+                   found["tables"][0] if found["tables"] else None)
+    if current is None:
+        return {"card": grid.table_card(found, view, None)}
+    view["table"] = current["label"]
+    labels = [c["label"] for c in current["columns"]][:grid.GRID_COLUMNS]
+    query = {"table": current["label"], "limit": grid.PAGE_ROWS, "columns": labels or None}
+    query = {k: v for k, v in query.items() if v is not None}
+    problem = ""
+    for key in ("filter", "sort", "cursor"):
+        if view.get(key) is not None:
+            query[key] = view[key]
+    try:
+        page = tables.query(rid, query)
+    except TablesError as exc:
+        problem = f"{exc.message}: back to the first page, without the filter and sort"
+        view = {"resourceId": rid, "table": current["label"]}
+        page = _run(lambda: tables.query(rid, {k: v for k, v in query.items()
+                                               if k not in ("filter", "sort", "cursor")}))
+    return {"card": grid.table_card(found, view, page, problem)}
+
+
+def pages_view(args, ctx):
+    """Open a database's table on the page ``table``: with ``apply``, the filter and sort
+    the form asks for; with ``keep``, the ones open now (and ``cursor``, the page)."""
+    tables = _person(ctx, "opening a table on its page")
+    args = dict(args)
+    rid = _resource(args)
+    found = _run(lambda: tables.inspect(rid))
+    table = args.get("table")
+    current = next((t for t in found["tables"] if t["label"] == table), found["tables"][0] if found["tables"] else None)
+    view: dict[str, Any] = {"resourceId": rid, "table": current["label"] if current else None}
+    before = _view(tables)
+    same = before.get("resourceId") == rid and before.get("table") == view["table"]
+    if current is not None and args.get("apply"):
+        view["filter"] = _run(lambda: grid.view_filter(current["columns"], args))
+        view["sort"] = _run(lambda: grid.view_sort(current["columns"], args))
+    elif args.get("keep") and same:
+        view["filter"], view["sort"] = before.get("filter"), before.get("sort")
+    if args.get("keep") and same and isinstance(args.get("cursor"), str):
+        view["cursor"] = args["cursor"]
+        view["offset"] = args.get("offset") if isinstance(args.get("offset"), int) else 0
+    view = {k: v for k, v in view.items() if v is not None}
+    _write_json(Path(tables.folder.root), VIEW, view)
+    return {"opened": {"resourceId": rid, "table": view.get("table"), "filter": view.get("filter"),
+                       "sort": view.get("sort")}}
+
+
+def _columns_of(tables: Tables, rid: str, table: Any) -> list[dict[str, Any]]:
+    found = _run(lambda: tables.inspect(rid))
+    current = next((t for t in found["tables"] if t["label"] == table), None)
+    if current is None:
+        raise TablesToolError(f"unknown: there is no table {table!r} (reload the page)")
+    return current["columns"]
+
+
+def pages_rows_save(args, ctx):
+    """Save the grid: the rows whose cells the person changed, or ticked to delete, as
+    one change (undoable in the change list) against the revision the page showed."""
+    tables = _person(ctx, "saving a table's rows")
+    args = dict(args)
+    rid = _resource(args)
+    table = args.get("table")
+    ids = args.get("ids")
+    if not isinstance(ids, list) or not ids or len(ids) > grid.PAGE_ROWS:
+        raise TablesToolError(f"invalid: ids lists the 1 to {grid.PAGE_ROWS} rows the page showed")
+    columns = _columns_of(tables, rid, table)
+    labels = [c["label"] for c in columns][:grid.GRID_COLUMNS]
+    now = _run(lambda: tables.query(rid, {"table": table, "columns": labels, "limit": len(ids),
+                                          "filter": {"column": "_id", "op": "in", "values": ids}}))
+    if args.get("revision") != now["revision"]:
+        raise TablesToolError("stale: the table changed since the page was drawn; nothing was saved "
+                              "(reload the page with r)")
+    change = _run(lambda: grid.edits(columns, now["rows"], args))
+    if not change:
+        raise TablesToolError("invalid: nothing was changed on the page; nothing was saved")
+    return _applied(tables, rid, change["action"], {"table": table, **change["args"]}, args["revision"])
+
+
+def pages_rows_add(args, ctx):
+    """Insert the row the person filled in under the grid (undoable in the change list)."""
+    tables = _person(ctx, "adding a row")
+    args = dict(args)
+    rid = _resource(args)
+    columns = _columns_of(tables, rid, args.get("table"))
+    row = _run(lambda: grid.new_row(columns, args))
+    return _applied(tables, rid, "rows-insert", {"table": args.get("table"), "rows": [row]}, None)
+
+
+def pages_schema(args, ctx):
+    """The schema's forms: add, rename or drop a column of the open table, or add a table
+    (each one change, undoable in the change list)."""
+    tables = _person(ctx, "changing a schema")
+    args = dict(args)
+    rid = _resource(args)
+    op, table = args.get("op"), args.get("table")
+    if op == "table":
+        return _applied(tables, rid, "tables-create", {"table": args.get("table.new") or ""}, None)
+    columns = _columns_of(tables, rid, table)
+    if op == "add":
+        kind = args.get("add.type") or "text"
+        column: dict[str, Any] = {"label": args.get("add.label") or "", "type": kind,
+                                  "required": args.get("add.required") == "true",
+                                  "unique": args.get("add.unique") == "true"}
+        default = _run(lambda: grid.typed(kind, args.get("add.default"), "the default"))
+        if kind == "real" and isinstance(default, str):
+            try:
+                default = float(default)
+            except ValueError:
+                raise TablesToolError("invalid: the default of a real column is a number") from None
+        if default is not None:
+            column["default"] = default
+        return _applied(tables, rid, "columns-add", {"table": table, "column": column}, None)
+    if op in ("rename", "drop"):
+        label = args.get("column")
+        if label not in [c["label"] for c in columns]:
+            raise TablesToolError("invalid: choose the column (reload the page)")
+        if op == "rename":
+            return _applied(tables, rid, "columns-rename",
+                            {"table": table, "column": label, "newName": args.get("rename.to") or ""}, None)
+        return _applied(tables, rid, "columns-drop", {"table": table, "column": label}, None)
+    raise TablesToolError("invalid: op is add, rename, drop or table")
 
 
 def databases_select(args, ctx):
@@ -412,9 +579,5 @@ def databases_select(args, ctx):
         selected.pop(session, None)
     else:
         selected[session] = chosen
-    scratch = folder / f"{SELECTIONS}.{os.getpid()}"
-    fd = os.open(scratch, os.O_CREAT | os.O_TRUNC | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        json.dump(selected, out)
-    os.replace(scratch, folder / SELECTIONS)
+    _write_json(folder, SELECTIONS, selected)
     return {"sessionId": session, "resourceId": chosen}

@@ -107,3 +107,37 @@ async def test_hostile_card_text_is_drawn_as_its_characters_never_as_sequences_o
         await until_shown(pilot, lambda: app.pressed)
         # Nothing was entered or chosen: no value is sent, and the app is still running.
         assert app.pressed[0].data == {} and app.is_running
+
+
+GRID: dict[str, Any] = {"type": "AdaptiveCard", "version": "1.5", "body": [
+    {"type": "Table", "columns": [{}, {}, {}, {}], "rows": [
+        {"type": "TableRow", "cells": [{"type": "TableCell", "items": [{"type": "TextBlock", "text": h}]}
+                                       for h in ("row", "Name", "Age", "Active")]},
+        *({"type": "TableRow", "cells": [
+            {"type": "TableCell", "items": [{"type": "TextBlock", "text": str(n)}]},
+            {"type": "TableCell", "items": [{"type": "Input.Text", "id": f"r{n}.name", "value": f"p{n}\x1b[31m"}]},
+            {"type": "TableCell", "items": [{"type": "Input.Number", "id": f"r{n}.age", "value": n}]},
+            {"type": "TableCell", "items": [{"type": "Input.Toggle", "id": f"r{n}.on", "title": "on"}]}]}
+          for n in (1, 2))]}],
+    "actions": [{"type": "Action.Execute", "title": "Save", "verb": "rows-save"}]}
+
+
+async def test_a_table_of_inputs_is_an_editable_grid_walked_with_the_keyboard() -> None:
+    view = CardView(parse_card(GRID))
+    app = Harness(view)
+    async with app.run_test(size=(90, 20)) as pilot:
+        await until_shown(pilot, lambda: "Active" in screen_text(app))
+        assert not view.query(DataTable)  # a grid of widgets, one line a row
+        assert "\x1b" not in screen_text(app) and "p1" in screen_text(app)
+        view.input_widget("r1.name").focus()
+        await pilot.press("ctrl+u", *"Ann", "tab")  # tab walks the row: Name, Age, Active
+        assert app.focused is view.input_widget("r1.age")
+        await pilot.press("ctrl+u", *"41", "tab", "space")
+        await until_shown(pilot, lambda: view.entered()["r1.on"] is True)
+        for _ in range(4):  # row 2's three cells, then the button
+            await pilot.press("tab")
+        assert isinstance(app.focused, Button)
+        await pilot.press("enter")
+        await until_shown(pilot, lambda: app.pressed)
+        assert app.pressed[0].data == {"r1.name": "Ann", "r1.age": 41, "r1.on": "true",
+                                       "r2.name": "p2[31m", "r2.age": 2, "r2.on": "false"}

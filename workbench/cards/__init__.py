@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from workbench.cards.inputs import InputProblem, action_data, default_values, input_values
 from workbench.cards.model import (
+    INPUT_TYPES,
     ActionSet,
     Card,
     CardAction,
@@ -42,7 +43,7 @@ from workbench.cards.parse import LIMITS, CardError, CardLimits, parse_card
 from workbench.cards.plain import cell_text, plain_text
 
 __all__ = [
-    "LIMITS", "ActionSet", "Card", "CardAction", "CardElement", "CardError", "CardInput",
+    "INPUT_TYPES", "LIMITS", "ActionSet", "Card", "CardAction", "CardElement", "CardError", "CardInput",
     "CardLimits", "Choice", "ChoiceSetInput", "Column", "ColumnSet", "Container", "DateInput",
     "ExecuteAction", "Fact", "FactSet", "Image", "InputProblem", "NumberInput", "OpenUrlAction",
     "Table", "TextBlock", "TextInput", "TimeInput", "ToggleInput", "action_data", "cell_text",

@@ -39,6 +39,7 @@ from workbench.cards.model import (
     ColumnSet,
     Container,
     DateInput,
+    INPUT_TYPES,
     ExecuteAction,
     Fact,
     FactSet,
@@ -95,6 +96,8 @@ class CardLimits:
     """One image, decoded."""
     max_data_bytes: int = 64 * 1024
     """An ``Action.Execute``'s ``data``, as JSON."""
+    max_cell_inputs: int = 400
+    """Inputs in the cells of all the card's tables together (an editable grid)."""
 
 
 LIMITS = CardLimits()
@@ -213,6 +216,7 @@ class _Parser:
         self.count = 0
         self.text_total = 0
         self.ids: dict[str, str] = {}
+        self.cell_inputs = 0
 
     def fail(self, message: str, pointer: str) -> CardError:
         return CardError(message, pointer, where=self.where)
@@ -401,10 +405,12 @@ class _Parser:
         self.tally(pointer)
         self.known(value, _COMMON | _PROPERTIES[kind], pointer)
         self.common(value, pointer)
-        if in_cell and (kind.startswith("Input.") or kind in ("ActionSet", "Table")):
+        if in_cell and kind in ("ActionSet", "Table"):
             raise self.fail(f"a table's cells hold text, facts, images and containers of them, "
-                            f"not {kind}", f"{pointer}/type")
+                            f"or one input, not {kind}", f"{pointer}/type")
         element = getattr(self, "element_" + kind.replace(".", "_"))(value, pointer, depth, in_cell)
+        if in_cell and kind.startswith("Input."):
+            self.cell_input(element, value, pointer)
         if not self.flag(value, "isVisible", True, pointer):
             return None
         return element
@@ -482,10 +488,25 @@ class _Parser:
                 self.box(cell, at)
                 parsed.append(self.element_list(cell.get("items", []), f"{at}/items", depth + 1,
                                                 in_cell=True))
+            for number, items in enumerate(parsed):
+                if len(items) > 1 and any(isinstance(item, INPUT_TYPES) for item in items):
+                    raise self.fail("a cell that holds an input holds nothing else",
+                                    f"{where}/cells/{number}/items")
             rows.append(tuple(parsed))
         return Table(columns=len(columns), rows=tuple(rows),
                      first_row_as_header=self.flag(value, "firstRowAsHeader", True, pointer),
                      pointer=pointer)
+
+    def cell_input(self, element: Any, value: dict, pointer: str) -> None:
+        """An input in a table's cell (an editable grid) draws on one line: no multiline
+        text, no multi-select set; at most ``max_cell_inputs`` of them in the card."""
+        if value.get("isMultiline") is True or value.get("isMultiSelect") is True:
+            raise self.fail("an input in a table's cell draws on one line: not multiline, not "
+                            "multi-select", pointer)
+        self.cell_inputs += 1
+        if self.cell_inputs > self.limits.max_cell_inputs:
+            raise self.fail(f"more than {self.limits.max_cell_inputs} inputs in the cells of the "
+                            "card's tables", pointer)
 
     def width(self, value: dict, pointer: str) -> str:
         if "width" not in value:

@@ -9,10 +9,12 @@ A leaf: imports the standard library, ``workbench.text`` and the card model only
 from __future__ import annotations
 
 from workbench.cards.model import (
+    INPUT_TYPES,
     ActionSet,
     Card,
     CardAction,
     CardElement,
+    CardInput,
     ChoiceSetInput,
     ColumnSet,
     Container,
@@ -56,7 +58,18 @@ def cell_text(items: tuple[CardElement, ...]) -> str:
             parts.append(cell_text(item.items))
         elif isinstance(item, ColumnSet):
             parts.append(" ".join(cell_text(column.items) for column in item.columns))
+        elif isinstance(item, INPUT_TYPES):
+            parts.append(f"[{_cell_value(item)}]")
     return " ".join(part for part in parts if part)
+
+
+def _cell_value(item: CardInput) -> str:
+    """An input in a table's cell as its value (not yet made safe)."""
+    if isinstance(item, ToggleInput):
+        return "x" if item.on else " "
+    if isinstance(item, NumberInput):
+        return "" if item.value is None else f"{item.value:g}"
+    return item.value
 
 
 def _element(element: CardElement, lines: list[str], indent: str) -> None:
@@ -96,6 +109,9 @@ def _table(table: Table, lines: list[str], indent: str) -> None:
         lines.append(indent + " | ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
         if number == 0 and table.first_row_as_header:
             lines.append(indent + "-+-".join("-" * width for width in widths))
+    editable = [item.id for row in table.rows for cell in row for item in cell if isinstance(item, INPUT_TYPES)]
+    if editable:  # the ids an action's inputs are given by, in the cells' order
+        lines.append(f"{indent}[inputs in the cells: {', '.join(editable)}]")
 
 
 def _input(item: CardElement) -> str:

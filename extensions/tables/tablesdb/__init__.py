@@ -49,8 +49,10 @@ class Tables:
 
     # --- databases -------------------------------------------------------------------
 
-    def create(self, name: Any, resource_id: str | None = None, *, now: float | None = None) -> dict[str, Any]:
-        """Create a database; the same ``resource_id`` twice is one creation."""
+    def create(self, name: Any, resource_id: str | None = None, *, now: float | None = None,
+               step: Callable[[str], None] = files._no_step) -> dict[str, Any]:
+        """Create a database; the same ``resource_id`` twice is one creation. ``step`` is
+        told each step done (``files.CREATE_STEPS``)."""
         name = values.database_name(name)
         resource_id = files.check_id(resource_id) if resource_id is not None else "db-" + secrets.token_hex(6)
         now = time.time() if now is None else now
@@ -70,7 +72,7 @@ class Tables:
                          (operation_id, changes.request_hash("databases-create", {"name": name}),
                           json.dumps(receipt), now))
 
-        if not self.folder.build(resource_id, init):
+        if not self.folder.build(resource_id, init, step):
             with self.folder.connect(resource_id) as conn:
                 found = changes.replay(conn, operation_id, changes.request_hash("databases-create", {"name": name}))
             if found is None:
@@ -99,10 +101,11 @@ class Tables:
         with self.folder.connect(resource_id) as conn:
             return _read(conn, lambda: catalog.describe(conn, resource_id))
 
-    def delete(self, resource_id: str) -> dict[str, Any]:
+    def delete(self, resource_id: str, *, step: Callable[[str], None] = files._no_step) -> dict[str, Any]:
         """Remove the database and its journal files (the person's action); the same
-        answer however often it is asked."""
-        removed = self.folder.remove(resource_id)
+        answer however often it is asked. ``step`` is told each step done
+        (``files.DELETE_STEPS``)."""
+        removed = self.folder.remove(resource_id, step)
         return {"resourceId": resource_id, "deleted": True, "removedNow": removed}
 
     # --- reads -----------------------------------------------------------------------

@@ -112,19 +112,38 @@ def approvals_card(items: list[dict[str, Any]], *, now: float | None = None) -> 
     return {"type": "AdaptiveCard", "version": "1.5", "body": body, "actions": []}
 
 
-def databases_card(listed: list[dict[str, Any]]) -> dict[str, Any]:
-    """The page of the databases: each with its id, revision and tables."""
+def databases_card(listed: list[dict[str, Any]], selected: dict[str, str] | None = None) -> dict[str, Any]:
+    """The page of the databases: each with its id, revision, tables and an Open button
+    (its tables on the page ``table``); which database each chat selected, and the form
+    that selects one for a chat (``databases-select``)."""
+    selected = selected or {}
     body: list[dict[str, Any]] = [{"type": "TextBlock", "text": "Your databases", "size": "large",
                                    "weight": "bolder"}]
     if not listed:
         body.append({"type": "TextBlock", "text": "No database yet: ask a chat to create one.", "isSubtle": True})
     for found in listed:
         tables = ", ".join(f"{_short(t['label'])} ({len(t['columns'])} columns)" for t in found["tables"]) or "none"
+        chats = sorted(session for session, rid in selected.items() if rid == found["resourceId"])
+        facts = [{"title": "Id", "value": found["resourceId"]},
+                 {"title": "Revision", "value": f"schema {found['revision']['schema']}, "
+                                                f"data {found['revision']['data']}"},
+                 {"title": "Tables", "value": tables}]
+        if chats:
+            facts.append({"title": "Selected in", "value": _short(", ".join(chats[:5]) + (" …" if len(chats) > 5
+                                                                                         else ""))})
         body.append({"type": "Container", "items": [
             {"type": "TextBlock", "text": _short(found["name"]), "weight": "bolder", "wrap": True},
-            {"type": "FactSet", "facts": [
-                {"title": "Id", "value": found["resourceId"]},
-                {"title": "Revision", "value": f"schema {found['revision']['schema']}, "
-                                               f"data {found['revision']['data']}"},
-                {"title": "Tables", "value": tables}]}]})
+            {"type": "FactSet", "facts": facts},
+            {"type": "ActionSet", "actions": [
+                {"type": "Action.Execute", "title": f"Open {_short(found['name'])}", "verb": "pages-view",
+                 "data": {"resourceId": found["resourceId"]}, "associatedInputs": "none"}]}]})
+    if listed:
+        body += [{"type": "TextBlock", "text": "The database a chat uses", "weight": "bolder"},
+                 {"type": "Input.Text", "id": "sessionId", "label": "The chat's session id (workbench sessions list)",
+                  "maxLength": 64, "isRequired": True},
+                 {"type": "Input.ChoiceSet", "id": "resourceId", "label": "Database", "isRequired": True,
+                  "choices": [{"title": f"{_short(d['name'])} ({d['resourceId']})", "value": d["resourceId"]}
+                              for d in listed[:100]]},
+                 {"type": "ActionSet", "actions": [{"type": "Action.Execute", "title": "Select for that chat",
+                                                    "verb": "databases-select"}]}]
     return {"type": "AdaptiveCard", "version": "1.5", "body": body, "actions": []}

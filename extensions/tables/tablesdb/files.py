@@ -6,14 +6,30 @@ foreign keys on, busy timeout 3 s, at most 10 s for one operation and at most
 ``^[a-z][a-z0-9-]{0,63}$`` and is refused before it reaches the file system; a
 symbolic link is never followed, neither on the way to the folder nor as a file.
 
-Creation builds the file under a temporary name and links it into place only when
-it is complete; deletion renames it aside first. ``settle`` (run at every open of
-the folder) finishes or drops what a crash left between those steps.
+Creation and deletion are steps of which exactly one is the point of no return, so
+a crash (kill -9) between any two of them leaves the database whole or gone:
+
+- creation: (1) an empty file under a temporary name ``<id>.partial-…``, (2) the
+  catalog built in it and the connection closed, (3) the file hard-linked to
+  ``<id>.db`` (the point of no return: a complete file appears at once), (4) the
+  temporary name removed;
+- deletion: (1) ``<id>.db`` renamed to ``.deleting<id>-…`` (the point of no return:
+  the database is gone at once), (2) its ``-wal``/``-shm``/``-journal`` files removed,
+  (3) the renamed file removed.
+
+``settle`` runs whenever the folder is opened — at the start of every call of every
+tool, in any process, before any database is read — and finishes or drops what a
+crash left: temporary and renamed-aside files, and journal files whose database is
+gone (a stale ``-wal`` must never be replayed into a new database of the same id).
+Each step holds a shared lock on ``databases/.steps.lock``; ``settle`` cleans only
+when it gets the lock exclusively, so it never takes a file another process is still
+building or deleting.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import sqlite3
@@ -32,6 +48,16 @@ EXPORT_S = 24 * 3600
 """How long an export file is kept."""
 _PARTIAL = ".partial"
 _DELETING = ".deleting"
+_LOCK = ".steps.lock"
+_JOURNALS = ("-wal", "-shm", "-journal")
+CREATE_STEPS = ("partial", "built", "linked", "cleaned")
+"""The steps of a creation, as ``build`` reports them to its ``step`` hook."""
+DELETE_STEPS = ("aside", "journals", "removed")
+"""The steps of a deletion, as ``remove`` reports them to its ``step`` hook."""
+
+
+def _no_step(name: str) -> None:
+    """A step done (tests stop a process here with kill -9)."""
 
 
 def check_id(resource_id: object) -> str:
@@ -84,15 +110,37 @@ class Folder:
                 found.append(name[:-3])
         return sorted(found)
 
+    @contextlib.contextmanager
+    def _steps(self, exclusive: bool = False) -> Iterator[bool]:
+        """Hold the lock of the creation and deletion steps: shared while one runs,
+        exclusive (without waiting) to settle; yields whether it is held."""
+        lock = self.databases / _LOCK
+        _no_links(lock)
+        fd = os.open(lock, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB if exclusive else fcntl.LOCK_SH)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)  # releases the lock
+
     def settle(self, now: float | None = None) -> None:
         """Drop what an interrupted creation left (a partial file is never a database),
-        finish an interrupted deletion, and remove exports older than a day (an export
-        is a temporary file)."""
-        for entry in os.scandir(self.databases):
-            name = entry.name
-            if _PARTIAL in name or name.startswith(_DELETING):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(entry.path)
+        finish an interrupted deletion, drop journal files whose database is gone, and
+        remove exports older than a day (an export is a temporary file). Skipped for
+        the databases while another process is between the steps of one."""
+        with self._steps(exclusive=True) as alone:
+            if alone:
+                names = {entry.name for entry in os.scandir(self.databases)}
+                for name in names:
+                    base = next((name[:-len(j)] for j in _JOURNALS if name.endswith(j)), None)
+                    orphan = base is not None and base.endswith(".db") and base not in names
+                    if _PARTIAL in name or name.startswith(_DELETING) or orphan:
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(self.databases / name)
         limit = (time.time() if now is None else now) - EXPORT_S
         for entry in os.scandir(self.exports):
             if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < limit:
@@ -112,46 +160,56 @@ class Folder:
         finally:
             conn.close()
 
-    def build(self, resource_id: str, init) -> bool:
+    def build(self, resource_id: str, init, step=_no_step) -> bool:
         """Create ``resource_id`` with ``init(conn)`` under a temporary name, then link it
-        into place. False when it already exists (nothing is changed)."""
+        into place (``CREATE_STEPS``). False when it already exists (nothing is changed)."""
         final = self.path(resource_id)
         _no_links(final)
         if final.exists():
             return False
-        partial = self.databases / f"{resource_id}{_PARTIAL}-{os.getpid()}-{time.monotonic_ns()}"
-        fd = os.open(partial, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
-        os.close(fd)
-        try:
-            conn = open_file(partial, self.max_bytes, wal=False)
+        with self._steps():
+            partial = self.databases / f"{resource_id}{_PARTIAL}-{os.getpid()}-{time.monotonic_ns()}"
+            fd = os.open(partial, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
+            os.close(fd)
+            step("partial")
             try:
-                init(conn)
-                conn.execute("PRAGMA journal_mode=WAL")
+                conn = open_file(partial, self.max_bytes, wal=False)
+                try:
+                    init(conn)
+                    conn.execute("PRAGMA journal_mode=WAL")
+                finally:
+                    conn.close()
+                step("built")
+                try:
+                    os.link(partial, final)
+                except FileExistsError:
+                    return False
+                step("linked")
             finally:
-                conn.close()
-            try:
-                os.link(partial, final)
-            except FileExistsError:
-                return False
-        finally:
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(f"{partial}{suffix}")
+                for suffix in ("", *_JOURNALS):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(f"{partial}{suffix}")
+            step("cleaned")
         return True
 
-    def remove(self, resource_id: str) -> bool:
-        """Delete ``resource_id`` and its journal files; False when it was gone."""
+    def remove(self, resource_id: str, step=_no_step) -> bool:
+        """Delete ``resource_id`` and its journal files (``DELETE_STEPS``); False when it
+        was gone."""
         path = self.path(resource_id)
         _no_links(path)
-        aside = self.databases / f"{_DELETING}{resource_id}-{time.monotonic_ns()}"
-        try:
-            os.rename(path, aside)
-        except FileNotFoundError:
-            return False
-        for suffix in ("-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{path}{suffix}")
-        os.unlink(aside)
+        with self._steps():
+            aside = self.databases / f"{_DELETING}{resource_id}-{time.monotonic_ns()}"
+            try:
+                os.rename(path, aside)
+            except FileNotFoundError:
+                return False
+            step("aside")
+            for suffix in _JOURNALS:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(f"{path}{suffix}")
+            step("journals")
+            os.unlink(aside)
+            step("removed")
         return True
 
 

@@ -274,21 +274,32 @@ def databases_rename(conn: sqlite3.Connection, args: dict[str, Any]) -> Effect:
 # --- row operations -------------------------------------------------------------------
 
 
-def _values_of(table: Table, row: Any, where: str) -> dict[str, Any]:
-    """A row's values by column id, from labels; refuses unknown labels and ``_id``."""
+def _values_of(table: Table, row: Any, where: str,
+               index: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A row's values by column id, from labels; refuses unknown labels and ``_id``.
+    ``index`` (``_by_label(table)``) saves folding every label again for every row."""
     if not isinstance(row, dict):
         raise invalid(f"{where} must be an object of column labels and values")
+    if index is None:
+        index = _by_label(table)
     found: dict[str, Any] = {}
     for name, value in row.items():
         if isinstance(name, str) and catalog.reserved(name):
             raise invalid(f"{where}: the row ID (_id) is given by the database, not set")
-        column = table.column(name)
+        column = index.get(values.fold(name)) if isinstance(name, str) else None
+        if column is None:
+            column = table.column(name)  # refuses it, naming it
         if column.id in found:
             raise invalid(f"{where} names column {column.label!r} twice")
         if value is None and column.required:
             raise invalid(f"{where}: column {column.label!r} is required and cannot be empty")
         found[column.id] = values.cell(column.type, value, f"{where}, column {column.label!r}")
     return found
+
+
+def _by_label(table: Table) -> dict[str, Any]:
+    """The table's columns by folded label (labels are unique ignoring case)."""
+    return {values.fold(c.label): c for c in table.columns}
 
 
 def _shown(table: Table, column_ids: list[str], stored: list[Any]) -> dict[str, Any]:
@@ -303,8 +314,10 @@ def rows_insert(conn: sqlite3.Connection, args: dict[str, Any]) -> Effect:
     if not isinstance(rows, list) or not 1 <= len(rows) <= MAX_INSERT:
         raise invalid(f"rows must be a list of 1 to {MAX_INSERT} rows")
     ids, sample = [], []
+    index = _by_label(table)
+    statements: dict[tuple[str, ...], str] = {}
     for number, row in enumerate(rows, 1):
-        given = _values_of(table, row, f"row {number}")
+        given = _values_of(table, row, f"row {number}", index)
         for column in table.columns:
             if column.id not in given:
                 if column.required and column.default is None:
@@ -312,8 +325,10 @@ def rows_insert(conn: sqlite3.Connection, args: dict[str, Any]) -> Effect:
                 given[column.id] = column.default
         names = list(given)
         if names:
-            sql = (f"INSERT INTO {ident(table.id)} ({', '.join(ident(n) for n in names)}) "
-                   f"VALUES ({', '.join('?' for _ in names)})")
+            key = tuple(names)
+            sql = statements.get(key) or statements.setdefault(key, (
+                f"INSERT INTO {ident(table.id)} ({', '.join(ident(n) for n in names)}) "
+                f"VALUES ({', '.join('?' for _ in names)})"))
             cursor = constrained(conn, table, sql, [given[n] for n in names])
         else:
             cursor = constrained(conn, table, f"INSERT INTO {ident(table.id)} DEFAULT VALUES", [])

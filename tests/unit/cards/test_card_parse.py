@@ -154,8 +154,20 @@ def test_inputs_values_are_checked_then_merged_into_the_actions_data() -> None:
     (card({"type": "Input.ChoiceSet", "id": "a", "isMultiSelect": True,
            "choices": [{"title": "A", "value": "a,b"}]}), "/body/0/choices/0/value", "no comma"),
     (card({"type": "Input.Toggle", "id": "a"}), "/body/0/title", "required"),
-    (card({"type": "Table", "columns": [{}], "rows": [{"cells": [cell({"type": "Input.Text", "id": "a"})]}]}),
-     "/body/0/rows/0/cells/0/items/0/type", "not Input.Text"),
+    (card({"type": "Table", "columns": [{}], "rows": [{"cells": [cell({"type": "ActionSet", "actions": []})]}]}),
+     "/body/0/rows/0/cells/0/items/0/type", "or one input, not ActionSet"),
+    (card({"type": "Table", "columns": [{}], "rows": [{"cells": [cell({"type": "Input.Text", "id": "a"},
+                                                                       text("and more"))]}]}),
+     "/body/0/rows/0/cells/0/items", "holds nothing else"),
+    (card({"type": "Table", "columns": [{}], "rows": [{"cells": [cell({"type": "Input.Text", "id": "a",
+                                                                       "isMultiline": True})]}]}),
+     "/body/0/rows/0/cells/0/items/0", "on one line"),
+    (card({"type": "Table", "columns": [{}], "rows": [{"cells": [cell({"type": "Input.Text", "id": "a"})]},
+                                                      {"cells": [cell({"type": "Input.Text", "id": "a"})]}]}),
+     "/body/0/rows/1/cells/0/items/0/id", "already the id of the input at /body/0/rows/0"),
+    (card({"type": "Table", "columns": [{}], "rows": [{"cells": [cell({"type": "Input.Number", "id": "n",
+                                                                       "value": 9, "max": 5})]}]}),
+     "/body/0/rows/0/cells/0/items/0/value", "outside min and max"),
     (card({"type": "Table", "columns": [{}], "rows": [{"cells": [cell(), cell()]}]}),
      "/body/0/rows/0/cells", "more than the 1 allowed"),
     (card(actions=[{"type": "Action.Submit", "title": "Go"}]), "/actions/0/type", "not an action"),
@@ -235,3 +247,28 @@ def test_hostile_text_reaches_the_plain_face_escaped() -> None:
     assert "\x1b" not in shown and "\r" not in shown and "\u202e" not in shown and "\x9b" not in shown
     assert "\\u001b]52;c;cHdu\\u0007" in shown and "\\u202eevil" in shown
     assert isinstance(parsed.body[2], ChoiceSetInput)
+
+
+def test_an_editable_grid_holds_one_input_a_cell_within_its_bounds() -> None:
+    """A Table's cells may hold one input each (an editable, typed grid): collected like
+    any input, drawn as its value in the plain face, at most ``max_cell_inputs``."""
+    def row(number: int) -> dict:
+        return {"cells": [cell(text(str(number))), cell({"type": "Input.Text", "id": f"r{number}.name",
+                                                         "value": f"n{number}\x1b[2J", "label": "Name"}),
+                          cell({"type": "Input.Number", "id": f"r{number}.age", "value": number}),
+                          cell({"type": "Input.Toggle", "id": f"r{number}.ok", "title": "ok", "value": "true"})]}
+    grid = {"type": "Table", "columns": [{}, {}, {}, {}],
+            "rows": [{"cells": [cell(text(h)) for h in ("row", "Name", "Age", "Ok")]}, row(1), row(2)]}
+    parsed = parse_card(card(grid))
+    assert [item.id for item in parsed.inputs()] == ["r1.name", "r1.age", "r1.ok", "r2.name", "r2.age", "r2.ok"]
+    values, problems = input_values(parsed, {"r1.name": "Ann", "r1.age": "7", "r1.ok": False,
+                                             "r2.name": "Bo", "r2.age": "x", "r2.ok": True})
+    assert values["r1.age"] == 7 and values["r1.ok"] == "false" and [p.id for p in problems] == ["r2.age"]
+    shown = plain_text(parsed)
+    assert "1   | [n1\\u001b[2J] | [1] | [x]" in shown
+    assert "\x1b" not in shown and "[inputs in the cells: r1.name, r1.age, r1.ok" in shown
+    many = {"type": "Table", "columns": [{}],
+            "rows": [{"cells": [cell({"type": "Input.Text", "id": f"i{n}"})]} for n in range(11)]}
+    with pytest.raises(CardError) as raised:
+        parse_card(card(many), limits=CardLimits(max_cell_inputs=10))
+    assert raised.value.pointer == "/body/0/rows/10/cells/0/items/0" and "more than 10 inputs" in str(raised.value)

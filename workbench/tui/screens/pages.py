@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Label, OptionList, Static
+from textual.widgets import Button, Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench import jsontext
@@ -51,7 +51,8 @@ class PagesScreen(Screen):
     | up, down | Move between pages |
     | enter | Open the page |
     | r | Open it again |
-    | tab | Into the card: its inputs and buttons |
+    | tab, shift+tab | Into the card: its inputs and buttons, in order |
+    | enter, space | Press the focused button (after an action, the first button of the page drawn again is focused) |
     | escape, f5 | Back |
 
     Args:
@@ -203,6 +204,7 @@ class PagesScreen(Screen):
         outcome = done.outcome
         if done.reopened is not None and self.showing == row:
             await self._draw(done.reopened)
+            self._focus_card()
         if outcome.ok:
             said, level = f"✓ {verb}: {summary(outcome.result)}", "success"
         else:
@@ -211,6 +213,16 @@ class PagesScreen(Screen):
         if done.reopen_error:
             said, level = f"{said}\nThe page could not be opened again: {done.reopen_error}", "error"
         self.say(said, level)
+
+    def _focus_card(self) -> None:
+        """Keep the keyboard in the card drawn again after an action: on its first enabled
+        button (the next waiting change's Confirm, say), else on the list of pages."""
+        view = self.card_view
+        buttons = [b for b in view.query(Button) if not b.disabled] if view is not None else []
+        if buttons:
+            buttons[0].focus()
+        else:
+            self.query_one(OptionList).focus()
 
     def action_close(self) -> None:
         """Back."""

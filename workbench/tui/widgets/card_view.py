@@ -22,14 +22,25 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Grid, Horizontal, Vertical
 from textual.content import Content
 from textual.markup import escape
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Button, DataTable, Input, Select, SelectionList, Static, Switch, TextArea
+from textual.widgets import (
+    Button,
+    Checkbox,
+    DataTable,
+    Input,
+    Select,
+    SelectionList,
+    Static,
+    Switch,
+    TextArea,
+)
 
 from workbench.cards import (
+    INPUT_TYPES,
     ActionSet,
     Card,
     CardAction,
@@ -100,6 +111,10 @@ class CardView(Vertical):
     CardView .card--fact-title { width: auto; max-width: 40%; text-style: bold; padding-right: 2; }
     CardView .card--fact-value { width: 1fr; }
     CardView DataTable.card--table { height: auto; max-height: 24; }
+    CardView .card--grid { height: auto; grid-gutter: 0 1; grid-rows: 1; }
+    CardView .card--cell { height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    CardView .card--cell.-header { text-style: bold; }
+    CardView .card--cell-input { height: 1; width: 1fr; }
     CardView .card--container { height: auto; }
     CardView .card--container.-style-emphasis { background: $boost; }
     CardView .card--container.-style-good { border-left: thick $success; }
@@ -188,7 +203,9 @@ class CardView(Vertical):
         else:
             yield from self._input(element)
 
-    def _table(self, table: Table) -> DataTable:
+    def _table(self, table: Table) -> Widget:
+        if any(isinstance(item, INPUT_TYPES) for row in table.rows for cell in row for item in cell):
+            return self._input_grid(table)
         grid: DataTable = DataTable(classes="card--table", cursor_type="none", zebra_stripes=True,
                                     show_header=table.first_row_as_header and bool(table.rows))
         # Rich Text, which a DataTable measures; like Content it is never read as markup.
@@ -201,6 +218,51 @@ class CardView(Vertical):
         grid.add_columns(*header)
         grid.add_rows(rows)
         return grid
+
+    def _input_grid(self, table: Table) -> Widget:
+        """A table whose cells hold inputs (an editable grid): one line a row, each cell
+        its text or its input's widget, compact; tab walks the inputs row by row."""
+        cells: list[Widget] = []
+        for number, row in enumerate(table.rows):
+            header = number == 0 and table.first_row_as_header
+            for cell in tuple(row) + ((),) * (table.columns - len(row)):
+                item = cell[0] if len(cell) == 1 and isinstance(cell[0], INPUT_TYPES) else None
+                if item is None:
+                    text = one_line(cell_text(cell))
+                    cells.append(Static(text, classes="card--cell -header" if header else "card--cell"))
+                else:
+                    cells.append(self._cell_widget(item))
+        grid = Grid(*cells, classes="card--grid")
+        grid.styles.grid_size_columns = table.columns
+        return grid
+
+    def _cell_widget(self, item: CardInput) -> Widget:
+        """The one-line widget of an input in a table's cell."""
+        key = f"card-input-{len(self._inputs)}"
+        widget: Widget
+        if isinstance(item, ToggleInput):
+            widget = Checkbox(one_line_text(item.title), value=item.on, compact=True, id=key,
+                              classes="card--input card--cell-input")
+        elif isinstance(item, ChoiceSetInput):
+            widget = Select[str]([(one_line(choice.title), choice.value) for choice in item.choices],
+                                 prompt=escape(one_line_text(item.placeholder)) or "–",
+                                 value=item.value if item.value else Select.NULL, allow_blank=True,
+                                 compact=True, id=key, classes="card--input card--cell-input")
+        elif isinstance(item, NumberInput):
+            value = "" if item.value is None else (str(int(item.value)) if float(item.value).is_integer()
+                                                   else str(item.value))
+            widget = Input(value=value, placeholder=strip(item.placeholder), type="number", compact=True,
+                           id=key, classes="card--input card--cell-input")
+        else:
+            assert isinstance(item, (TextInput, DateInput, TimeInput))
+            restrict = {DateInput: r"[0-9-]*", TimeInput: r"[0-9:]*"}.get(type(item))
+            length = {DateInput: 10, TimeInput: 5}.get(type(item)) or getattr(item, "max_length", None) or 0
+            widget = Input(value=strip(item.value), placeholder=strip(item.placeholder), restrict=restrict,
+                           max_length=length, compact=True, id=key, classes="card--input card--cell-input")
+        if item.label:
+            widget.tooltip = safe(item.label)
+        self._inputs[item.id] = (item, widget)
+        return widget
 
     def _input(self, item: CardInput) -> ComposeResult:
         key = f"card-input-{len(self._inputs)}"
@@ -227,21 +289,21 @@ class CardView(Vertical):
                                      value=item.value if item.value else Select.NULL,
                                      allow_blank=True, id=key, classes="card--input")
         elif isinstance(item, TextInput) and item.is_multiline:
-            widget = TextArea(item.value, id=key, classes="card--input", soft_wrap=True)
+            widget = TextArea(strip(item.value), id=key, classes="card--input", soft_wrap=True)
         elif isinstance(item, NumberInput):
             value = "" if item.value is None else (str(int(item.value)) if float(item.value).is_integer()
                                                    else str(item.value))
             widget = Input(value=value, placeholder=strip(item.placeholder), type="number", id=key,
                            classes="card--input")
         elif isinstance(item, DateInput):
-            widget = Input(value=item.value, placeholder=strip(item.placeholder) or "YYYY-MM-DD",
+            widget = Input(value=strip(item.value), placeholder=strip(item.placeholder) or "YYYY-MM-DD",
                            restrict=r"[0-9-]*", max_length=10, id=key, classes="card--input")
         elif isinstance(item, TimeInput):
-            widget = Input(value=item.value, placeholder=strip(item.placeholder) or "HH:MM",
+            widget = Input(value=strip(item.value), placeholder=strip(item.placeholder) or "HH:MM",
                            restrict=r"[0-9:]*", max_length=5, id=key, classes="card--input")
         else:
             assert isinstance(item, TextInput)
-            widget = Input(value=item.value, placeholder=strip(item.placeholder),
+            widget = Input(value=strip(item.value), placeholder=strip(item.placeholder),
                            max_length=item.max_length or 0, id=key, classes="card--input")
         self._inputs[item.id] = (item, widget)
         yield widget
@@ -273,7 +335,7 @@ class CardView(Vertical):
         """What the person has entered in each input, by input id, as the widgets hold it."""
         values: dict[str, Any] = {}
         for input_id, (_item, widget) in self._inputs.items():
-            if isinstance(widget, Switch):
+            if isinstance(widget, (Switch, Checkbox)):
                 values[input_id] = widget.value
             elif isinstance(widget, SelectionList):
                 values[input_id] = [value for value in widget.selected]
