@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-ADDON = Path(__file__).resolve().parents[3] / "extensions" / "tables"
-if str(ADDON) not in sys.path:
-    sys.path.insert(0, str(ADDON))
-
+from tables_samples import ADDON, PEOPLE  # noqa: F401  (ADDON puts tablesdb on the path)
 from tablesdb import Tables  # noqa: E402
-
-PEOPLE = [{"label": "Name", "type": "text", "required": True},
-          {"label": "Age", "type": "integer"},
-          {"label": "Score", "type": "real"},
-          {"label": "Active", "type": "boolean", "default": True},
-          {"label": "Seen", "type": "datetime"},
-          {"label": "Email", "type": "text", "unique": True}]
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import importlib.util
 
 import pytest
 
-from conftest import ADDON
+from tables_samples import ADDON
 from workbench.cards import ExecuteAction, action_data, default_values, input_values, parse_card, plain_text
 from workbench.testing import MockContext
 

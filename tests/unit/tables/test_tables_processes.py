@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import ADDON
+from tables_samples import ADDON
 
 pytestmark = pytest.mark.slow
 

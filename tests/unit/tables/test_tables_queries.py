@@ -25,7 +25,7 @@ def people(tables, db):
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory):
     """One populated database for the tests that only read (files cost fsyncs)."""
-    from conftest import PEOPLE
+    from tables_samples import PEOPLE
     from tablesdb import Tables
     tables = Tables(tmp_path_factory.mktemp("shared"))
     resource_id = tables.create("Shared")["resourceId"]

@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from conftest import ADDON
+from tables_samples import ADDON
 from workbench.testing import MockContext
 
 spec = importlib.util.spec_from_file_location("tables_main", ADDON / "main.py")
