@@ -437,7 +437,9 @@ class Schedules:
               cwd: str | None = None, frozen_by: str = "person") -> RunCard:
         if extensions is None:
             self.loading.ensure()
-            extensions = sorted({entry["name"] for entry in self.loading.extensions})
+            # A first-party add-on is in a run only when the schedule names it.
+            extensions = sorted({entry["name"] for entry in self.loading.extensions}
+                                - self.switches.defaults_off())
         try:
             card = RunCard(model=model or self.default_model.spec, extensions=tuple(extensions),
                            on_need=on_need or self.workspace.config.settings.schedule.on_need,
