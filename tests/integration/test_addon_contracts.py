@@ -119,6 +119,15 @@ def test_an_addon_installs_by_id_and_its_tools_take_the_namespace(catalog, tmp_p
     async def chat() -> tuple[int, int]:
         with Host.open(cwd=tmp_path / "work") as host:
             session = host.chats.new()
+            # Off in a chat until the person switches it on there (where it came from says so).
+            assert not any(t.extension == "notes" for t in host.switches.tools(session["id"]))
+            assert not {row.name: row for row in host.switches.rows(session["id"])}["notes"].on
+            # A schedule uses it only when it names it.
+            plain = host.schedules.add_schedule(title="a", instruction="x", schedule={"kind": "interval", "everyMinutes": 5})
+            named = host.schedules.add_schedule(title="b", instruction="x", schedule={"kind": "interval", "everyMinutes": 5},
+                                                extensions=["notes"])
+            assert "notes" not in plain["card"]["extensions"] and named["card"]["extensions"] == ["notes"]
+            host.switches.set_extension(session["id"], "notes", True)
             offered = {t.name for t in host.switches.tools(session["id"])}
             assert {"addon__notes__note-add", "addon__notes__note-list"} <= offered
             assert "addon__notes__note-remove" not in offered  # person-only: never a model's

@@ -426,7 +426,8 @@ def test_a_chat_makes_reads_and_edits_documents_with_a_model_that_calls_the_tool
     for prompt, replies in turns.items():
         (project / "model.json").write_text(json.dumps(replies))
         done = workbench("run", "--jsonl", "--model", "scripted:model.json", "--answers", "accept.json",
-                         "-g", "read", "-g", "write", prompt, cwd=project, tracebacks=True)
+                         "--addon", "office", "-g", "read", "-g", "write", prompt, cwd=project,
+                         tracebacks=True)
         assert done.returncode == 0, done.stdout + done.stderr
         events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         ended += [e for e in events if e["type"] == "tool_call_ended"]

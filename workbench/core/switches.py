@@ -417,15 +417,18 @@ class Switches:
 
     def tool_rows(self, session_id: str | None, extension: str | None = None) -> list[ToolRow]:
         """The tools a chat can switch (of ``extension`` only, when given), each with its
-        state in the chat ``session_id``; all on and offered for a chat not started yet.
+        state in the chat ``session_id``; for a chat not started yet, all on but the
+        first-party add-ons (off until switched on).
 
         Raises:
             WorkbenchError: No such session.
         """
         tools = [t for t in self.switchable() if extension is None or t.extension == extension]
         if session_id is None:
+            off = self.defaults_off()
             return [ToolRow(t.name, t.extension, t.qualified_name, t.description,
-                            replaces=t.replaces if t.first_party else ()) for t in tools]
+                            on=t.extension not in off, replaces=t.replaces if t.first_party else ())
+                    for t in tools]
         session = find_session(self.store, session_id)["id"]
         switches = self.of(session)
         chat = self.tools(session, on_demand=True)
@@ -447,7 +450,9 @@ class Switches:
             WorkbenchError: No such session.
         """
         self.loading.ensure()
-        off = self.of(find_session(self.store, session_id)["id"]).extensions_off if session_id else frozenset()
+        # A chat not started yet has what it would start with: the add-ons off.
+        off = (self.of(find_session(self.store, session_id)["id"]).extensions_off if session_id
+               else self.defaults_off())
         found = {row.name: SwitchRow(row.name, row.title, row.kind, row.tools,
                                      row.name not in off, row.note)
                  for _, row in self.sources.status_rows()}
