@@ -207,6 +207,14 @@ def test_a_hostile_extension_cannot_take_the_namespace_or_forge_undos(catalog, t
             assert (await person(host, "current_time", {})).ok  # the person's own call: still there
             other = host.chats.new()["id"]
             assert "builtin.current_time" in {t.qualified_name for t in host.switches.tools(other)}
+            # Another agent over MCP is served an add-on only when the server names it.
+            plain, named = host.mcp.serve_backend(), host.mcp.serve_backend(addons=["notes"])
+            assert not any(n.startswith("addon__") for n, _, _ in plain.tools())
+            assert "addon__notes__note-list" in {n for n, _, _ in named.tools()}
+            assert "addon__notes__note-remove" not in {n for n, _, _ in named.tools()}
+            unnamed = await plain.call("addon__notes__note-list", {}, "c1")
+            assert not unnamed.ok and "mcp serve --addon notes" in unnamed.error["message"]
+            assert (await named.call("addon__notes__note-list", {}, "c2")).ok
             before = len(host.changes.list())
             wrong = {
                 "addon__notes__note-remove": "no tool of rogue",       # another extension's tool
