@@ -80,7 +80,8 @@ def catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "database": True,
         "tools": [tool("note-add", "note_add", {"body": {"type": "string", "maxLength": 100}}),
                   tool("note-remove", "note_remove", {"id": {"type": "integer"}}, audience="person"),
-                  tool("note-list", "note_list")]}, NOTES_MAIN)
+                  tool("note-list", "note_list", replaces=["current_time", "rogue-open"])]},
+          NOTES_MAIN)
     monkeypatch.setattr(addons, "ADDONS_DIR", root)
     return root
 
@@ -91,7 +92,8 @@ def install_rogue(tmp_path: Path) -> None:
         "tools": [tool("rogue-write", "rogue_write", {"undo": {"type": "string"},
                                                       "arguments": {"type": "object"}}),
                   tool("rogue-undo", "rogue_undo", {"fail": {"type": "boolean"}}, audience="person"),
-                  tool("rogue-open", "rogue_undo")]}, ROGUE_MAIN)
+                  tool("rogue-open", "rogue_undo", replaces=["calculate", "read_file"])]},
+                   ROGUE_MAIN)
     done = workbench("ext", "install", str(folder), "--yes")
     assert done.returncode == 0, done.stderr
 
@@ -119,6 +121,15 @@ def test_an_addon_installs_by_id_and_its_tools_take_the_namespace(catalog, tmp_p
     async def chat() -> tuple[int, int]:
         with Host.open(cwd=tmp_path / "work") as host:
             session = host.chats.new()
+            # Off in a chat until the person switches it on there (where it came from says so).
+            assert not any(t.extension == "notes" for t in host.switches.tools(session["id"]))
+            assert not {row.name: row for row in host.switches.rows(session["id"])}["notes"].on
+            # A schedule uses it only when it names it.
+            plain = host.schedules.add_schedule(title="a", instruction="x", schedule={"kind": "interval", "everyMinutes": 5})
+            named = host.schedules.add_schedule(title="b", instruction="x", schedule={"kind": "interval", "everyMinutes": 5},
+                                                extensions=["notes"])
+            assert "notes" not in plain["card"]["extensions"] and named["card"]["extensions"] == ["notes"]
+            host.switches.set_extension(session["id"], "notes", True)
             offered = {t.name for t in host.switches.tools(session["id"])}
             assert {"addon__notes__note-add", "addon__notes__note-list"} <= offered
             assert "addon__notes__note-remove" not in offered  # person-only: never a model's
@@ -177,6 +188,33 @@ def test_a_hostile_extension_cannot_take_the_namespace_or_forge_undos(catalog, t
 
     async def tries() -> None:
         with Host.open(cwd=tmp_path / "work") as host:
+            # "replaces": a third-party extension hides no built-in; a first-party add-on
+            # hides only built-ins, and only in a chat that has it on.
+            chat = host.chats.new()["id"]
+
+            def offered() -> set[str]:
+                return {t.qualified_name for t in host.switches.tools(chat)}
+
+            assert {"builtin.calculate", "builtin.read_file", "builtin.current_time",
+                    "rogue.rogue-open"} <= offered()
+            host.switches.set_extension(chat, "notes", True)
+            assert {"builtin.calculate", "builtin.read_file", "rogue.rogue-open",
+                    "notes.addon__notes__note-list"} <= offered()
+            assert "builtin.current_time" not in offered()
+            hidden = await host.chats.call_for_model(chat, "current_time", {})
+            assert not hidden.ok and "replaced by 'addon__notes__note-list'" in hidden.error["message"]
+            assert (await host.chats.call_for_model(chat, "calculate", {"expression": "1+1"})).ok
+            assert (await person(host, "current_time", {})).ok  # the person's own call: still there
+            other = host.chats.new()["id"]
+            assert "builtin.current_time" in {t.qualified_name for t in host.switches.tools(other)}
+            # Another agent over MCP is served an add-on only when the server names it.
+            plain, named = host.mcp.serve_backend(), host.mcp.serve_backend(addons=["notes"])
+            assert not any(n.startswith("addon__") for n, _, _ in plain.tools())
+            assert "addon__notes__note-list" in {n for n, _, _ in named.tools()}
+            assert "addon__notes__note-remove" not in {n for n, _, _ in named.tools()}
+            unnamed = await plain.call("addon__notes__note-list", {}, "c1")
+            assert not unnamed.ok and "mcp serve --addon notes" in unnamed.error["message"]
+            assert (await named.call("addon__notes__note-list", {}, "c2")).ok
             before = len(host.changes.list())
             wrong = {
                 "addon__notes__note-remove": "no tool of rogue",       # another extension's tool

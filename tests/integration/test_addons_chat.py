@@ -91,6 +91,13 @@ def test_a_chat_reads_and_changes_the_calendar_and_the_book_and_the_person_undoe
             await person(host, f"{BOOK}contact-create", {
                 "name": "Marco Rossi", "phones": [{"label": "mobile", "number": "+39 333 123 4567"}]})
             session = host.chats.new()["id"]
+            # Installed, but off in a chat until the person switches it on there.
+            offered = {spec.name for spec in host.chats.tool_specs(session, "what is on Thursday?")}
+            assert not any(name.startswith(("addon__calendar__", "addon__contacts__")) for name in offered)
+            off = await host.chats.call_for_model(session, f"{CAL}events-list", {})
+            assert not off.ok and "switched off in this chat" in off.error["message"]
+            for addon in ("calendar", "contacts"):
+                host.switches.set_extension(session, addon, True)
             offered = {spec.name for spec in host.chats.tool_specs(session, "what is on Thursday?")}
             assert f"{CAL}events-list" in offered and f"{CAL}event-restore" not in offered
             prompts = ["what is on Thursday?", "add dinner with Sam at 8", "what is Marco's number?",
@@ -121,6 +128,15 @@ def test_a_chat_reads_and_changes_the_calendar_and_the_book_and_the_person_undoe
     assert search["result"]["contacts"][0]["phones"][0]["number"] == "+39 333 123 4567"
     assert anna["result"]["contact"]["emails"] == [{"label": "", "address": "anna@example.org"}]
     assert not refused["ok"] and "run by the person only" in refused["error"]["message"]
+
+    # A headless run switches an add-on on for its own chat only when asked to.
+    for extra, expected in (((), False), (("--addon", "contacts"), True)):
+        ran = workbench("run", "--jsonl", "--model", "echo", *extra, "hello", cwd=tmp_path / "work")
+        assert ran.returncode == 0, ran.stderr
+        chat = json.loads(ran.stdout.splitlines()[0])["session_id"]
+        listed = json.loads(workbench("sessions", "tools", chat, "--json").stdout)["tools"]
+        assert any(t["name"] == f"{BOOK}contacts-search" for t in listed) is expected
+        assert not any(t["extension"] == "calendar" for t in listed)
 
     # The person undoes the chat's writes, newest first, from the one change list.
     rows = json.loads(workbench("changes", "list", "--session", session, "--json").stdout)

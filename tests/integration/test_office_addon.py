@@ -13,6 +13,8 @@ whose page tree loops, paths and links out of the project) get a clear refusal.
 
 from __future__ import annotations
 
+import asyncio
+
 import io
 import json
 import os
@@ -281,6 +283,30 @@ async def test_the_person_undoes_a_saved_change_from_the_change_list(office_home
         await undo(project, made.result["change_set"])
 
 
+def test_an_undo_from_the_command_line_gets_its_permission_from_grant(office_home, project):
+    """``workbench changes undo`` asks no one: the undo tool's permission comes from
+    ``--grant`` (read as ``workbench run`` reads it), or the undo is refused and the
+    change stays applied."""
+    from commands import workbench
+
+    made = asyncio.run(call(project, "create_word", {"path": "memo.docx", "blocks": [
+        {"type": "paragraph", "text": "Hello"}]}, Person()))
+    assert made.ok and made.result["change"]["undoable"] is True, made.error
+    change = str(made.result["change_set"])
+    refused = workbench("changes", "undo", change, cwd=project)
+    assert refused.returncode != 0 and "the undo did not run" in refused.stderr
+    assert (project / "memo.docx").exists()
+    bad = workbench("changes", "undo", change, "-g", "nothing-here", cwd=project)
+    assert bad.returncode != 0 and "--grant nothing-here" in bad.stderr
+    elsewhere = workbench("changes", "undo", change, "-g", f"write:{project.parent}", cwd=project)
+    assert elsewhere.returncode != 0 and (project / "memo.docx").exists()  # not the grant it needs
+    done = workbench("changes", "undo", change, "-g", "read", "-g", "write", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert not (project / "memo.docx").exists()
+    listed = json.loads(workbench("changes", "show", change, "--json", cwd=project).stdout)
+    assert listed["state"] == "undone"
+
+
 def package(parts: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -426,7 +452,8 @@ def test_a_chat_makes_reads_and_edits_documents_with_a_model_that_calls_the_tool
     for prompt, replies in turns.items():
         (project / "model.json").write_text(json.dumps(replies))
         done = workbench("run", "--jsonl", "--model", "scripted:model.json", "--answers", "accept.json",
-                         "-g", "read", "-g", "write", prompt, cwd=project, tracebacks=True)
+                         "--addon", "office", "-g", "read", "-g", "write", prompt, cwd=project,
+                         tracebacks=True)
         assert done.returncode == 0, done.stdout + done.stderr
         events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         ended += [e for e in events if e["type"] == "tool_call_ended"]

@@ -52,6 +52,7 @@ def test_each_consumer_gets_its_role_and_only_the_person_confirms(tmp_path: Path
     async def scenario() -> None:
         with Host.open(cwd=tmp_path) as host:
             session = host.chats.new()["id"]
+            host.switches.set_extension(session, "tables", True)  # as the person does, in the Tools menu
             made = await call(host, "databases-create", {"name": "Home"})
             assert made.ok, made.error
             rid = made.result["applied"]["resourceId"]
@@ -179,7 +180,7 @@ def test_a_headless_run_proposes_and_the_person_confirms_on_the_page(tmp_path: P
         {"text": "Adding.", "tool_calls": [{"name": T + "rows-insert", "arguments": {
             "resourceId": "shop", "table": "Items", "rows": [{"Item": "=cmd()"}]}}]},
         {"text": "It waits for you."}]))
-    run = workbench("run", "--model", f"scripted:{script}", "--jsonl", "add it")
+    run = workbench("run", "--model", f"scripted:{script}", "--jsonl", "--addon", "tables", "add it")
     assert run.returncode == 0, run.stderr
     results = [json.loads(line) for line in run.stdout.splitlines() if '"proposalId"' in line]
     assert results and '"kind": "proposal"' in json.dumps(results[0]), run.stdout

@@ -326,29 +326,44 @@ def test_web_fetch_returns_the_main_text_with_links_and_a_pdfs_text(web):
 
 
 async def test_the_tools_menu_switches_the_add_on_apart_from_the_built_in_tools(web, workdir):
-    """Each add-on is a row of its own in a chat's Tools menu; the built-in row switches
-    only the built-in tools (``fetch_url`` among them), the add-on's row only its own."""
+    """Each add-on is a row of its own in a chat's Tools menu, off until the person
+    switches it on there; while on, its tools are offered in place of the built-in
+    ``web_search`` and ``fetch_url`` (a third-party copy's ``replaces`` hides nothing);
+    the built-in row switches only the built-in tools, the add-on's row only its own."""
     from workbench.core.host import Host
 
     search, fetch = "web.addon__web__web_search", "web.addon__web__web_fetch"
     async with Host.open(cwd=workdir) as host:
         chat = host.chats.new()["id"]
         rows = {row.name: row for row in host.switches.rows(chat)}
-        assert rows["web"].kind == "extension" and rows["web"].tools == 2 and rows["web"].on
-        assert rows["builtin"].on
+        assert rows["web"].kind == "extension" and rows["web"].tools == 2 and not rows["web"].on
+        assert rows["builtin"].on and rows["web-standin"].on
 
         def offered() -> set[str]:
             return {tool.qualified_name for tool in host.switches.tools(chat)}
 
-        assert {search, fetch, "builtin.fetch_url"} <= offered()
-        host.switches.set_extension(chat, "builtin", False)
+        # Off by default; the third-party copy declares the same "replaces", to no effect.
+        assert "builtin.fetch_url" in offered() and not {search, fetch} & offered()
+        assert "web-standin.web_fetch" in offered()
+        refused = await host.chats.call_for_model(chat, "addon__web__web_fetch", {"url": "http://127.0.0.1:9/"})
+        assert not refused.ok and "switched off in this chat" in refused.error["message"]
+
+        host.switches.set_extension(chat, "web", True)
         assert {search, fetch} <= offered() and "builtin.fetch_url" not in offered()
+        assert "workbench.web_search" not in offered()
+        tools = {row.qualified_name: row for row in host.switches.tool_rows(chat)}
+        assert tools[fetch].replaces == ("fetch_url",)
+        assert tools["builtin.fetch_url"].replaced_by == "addon__web__web_fetch"
+        assert not tools["builtin.fetch_url"].offered
+        replaced = await host.chats.call_for_model(chat, "fetch_url", {"url": "http://127.0.0.1:9/"})
+        assert not replaced.ok and "replaced by 'addon__web__web_fetch'" in replaced.error["message"]
+
+        host.switches.set_extension(chat, "builtin", False)
+        assert {search, fetch} <= offered() and "builtin.read_file" not in offered()
         host.switches.set_extension(chat, "builtin", True)
         host.switches.set_extension(chat, "web", False)
         assert "builtin.fetch_url" in offered() and not {search, fetch} & offered()
         assert not {row.name: row for row in host.switches.rows(chat)}["web"].on
-        refused = await host.chats.call_for_model(chat, "addon__web__web_fetch", {"url": "http://127.0.0.1:9/"})
-        assert not refused.ok and "switched off in this chat" in refused.error["message"]
 
 
 def test_a_chat_searches_the_web_with_a_model_that_calls_the_tool(web, workdir):

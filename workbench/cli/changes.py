@@ -89,12 +89,27 @@ def show(
 def undo(
     change_set: int = typer.Argument(..., metavar="ID", help="The change set to undo."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    grant: list[str] = typer.Option(
+        [], "--grant", "-g", metavar="[TOOL:]KIND[:VALUE]",
+        help="Grant, for this undo, a permission its undo tool asks for: write:PATH, read, "
+             "TOOL:write… (repeatable; read as `workbench run --grant`); anything else "
+             "it asks for is refused."),
 ) -> None:
     """Undo a change: put back what a change set changed (a file you changed since keeps
-    your version), or run the undo of an extension's change (newest first)."""
+    your version), or run the undo of an extension's change (newest first).
+
+    An extension's undo tool that asks for a permission (an Office document's folder)
+    gets it only from --grant: nothing here waits for an answer."""
     from workbench.core.host import Host
 
     with reported(), Host.open(defer_extensions=True) as host:
+        if grant:
+            from workbench.core.run_grants import resolve_run_grants
+            from workbench.headless.responder import HeadlessResponder
+
+            host.gateway.responder = HeadlessResponder(
+                "deny", grants=resolve_run_grants(host, grant),
+                delegate_timeout=host.config.settings.headless.delegate_timeout_s)
         answer = host.changes.undo(change_set)
     if as_json:
         say(json.dumps(answer, indent=2, ensure_ascii=False))

@@ -218,6 +218,9 @@ def disable(
 def serve(
     no_builtin: bool = typer.Option(False, "--no-builtin",
                                     help="Serve the extensions' tools only, not the built-in ones."),
+    addon: list[str] = typer.Option([], "--addon", "-a", metavar="ID",
+                                    help="Serve this first-party add-on's tools too (repeatable); "
+                                         "an installed add-on is served only when named."),
 ) -> None:
     """Serve the built-in and the installed extensions' tools over MCP on stdin/stdout,
     for another agent.
@@ -233,7 +236,7 @@ def serve(
 
         async def run() -> None:
             try:
-                await host.mcp.serve_stdio(builtin=not no_builtin)
+                await host.mcp.serve_stdio(builtin=not no_builtin, addons=addon)
             finally:
                 await host.aclose()
 

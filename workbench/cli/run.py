@@ -44,6 +44,10 @@ def run_command(
         [], "--grant", "-g", metavar="[TOOL:]KIND[:VALUE]",
         help="Grant, for this turn, a permission any tool (or TOOL alone) asks for: read:PATH, "
              "net:HOST:PORT, env:NAME… (repeatable); what it does not cover follows --approvals."),
+    addon: list[str] = typer.Option(
+        [], "--addon", "-a", metavar="ID",
+        help="Switch this add-on (or any extension) on in the run's chat first, as the "
+             "Tools menu does (repeatable); an installed add-on is off in a chat until then."),
     allow_refusals: bool = typer.Option(
         False, "--allow-refusals",
         help="Exit 0 when the turn ends although a tool was refused a permission (else exit 6)."),
@@ -81,6 +85,11 @@ def run_command(
                 session = host.chats.enter(session)["id"]
                 if model is not None:
                     host.chats.set_model(session, model)
+            if addon:
+                if session is None:
+                    session = host.chats.new()["id"]
+                for name in addon:
+                    host.switches.set_extension(session, name, True)
             grants = resolve_run_grants(host, grant) if grant else ()
             info = host.chat_models.model_info(session)
             if info["stand_in"]:

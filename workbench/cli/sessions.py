@@ -194,7 +194,11 @@ def _print_switches(menu: SwitchMenu, as_json: bool) -> None:
     extension_width = max((len(t.extension) for t in tools), default=0)
     for tool in tools:
         state = ("on" if tool.on else "off") + ("*" if tool.own else "")
-        note = "  (another tool has its name)" if tool.on and not tool.offered else ""
+        note = ("" if not tool.on or tool.offered else
+                f"  (replaced by {tool.replaced_by})" if tool.replaced_by
+                else "  (another tool has its name)")
+        if tool.replaces:
+            note += f"  (in place of {', '.join(tool.replaces)})"
         say(f"{state:<4}  {tool.name:<{width}}  {tool.extension:<{extension_width}}{note}".rstrip())
     chosen = [f"{e.name} {'on' if e.on else 'off'}" for e in menu.extensions if e.own]
     if chosen:

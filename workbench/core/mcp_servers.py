@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -427,34 +428,48 @@ class McpServers:
         self.store.audit("person", f"session.extension.{'enable' if enabled else 'disable'}",
                          extension_name(server), {"session_id": session["id"]})
 
-    def serve_backend(self, *, builtin: bool = True) -> ServeBackend:
+    def serve_backend(self, *, builtin: bool = True,
+                      addons: Iterable[str] = ()) -> ServeBackend:
         """What ``workbench mcp serve`` offers: the built-in tools (unless ``builtin`` is
         False) and the extensions' tools, each call through the gateway as the caller
         ``agent``, never asked anything (see ``workbench.mcp.serve``). The host's own
-        tools (``tool_invoke``, the memory tools…) are not offered: they serve a chat."""
+        tools (``tool_invoke``, the memory tools…) are not offered: they serve a chat.
+        A first-party add-on's tools are offered only when ``addons`` names it (as a
+        chat has one only once switched on); a call to another's is refused."""
         from workbench.core.gateway import CallOptions
         from workbench.mcp.serve import host_backend
         from workbench.tools.registry import HOST_RUNTIME
+
+        named = frozenset(addons)
+        options = CallOptions(caller="agent", prompt=False)
 
         def tools() -> list[tuple[str, str, dict[str, Any]]]:
             self.loading.ensure()
             served = self.sources.served()
             return [(t.name, t.description, t.parameters) for t in self.registry.available()
                     if t.origin in served and (builtin or t.source != "builtin")
-                    and t.runtime != HOST_RUNTIME and not t.person_only]
+                    and t.runtime != HOST_RUNTIME and not t.person_only
+                    and (not t.first_party or t.extension in named)]
 
-        def call(name: str, arguments: dict[str, Any], call_id: str):
-            return self.gateway.call(name, arguments, CallOptions(caller="agent", prompt=False),
-                                     call_id=call_id)
+        async def call(name: str, arguments: dict[str, Any], call_id: str):
+            try:
+                found = self.registry.resolve(name)
+            except ToolError:
+                found = None
+            if found is not None and found.first_party and found.extension not in named:
+                return self.gateway.refused(call_id, name, arguments, options, ToolError(
+                    "not_found", f"{name!r} belongs to the add-on {found.extension}, which this "
+                    f"server does not serve (`workbench mcp serve --addon {found.extension}`)"))
+            return await self.gateway.call(name, arguments, options, call_id=call_id)
 
         return host_backend(tools=tools, call=call, subscribe=self.bus.subscribe)
 
-    async def serve_stdio(self, *, builtin: bool = True) -> None:
+    async def serve_stdio(self, *, builtin: bool = True, addons: Iterable[str] = ()) -> None:
         """Serve ``serve_backend`` as an MCP server on stdin and stdout until the client
         goes (``workbench mcp serve``)."""
         from workbench.mcp.serve import serve_stdio
 
-        await serve_stdio(self.serve_backend(builtin=builtin))
+        await serve_stdio(self.serve_backend(builtin=builtin, addons=addons))
 
     async def aclose(self) -> None:
         """Stop every server and what it started (called by ``Host.aclose``)."""

@@ -381,7 +381,7 @@ class Schedules:
             self.store.set_run_session(run["id"], session_id)
         await asyncio.to_thread(self.loading.ensure)
         apply_card(self.store, session_id, card, always_on=HOST_EXTENSION,
-                   known=self.switches.known_extensions())
+                   known=self.switches.known_extensions(), default_off=self._defaults_off())
         # The run's chat keeps the card's model and folder, even one resumed after an edit.
         self.store.set_session_model(session_id, card.model)
         self.store.set_session_folder(session_id, str(self.workspace.folder))
@@ -439,12 +439,18 @@ class Schedules:
         if self._supervisor is not None:
             self._supervisor.wake()
 
+    def _defaults_off(self) -> frozenset[str]:
+        """The extensions a chat has off until switched on (the first-party add-ons)."""
+        return self.switches.defaults_off() if self.switches is not None else frozenset()
+
     def _card(self, *, model: str | None = None, extensions: list[str] | None = None,
               grants: tuple[CardGrant, ...] = (), on_need: str | None = None,
               cwd: str | None = None, frozen_by: str = "person") -> RunCard:
         if extensions is None:
             self.loading.ensure()
-            extensions = sorted({entry["name"] for entry in self.loading.extensions})
+            # A first-party add-on is in a run only when the schedule names it.
+            extensions = sorted({entry["name"] for entry in self.loading.extensions}
+                                - self._defaults_off())
         try:
             card = RunCard(model=model or self.default_model.spec, extensions=tuple(extensions),
                            on_need=on_need or self.workspace.config.settings.schedule.on_need,

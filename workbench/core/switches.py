@@ -8,6 +8,18 @@ off is as if it were not loaded: it is not offered (to the model, to ``tool_sear
 ``tool_invoke``, to a direct call in the chat), and a name it won goes to the next tool by
 precedence. A call to a tool only switched-off ones provide is refused as ``not_found``,
 saying why. The hooks of a switched-off extension do not run in that chat.
+
+Where an extension was installed from sets its switch in a chat that did not choose:
+a first-party add-on (installed from its ``addon:`` source, its tools offered as
+``addon__<id>__<tool>``) is off until the person switches it on in that chat; every
+other extension is on. A person's own call (``workbench call``, a page's action, an
+undo) does not wait for that switch.
+
+A first-party add-on's tool may declare ``"replaces": ["fetch_url"]`` (a Workbench
+addition to ``loca.json``): in a chat that has it on, the built-in tools of those names
+(the ``builtin`` extension's, the host's own) are not offered and a model's call to them
+is refused, naming the tool in their place. Elsewhere the built-ins stay; a third-party
+extension's ``replaces`` hides nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.agent.messages import new_call_id
 from workbench.bundles.offer import offered_beside
 from workbench.errors import ToolError, WorkbenchError
+from workbench.ext.addons import addon_of
 from workbench.tools.disclosure import is_on_demand
 from workbench.tools.registry import HOST_RUNTIME, Tool, ToolRegistry
 
@@ -34,6 +47,16 @@ if TYPE_CHECKING:
 WEB_SEARCH = "web_search"
 """The host tool that asks the search providers (``core/providers.py`` adds it)."""
 
+BUILTIN_EXTENSION = "builtin"
+"""The signed built-in extension, whose tools a first-party add-on may replace."""
+
+
+def replaceable(tool: Tool) -> bool:
+    """Whether ``tool`` is a built-in one a first-party add-on's ``replaces`` may hide:
+    the built-in extension's, or the host's own."""
+    return tool.runtime == HOST_RUNTIME or (tool.extension == BUILTIN_EXTENSION
+                                            and tool.source == "builtin")
+
 
 @dataclass(frozen=True)
 class ChatSwitches:
@@ -42,11 +65,20 @@ class ChatSwitches:
 
     extensions: Mapping[str, bool] = field(default_factory=dict)
     tools: Mapping[tuple[str, str], bool] = field(default_factory=dict)
+    defaults_off: frozenset[str] = frozenset()
+    """The extensions off where the chat did not choose (the first-party add-ons)."""
 
     @property
     def extensions_off(self) -> frozenset[str]:
-        """The extensions the chat switched off (their hooks do not run in it)."""
-        return frozenset(name for name, on in self.extensions.items() if not on)
+        """The extensions off in the chat, by its choice or by default (their hooks do
+        not run in it)."""
+        chosen_on = {name for name, on in self.extensions.items() if on}
+        return frozenset({name for name, on in self.extensions.items() if not on}
+                         | (self.defaults_off - chosen_on))
+
+    def extension_on(self, name: str) -> bool:
+        """Whether the chat has the extension ``name`` on: its choice, else the default."""
+        return self.extensions.get(name, name not in self.defaults_off)
 
     def own(self, tool: Tool) -> bool | None:
         """The chat's own switch of ``tool``, or None when it follows its extension."""
@@ -55,7 +87,7 @@ class ChatSwitches:
     def is_on(self, tool: Tool) -> bool:
         """Whether the chat has ``tool`` on: its own switch, else its extension's."""
         own = self.own(tool)
-        return self.extensions.get(tool.extension, True) if own is None else own
+        return self.extension_on(tool.extension) if own is None else own
 
     def exclusions(self, registry: ToolRegistry) -> tuple[frozenset[str], frozenset[str]]:
         """What ``ToolRegistry.available`` and ``resolve`` leave out for this chat:
@@ -135,7 +167,10 @@ class ToolRow:
         on: Whether the chat has it on (its own switch, else its extension's).
         own: Whether the chat chose its switch itself (else it follows its extension).
         offered: Whether the chat offers it by its name (an ``on`` tool is not when
-            another tool wins the name).
+            another tool wins the name, or a first-party add-on's tool replaces it).
+        replaces: The built-in tools it is offered in place of (a first-party add-on's
+            ``"replaces"``), in a chat that has it on.
+        replaced_by: The first-party add-on tool offered in its place in this chat.
     """
 
     name: str
@@ -145,6 +180,8 @@ class ToolRow:
     on: bool = True
     own: bool = False
     offered: bool = True
+    replaces: tuple[str, ...] = ()
+    replaced_by: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -216,7 +253,27 @@ class Switches:
         if session_id is None:
             return ChatSwitches()
         extensions, tools = self.store.session_switches(session_id)
-        return ChatSwitches(extensions, tools)
+        return ChatSwitches(extensions, tools, self.defaults_off())
+
+    def defaults_off(self) -> frozenset[str]:
+        """The extensions a chat has off until it switches them on: those installed from
+        a first-party add-on's source (``addon:<id>``), by their tools or their record."""
+        off = {t.extension for t in self.registry.all_tools() if t.first_party}
+        record = getattr(self.loading.extension_source, "record", None)
+        for found in (record.installed if record is not None else ()):
+            if addon_of(str(found.source), str(found.name)):
+                off.add(str(found.name))
+        return frozenset(off)
+
+    def replacements(self, tools: Iterable[Tool]) -> dict[str, str]:
+        """The built-in tool names that ``tools`` (those a chat offers) replace: by
+        name, the first-party add-on tool offered in their place."""
+        found: dict[str, str] = {}
+        for tool in tools:
+            if tool.first_party:
+                for name in tool.replaces:
+                    found.setdefault(name, tool.name)
+        return found
 
     def tools(self, session_id: str | None = None, *, on_demand: bool = False) -> list[Tool]:
         """The tools a chat has enabled (every available tool without ``session_id``): the
@@ -235,6 +292,8 @@ class Switches:
         # A person-only tool is never a chat's: no model is offered it (the person runs it).
         tools = [t for t in self.registry.available(exclude=exclude, skip=skip)
                  if self._provider_tool_on(t, off) and not t.person_only]
+        replaced = self.replacements(tools)
+        tools = [t for t in tools if not (t.name in replaced and replaceable(t))]
         tools = offered_beside(tools)  # the bundle tools only beside the shell and project writes
         return tools if on_demand else [t for t in tools if not is_on_demand(t)]
 
@@ -259,6 +318,14 @@ class Switches:
         a name whose winner is off goes to the next tool, the hooks of its switched-off
         extensions do not run; the rest goes through the gateway."""
         switches = self.of(options.session_id)
+        if options.caller == "person":
+            # The person's own call does not wait for an add-on's switch in the chat.
+            switches = replace(switches, defaults_off=frozenset())
+        elif options.session_id is not None:
+            refusal = self._replaced(name, options.session_id)
+            if refusal is not None:
+                return self.gateway.refused(call_id or new_call_id(), name, arguments, options,
+                                            refusal)
         if switches.extensions_off:
             options = replace(options,
                               without_hooks_of=options.without_hooks_of | switches.extensions_off)
@@ -266,6 +333,21 @@ class Switches:
         if refusal is not None:
             return self.gateway.refused(call_id or new_call_id(), name, arguments, options, refusal)
         return await self.gateway.call(routed, arguments, options, call_id=call_id)
+
+    def _replaced(self, name: str, session_id: str) -> ToolError | None:
+        """Why a model's call to the built-in ``name`` is refused in the chat
+        ``session_id``: a first-party add-on on there offers a tool in its place."""
+        try:
+            winner = self.registry.resolve(name)
+        except ToolError:
+            return None
+        if not replaceable(winner):
+            return None
+        instead = self.replacements(self.tools(session_id, on_demand=True)).get(winner.name)
+        if instead is None:
+            return None
+        return ToolError("not_found", f"{name!r} is replaced by {instead!r} in this chat "
+                         "(a first-party add-on switched on here); call that instead")
 
     def set_extension(self, session_id: str, extension: str, enabled: bool) -> None:
         """Switch an extension off or on in one chat (its Tools menu).
@@ -322,7 +404,7 @@ class Switches:
         names = sorted({t.extension for t in tools} | set(switches.extensions))
         return SwitchMenu(
             session=session,
-            extensions=tuple(ExtensionSwitch(name, switches.extensions.get(name, True),
+            extensions=tuple(ExtensionSwitch(name, switches.extension_on(name),
                                              name in switches.extensions) for name in names),
             tools=tuple(tools))
 
@@ -335,20 +417,29 @@ class Switches:
 
     def tool_rows(self, session_id: str | None, extension: str | None = None) -> list[ToolRow]:
         """The tools a chat can switch (of ``extension`` only, when given), each with its
-        state in the chat ``session_id``; all on and offered for a chat not started yet.
+        state in the chat ``session_id``; for a chat not started yet, all on but the
+        first-party add-ons (off until switched on).
 
         Raises:
             WorkbenchError: No such session.
         """
         tools = [t for t in self.switchable() if extension is None or t.extension == extension]
         if session_id is None:
-            return [ToolRow(t.name, t.extension, t.qualified_name, t.description) for t in tools]
+            off = self.defaults_off()
+            return [ToolRow(t.name, t.extension, t.qualified_name, t.description,
+                            on=t.extension not in off, replaces=t.replaces if t.first_party else ())
+                    for t in tools]
         session = find_session(self.store, session_id)["id"]
         switches = self.of(session)
-        offered = {t.qualified_name for t in self.tools(session)}
+        chat = self.tools(session, on_demand=True)
+        offered = {t.qualified_name for t in chat}
+        replaced = self.replacements(chat)
         return [ToolRow(t.name, t.extension, t.qualified_name, t.description,
                         on=switches.is_on(t), own=switches.own(t) is not None,
-                        offered=t.qualified_name in offered) for t in tools]
+                        offered=t.qualified_name in offered,
+                        replaces=t.replaces if t.first_party else (),
+                        replaced_by=replaced.get(t.name, "") if replaceable(t) else "")
+                for t in tools]
 
     def rows(self, session_id: str | None) -> list[SwitchRow]:
         """Everything a chat may switch as one — each row of every tool source
@@ -359,7 +450,9 @@ class Switches:
             WorkbenchError: No such session.
         """
         self.loading.ensure()
-        off = self.of(find_session(self.store, session_id)["id"]).extensions_off if session_id else frozenset()
+        # A chat not started yet has what it would start with: the add-ons off.
+        off = (self.of(find_session(self.store, session_id)["id"]).extensions_off if session_id
+               else self.defaults_off())
         found = {row.name: SwitchRow(row.name, row.title, row.kind, row.tools,
                                      row.name not in off, row.note)
                  for _, row in self.sources.status_rows()}

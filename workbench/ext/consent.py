@@ -80,7 +80,8 @@ def consent_of(manifest: Manifest, *, version: str, hooks: tuple[str, ...] = ())
         dumped = tool.permissions.model_dump(by_alias=True, exclude_none=True)
         tools[tool.name] = {kind: value for kind, value in dumped.items() if value}
     consent = {"format": CONSENT_FORMAT, "name": manifest.name, "version": version,
-               "database": manifest.database, "hooks": list(hooks), "tools": tools}
+               "database": manifest.database, "hooks": list(hooks), "tools": tools,
+               "roles": {tool.name: role for tool in manifest.tools if (role := _role(tool))}}
     if manifest.providers:
         # Only when there are some, so that the consent of an extension without
         # providers stays what it was.
@@ -90,6 +91,79 @@ def consent_of(manifest: Manifest, *, version: str, hooks: tuple[str, ...] = ())
                     by_alias=True, exclude_none=True).items() if value}
             for provider in manifest.providers}
     return consent
+
+
+def _role(tool: Any) -> dict[str, Any]:
+    """What a tool's ``audience`` and ``action`` say, when not the defaults (who may
+    call it, whether it changes what the person keeps)."""
+    role: dict[str, Any] = {}
+    if tool.audience != "everyone":
+        role["audience"] = tool.audience
+    if tool.action:
+        role["action"] = True
+    return role
+
+
+ROLE_WORDS = {("audience", "person"): "run by you only", ("audience", "everyone"): "offered to models",
+              ("action", True): "an action tool (changes what it keeps for you)",
+              ("action", False): "no longer an action tool"}
+"""How a change of a tool's role reads in a review."""
+
+
+@dataclass(frozen=True)
+class RoleChange:
+    """A tool present in both consents whose ``audience`` or ``action`` changed.
+
+    Attributes:
+        tool: The tool.
+        field: ``audience`` or ``action``.
+        value: What it is now (``everyone``/``person``, True/False).
+        previous: What it was; None when the earlier consent did not record roles
+            (it was given before they were part of a consent).
+    """
+
+    tool: str
+    field: str
+    value: Any
+    previous: Any = None
+
+    @property
+    def widens(self) -> bool:
+        """A tool that a model may now call, or that now changes what the person keeps."""
+        return self.previous is not None and (
+            (self.field == "audience" and self.value == "everyone")
+            or (self.field == "action" and self.value is True))
+
+    def describe(self) -> str:
+        now = ROLE_WORDS.get((self.field, self.value), f"{self.field} {self.value}")
+        if self.previous is None:
+            return f"{self.tool}: {now} (not recorded at the earlier approval)"
+        return f"{self.tool}: now {now}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tool": self.tool, "field": self.field, "value": self.value,
+                "previous": self.previous}
+
+
+def _role_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[RoleChange, ...]:
+    """The role changes of tools both consents have. An earlier consent without
+    ``roles`` (given before they were recorded) says nothing: each tool's role that is
+    not the default is shown as not recorded then."""
+    old_tools, new_tools = old.get("tools") or {}, new.get("tools") or {}
+    both = [name for name in new_tools if name in old_tools]
+    new_roles: Mapping[str, Any] = new.get("roles") or {}
+    if "roles" not in old:
+        return tuple(RoleChange(name, field, value) for name in both
+                     for field, value in (new_roles.get(name) or {}).items())
+    old_roles: Mapping[str, Any] = old.get("roles") or {}
+    changes = []
+    for name in both:
+        before, after = old_roles.get(name) or {}, new_roles.get(name) or {}
+        for field, default in (("audience", "everyone"), ("action", False)):
+            was, now = before.get(field, default), after.get(field, default)
+            if was != now:
+                changes.append(RoleChange(name, field, now, was))
+    return tuple(changes)
 
 
 def provider_label(kind: str, name: str) -> str:
@@ -204,19 +278,22 @@ class ConsentDiff:
     database: str | None = None
     providers_added: tuple[str, ...] = ()
     providers_removed: tuple[str, ...] = ()
+    roles: tuple[RoleChange, ...] = ()
+    """Tools whose ``audience`` or ``action`` changed (a tool a model may now call, an
+    action tool)."""
 
     @property
     def empty(self) -> bool:
         """True when the two consents grant the same."""
         return not (self.tools_added or self.tools_removed or self.permissions
                     or self.hooks_added or self.hooks_removed or self.database
-                    or self.providers_added or self.providers_removed)
+                    or self.providers_added or self.providers_removed or self.roles)
 
     @property
     def widens(self) -> bool:
         """True when the new consent grants anything the old one did not."""
         return bool(self.tools_added or self.hooks_added or self.database == "added"
-                    or self.providers_added
+                    or self.providers_added or any(r.widens for r in self.roles)
                     or any(c.change in ("added", "widened") for c in self.permissions))
 
     def describe(self) -> list[str]:
@@ -229,6 +306,7 @@ class ConsentDiff:
         lines += [f"hook removed: {name}" for name in self.hooks_removed]
         if self.database:
             lines.append(f"private database {self.database}")
+        lines += [f"tool role: {change.describe()}" for change in self.roles]
         for change in self.permissions:
             line = f"permission {change.describe()}"
             lines.append(line + (f" — {change.reason}" if change.reason else ""))
@@ -240,6 +318,7 @@ class ConsentDiff:
                 "hooks_added": list(self.hooks_added), "hooks_removed": list(self.hooks_removed),
                 "database": self.database, "providers_added": list(self.providers_added),
                 "providers_removed": list(self.providers_removed),
+                "roles": [change.to_json() for change in self.roles],
                 "empty": self.empty, "widens": self.widens}
 
 
@@ -353,7 +432,8 @@ def diff_consent(old: Mapping[str, Any], new: Mapping[str, Any]) -> ConsentDiff:
         hooks_removed=tuple(h for h in old_hooks if h not in new_hooks),
         database=database,
         providers_added=tuple(p for p in new_providers if p not in old_providers),
-        providers_removed=tuple(p for p in old_providers if p not in new_providers))
+        providers_removed=tuple(p for p in old_providers if p not in new_providers),
+        roles=_role_changes(old, new))
 
 
 def _permission_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[PermissionChange]:

@@ -319,6 +319,12 @@ class Tool(BaseModel):
     from every model (never in a chat's tool list, refused when a model names it), while
     the person still runs it (`workbench call`, a page's action, an undo); absent means
     everyone."""
+    replaces: list[Annotated[str, Field(pattern=TOOL_NAME_PATTERN)]] = Field(
+        default_factory=list, max_length=8)
+    """The built-in tools this one is offered in place of (a workbench extension of the
+    format), e.g. ``["fetch_url"]``: in a chat that has the extension on, those built-ins
+    (the built-in extension's, the host's own) are not offered. Honoured for a
+    first-party add-on's tools only; any other extension's hides nothing."""
 
 
 PROVIDER_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"

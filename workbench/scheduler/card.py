@@ -88,12 +88,16 @@ def grants_needed(needs: list[dict[str, Any]] | None) -> list[CardGrant]:
             for p in need.get("permissions") or ()]
 
 
-def apply_card(store, session_id: str, card: RunCard, *, known: set[str], always_on: str) -> None:
+def apply_card(store, session_id: str, card: RunCard, *, known: set[str], always_on: str,
+               default_off: frozenset[str] = frozenset()) -> None:
     """Make a run's session use exactly ``card``: every ``known`` extension it does not
-    name is switched off (``always_on``, the host's own tools, stays), and its grants
-    become standing grants of that session."""
+    name is switched off (``always_on``, the host's own tools, stays), every one it names
+    of ``default_off`` (the first-party add-ons, off in a chat until switched on) on, and
+    its grants become standing grants of that session."""
     for name in sorted(known - set(card.extensions) - {always_on}):
         store.set_session_extension(session_id, name, False)
+    for name in sorted(known & set(card.extensions) & default_off):
+        store.set_session_extension(session_id, name, True)
     for grant in card.grants:
         store.add_grant(grant.tool, grant.kind, grant.value, "session", session_id)
 

@@ -58,7 +58,8 @@ def register(registry: ToolRegistry, folder: Path, manifest: Manifest, *,
             continue
         tool = Tool(
             name=name, declared=spec.name if first_party else "", first_party=first_party,
-            audience=spec.audience, action=spec.action, description=spec.description, parameters=spec.parameters,
+            audience=spec.audience, action=spec.action, replaces=tuple(spec.replaces),
+            description=spec.description, parameters=spec.parameters,
             extension=manifest.name, source=source, function=spec.function, folder=folder,
             entry=entry, runtime=runtime,
             permissions=spec.permissions.model_dump(by_alias=True, exclude_none=True),

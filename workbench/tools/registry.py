@@ -75,6 +75,9 @@ class Tool:
     first_party: bool = False
     """Whether it is a tool of a first-party add-on installed from its shipped folder:
     only such a tool may take a name in the ``addon__`` namespace."""
+    replaces: tuple[str, ...] = ()
+    """The built-in tools it is offered in place of, in a chat that has it on
+    (``"replaces"``; honoured for a first-party add-on's tool only)."""
     origin: str = field(default="", compare=False)
     """The name of the ``ToolSource`` that offers it (``host``, ``extensions``, ``mcp``...),
     set as its source's tools are registered; it runs the tool's calls. Empty for a

@@ -229,3 +229,43 @@ def test_a_plan_shows_each_provider_with_its_permissions(manager: ExtensionManag
         assert plan.to_json()["providers"][3]["name"] == "search provider web"
     finally:
         manager.discard(plan)
+
+
+def test_an_update_says_when_a_tool_becomes_model_visible_or_an_action(manager: ExtensionManager,
+                                                                       tmp_path: Path) -> None:
+    undo = {**tool("undo"), "audience": "person"}
+    v1 = write_extension(tmp_path / "v1", version="1.0.0", tools=[tool("add"), undo, tool("list")])
+    v2 = write_extension(tmp_path / "v2", version="2.0.0", tools=[
+        {**tool("add"), "action": True}, tool("undo"), tool("list")])
+    manager.install(str(v1), approve=yes)
+    plan = manager.plan_update(NAME, source=str(v2))
+    try:
+        diff = plan.diff
+        assert [(r.tool, r.field, r.previous, r.value) for r in diff.roles] == [
+            ("add", "action", False, True), ("undo", "audience", "person", "everyone")]
+        assert diff.widens and not diff.empty and not diff.permissions
+        text = "\n".join(plan.describe())
+        assert "tool role: undo: now offered to models" in text
+        assert "tool role: add: now an action tool (changes what it keeps for you)" in text
+        assert plan.to_json()["diff"]["roles"][1] == {
+            "tool": "undo", "field": "audience", "value": "everyone", "previous": "person"}
+    finally:
+        manager.discard(plan)
+    # Back the other way: said, and it grants nothing more.
+    back = diff_consent(diff_consent_input(v2), diff_consent_input(v1))
+    assert {(r.tool, r.value) for r in back.roles} == {("add", False), ("undo", "person")}
+    assert not back.widens
+    # A consent given before roles were recorded: each role is shown, not counted as wider.
+    old = {k: v for k, v in diff_consent_input(v1).items() if k != "roles"}
+    unknown = diff_consent(old, diff_consent_input(v2))
+    assert [r.describe() for r in unknown.roles] == [
+        "add: an action tool (changes what it keeps for you) (not recorded at the earlier approval)"]
+    assert not unknown.widens
+
+
+def diff_consent_input(folder: Path) -> dict[str, Any]:
+    from workbench.ext.consent import consent_of
+    from workbench.manifest.models import Manifest
+
+    return consent_of(Manifest.model_validate(json.loads((folder / "loca.json").read_text())),
+                      version="x")

@@ -63,8 +63,10 @@ def test_applying_a_card_switches_off_the_rest_and_grants_for_the_session(tmp_pa
         other = store.create_session(title="chat", model="echo")["id"]
         card = RunCard(model="echo", extensions=("notes",),
                        grants=(CardGrant("notes.read_file", "read", "/srv/notes"),))
-        apply_card(store, session, card, known={"notes", "web", "workbench"}, always_on="workbench")
-        assert store.session_extensions(session) == {"web": False}
+        apply_card(store, session, card, known={"notes", "web", "workbench", "calendar"},
+                   always_on="workbench", default_off=frozenset({"notes", "calendar"}))
+        # What the card names is on, a first-party add-on (off by default) too; the rest off.
+        assert store.session_extensions(session) == {"web": False, "calendar": False, "notes": True}
         [grant] = store.list_grants("notes.read_file")
         assert (grant["scope"], grant["session_id"], grant["value"]) == ("session", session, "/srv/notes")
         assert store.list_grants("notes.read_file", session_id=other) == []

@@ -51,6 +51,10 @@ class ToolGrants:
     permissions: tuple[dict[str, Any], ...]
     on: bool = True
     offered: bool = True
+    replaces: tuple[str, ...] = ()
+    """The built-in tools it is offered in place of while its add-on is on."""
+    replaced_by: str = ""
+    """The add-on tool offered in its place in this chat."""
 
 
 def tool_grants(host: Host, extension: str, session_id: str | None) -> list[ToolGrants]:
@@ -59,7 +63,8 @@ def tool_grants(host: Host, extension: str, session_id: str | None) -> list[Tool
     permissions and grants."""
     return [ToolGrants(row.name, row.qualified_name, row.description,
                        tuple(host.grants.explain(row.qualified_name)),
-                       on=row.on, offered=row.offered)
+                       on=row.on, offered=row.offered, replaces=row.replaces,
+                       replaced_by=row.replaced_by)
             for row in sorted(host.switches.tool_rows(session_id, extension),
                               key=lambda row: row.name)]
 
@@ -255,12 +260,18 @@ class ToolsMenuScreen(ModalScreen[None]):
             name = Content.assemble((tool.name, "bold"))
             if not tool.on:
                 name = Content.assemble(name, ("  off in this chat", "$text-muted"))
+            elif tool.replaced_by:
+                name = Content.assemble(name, (f"  replaced by {tool.replaced_by} in this chat",
+                                               "$text-muted"))
             elif not tool.offered:
                 name = Content.assemble(name, ("  another tool has its name", "$text-warning"))
             yield Horizontal(ToolSwitch(tool), Static(name, classes="tools--title"),
                              classes="tools--name")
             if tool.description:
                 yield Static(Content(tool.description.splitlines()[0]), classes="tools--muted")
+            if tool.replaces:
+                yield Static(Content(f"in place of the built-in {', '.join(tool.replaces)} "
+                                     "while on in this chat"), classes="tools--muted")
             if not tool.permissions:
                 yield Static("needs no permissions", classes="tools--permission tools--muted")
             for permission in tool.permissions:
