@@ -271,7 +271,7 @@ class Host:
             host.sources.prepare_ranking = False
             host.sandbox.keep_warm = False
         host.settle_after_crash()
-        host.sync_plugin_tasks()
+        host._sync_plugin_tasks()
         host.sandbox.start()
         host.sources.start()
         if not defer_extensions:
@@ -292,7 +292,7 @@ class Host:
         except (StoreError, sqlite3.Error) as exc:
             log.warning("could not settle what a stopped process left open: %s", exc)
 
-    def sync_plugin_tasks(self) -> None:
+    def _sync_plugin_tasks(self) -> None:
         """Make the project's plugin tasks match its (trusted) config; a store too busy
         now is left for the next open."""
         try:
