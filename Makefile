@@ -27,12 +27,15 @@ $(STAMP): pyproject.toml
 	@command -v espeak-ng >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
 		|| { apt-get install -y -qq espeak-ng >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq espeak-ng; }; } \
 		|| echo "note: espeak-ng (Debian) could not be installed; text-to-speech will say it is unavailable"
-	@# pdftotext (poppler-utils, ~1 MB beside its libraries): the independent reader the
-	@# tests open the Simple Office add-on's PDF files with.
-	@command -v pdftotext >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
-		|| { apt-get install -y -qq poppler-utils >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq poppler-utils; }; } \
-		|| echo "note: pdftotext (Debian's poppler-utils) could not be installed; the Simple Office tests need it"
-	@command -v pdftotext >/dev/null 2>&1 || echo "note: pdftotext is missing (install poppler-utils); the Simple Office tests need it"
+	@# The independent readers the tests open the Simple Office add-on's files with:
+	@# pdftotext (poppler-utils, ~1 MB beside its libraries), docx2txt and xlsx2csv (small).
+	@{ command -v pdftotext && command -v docx2txt && command -v xlsx2csv; } >/dev/null 2>&1 \
+		|| [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
+		|| { apt-get install -y -qq poppler-utils docx2txt xlsx2csv >/dev/null 2>&1 \
+		     || { apt-get update -qq && apt-get install -y -qq poppler-utils docx2txt xlsx2csv; }; } \
+		|| echo "note: poppler-utils, docx2txt or xlsx2csv (Debian) could not be installed; the Simple Office tests need them"
+	@{ command -v pdftotext && command -v docx2txt && command -v xlsx2csv; } >/dev/null 2>&1 \
+		|| echo "note: pdftotext, docx2txt or xlsx2csv is missing (apt-get install poppler-utils docx2txt xlsx2csv); the Simple Office tests need them"
 	@touch $(STAMP)
 
 setup: $(STAMP)

@@ -5,7 +5,8 @@ project's grants, on real files.
 
 Each document a create tool makes is opened again by the same libraries (in a process
 of their own, from the add-on's installed dependencies) and by an independent reader:
-the Python standard library reading the OOXML parts, ``pdftotext`` (poppler) for a
+the Python standard library reading the OOXML parts, ``docx2txt`` and ``xlsx2csv`` (Debian)
+for Word and Excel files, ``pdftotext`` (poppler) for a
 PDF. Edits round-trip; a change is saved only once the person accepted its diff where
 writes are reviewed; hostile documents (a zip bomb, XML entities, a huge sheet, a PDF
 whose page tree loops, paths and links out of the project) get a clear refusal.
@@ -165,6 +166,17 @@ async def test_each_create_tool_makes_a_document_other_programs_open(office_home
     text = subprocess.run([pdftotext, "-layout", str(project / "report.pdf"), "-"],
                           capture_output=True, text=True, check=True, timeout=60).stdout
     assert "Report" in text and "Sales rose by 5%." in text and "Paper" in text and "\f" in text
+    # Programs of their own for Word and Excel files (Debian's docx2txt, a Perl script, and
+    # xlsx2csv, which shares no code with openpyxl).
+    docx2txt, xlsx2csv = shutil.which("docx2txt"), shutil.which("xlsx2csv")
+    assert docx2txt and xlsx2csv, "docx2txt or xlsx2csv (Debian) is missing: `make setup` installs them"
+    words = subprocess.run([docx2txt, str(project / "out/summary.docx"), "-"],
+                           capture_output=True, text=True, check=True, timeout=60).stdout
+    assert all(line in words for line in ("Summary", "Notes", "Café meeting on Tuesday.", "Buy paper",
+                                          "Paper")), words
+    rows = subprocess.run([xlsx2csv, str(project / "budget.xlsx")],
+                          capture_output=True, text=True, check=True, timeout=60).stdout.splitlines()
+    assert rows[:3] == ["Item,Qty,Cost", "Paper,2,10.5", "Ink,1,30"], rows
 
     # Read back through the add-on's own read tools, with structure.
     word = await call(project, "read_word", {"path": "out/summary.docx"})
