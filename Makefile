@@ -6,6 +6,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+OFFICE_READERS := poppler-utils docx2txt xlsx2csv libreoffice-impress-nogui
 
 .PHONY: run test setup bench lint clean mcp-servers
 
@@ -27,18 +28,24 @@ $(STAMP): pyproject.toml
 	@command -v espeak-ng >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
 		|| { apt-get install -y -qq espeak-ng >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq espeak-ng; }; } \
 		|| echo "note: espeak-ng (Debian) could not be installed; text-to-speech will say it is unavailable"
-	@# The independent readers the tests open the Simple Office add-on's files with:
-	@# pdftotext (poppler-utils, ~1 MB beside its libraries), docx2txt and xlsx2csv (small).
-	@{ command -v pdftotext && command -v docx2txt && command -v xlsx2csv; } >/dev/null 2>&1 \
-		|| [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
-		|| { apt-get install -y -qq poppler-utils docx2txt xlsx2csv >/dev/null 2>&1 \
-		     || { apt-get update -qq && apt-get install -y -qq poppler-utils docx2txt xlsx2csv; }; } \
-		|| echo "note: poppler-utils, docx2txt or xlsx2csv (Debian) could not be installed; the Simple Office tests need them"
-	@{ command -v pdftotext && command -v docx2txt && command -v xlsx2csv; } >/dev/null 2>&1 \
-		|| echo "note: pdftotext, docx2txt or xlsx2csv is missing (apt-get install poppler-utils docx2txt xlsx2csv); the Simple Office tests need them"
 	@touch $(STAMP)
 
 setup: $(STAMP)
+
+# What only the tests need: the independent readers they open the Simple Office add-on's
+# files with (as root with apt; `make run` installs none of it).
+READERS_STAMP := $(VENV)/.test-readers
+$(READERS_STAMP): Makefile | $(STAMP)
+	@# pdftotext (poppler-utils, ~1 MB beside its libraries), docx2txt and xlsx2csv (small),
+	@# LibreOffice Impress without a GUI for slides (~180 MB, ~25 s to install).
+	@{ command -v pdftotext && command -v docx2txt && command -v xlsx2csv && command -v soffice; } >/dev/null 2>&1 \
+		|| [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null \
+		|| { apt-get install -y -qq --no-install-recommends $(OFFICE_READERS) >/dev/null 2>&1 \
+		     || { apt-get update -qq && apt-get install -y -qq --no-install-recommends $(OFFICE_READERS); }; } \
+		|| echo "note: $(OFFICE_READERS) (Debian) could not all be installed; the Simple Office tests need them"
+	@{ command -v pdftotext && command -v docx2txt && command -v xlsx2csv && command -v soffice; } >/dev/null 2>&1 \
+		|| echo "note: pdftotext, docx2txt, xlsx2csv or soffice is missing (apt-get install $(OFFICE_READERS)); the Simple Office tests need them"
+	@touch $(READERS_STAMP)
 
 $(MCP_STAMP): Makefile | $(STAMP)
 	@command -v npm >/dev/null 2>&1 || { echo "error: npm (Node.js) is needed to install the MCP test servers"; exit 1; }
@@ -65,7 +72,7 @@ lint: setup
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: lint $(MCP_STAMP)
+test: lint $(MCP_STAMP) $(READERS_STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --durations=25
 
 # Every benchmark in bench/, one after another, then one table of their figures.

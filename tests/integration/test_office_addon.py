@@ -6,7 +6,7 @@ project's grants, on real files.
 Each document a create tool makes is opened again by the same libraries (in a process
 of their own, from the add-on's installed dependencies) and by an independent reader:
 the Python standard library reading the OOXML parts, ``docx2txt`` and ``xlsx2csv`` (Debian)
-for Word and Excel files, ``pdftotext`` (poppler) for a
+for Word and Excel files, LibreOffice Impress for slides, ``pdftotext`` (poppler) for a
 PDF. Edits round-trip; a change is saved only once the person accepted its diff where
 writes are reviewed; hostile documents (a zip bomb, XML entities, a huge sheet, a PDF
 whose page tree loops, paths and links out of the project) get a clear refusal.
@@ -123,7 +123,7 @@ def ooxml_texts(path: Path, part_prefix: str, tag: str) -> list[str]:
                 for element in ElementTree.fromstring(package.read(name)).iter(tag)]
 
 
-async def test_each_create_tool_makes_a_document_other_programs_open(office_home, project):
+async def test_each_create_tool_makes_a_document_other_programs_open(office_home, project, tmp_path):
     table = [["Item", "Cost"], ["Paper", "10"]]
     made = {
         "create_word": {"path": "out/summary.docx", "title": "Summary", "blocks": [
@@ -177,6 +177,16 @@ async def test_each_create_tool_makes_a_document_other_programs_open(office_home
     rows = subprocess.run([xlsx2csv, str(project / "budget.xlsx")],
                           capture_output=True, text=True, check=True, timeout=60).stdout.splitlines()
     assert rows[:3] == ["Item,Qty,Cost", "Paper,2,10.5", "Ink,1,30"], rows
+    # LibreOffice Impress for the slides (Debian's libreoffice-impress-nogui), to PDF.
+    soffice = shutil.which("soffice")
+    assert soffice, "soffice (Debian's libreoffice-impress-nogui) is missing: `make setup` installs it"
+    converted = tmp_path / "converted"
+    subprocess.run([soffice, f"-env:UserInstallation={(tmp_path / 'office-profile').as_uri()}",
+                    "--headless", "--convert-to", "pdf", "--outdir", str(converted),
+                    str(project / "deck.pptx")], capture_output=True, check=True, timeout=300)
+    slides = subprocess.run([pdftotext, str(converted / "deck.pdf"), "-"],
+                            capture_output=True, text=True, check=True, timeout=60).stdout
+    assert all(word in slides for word in ("Plan", "Start", "Finish")), slides
 
     # Read back through the add-on's own read tools, with structure.
     word = await call(project, "read_word", {"path": "out/summary.docx"})
