@@ -19,13 +19,14 @@ T = "addon__tables__"
 
 
 def propose(workdir, item: str) -> None:
-    """A headless run proposes one row; the change waits for the person's card."""
+    """A headless run with Tables switched on proposes one row; the change waits for the
+    person's card."""
     script = workdir / f"model-{item}.json"
     script.write_text(json.dumps([
         {"text": "Adding.", "tool_calls": [{"name": T + "rows-insert", "arguments": {
             "resourceId": "shop", "table": "Items", "rows": [{"Item": item}]}}]},
         {"text": "It waits."}]))
-    assert workbench("run", "--model", f"scripted:{script}", "add it").returncode == 0
+    assert workbench("run", "--addon", "tables", "--model", f"scripted:{script}", "add it").returncode == 0
 
 
 def confirms(screen: PagesScreen) -> int:
