@@ -298,28 +298,28 @@ def columns_drop(args, ctx):
 # --- rows -----------------------------------------------------------------------------------
 
 
-@_selecting
-def rows_query(args, ctx):
+def _read_rows(args, ctx, read):
+    """A row read (query, aggregate, export) of the database the call names or the chat
+    selected: ``read(tables)`` is the engine's method, called with it and the arguments."""
     args = _checked(args)
     tables, _ = _open(ctx)
     resource_id = _chosen(args, ctx)
-    return _run(lambda: tables.query(resource_id, args))
+    return _run(lambda: read(tables)(resource_id, args))
+
+
+@_selecting
+def rows_query(args, ctx):
+    return _read_rows(args, ctx, lambda tables: tables.query)
 
 
 @_selecting
 def rows_aggregate(args, ctx):
-    args = _checked(args)
-    tables, _ = _open(ctx)
-    resource_id = _chosen(args, ctx)
-    return _run(lambda: tables.aggregate(resource_id, args))
+    return _read_rows(args, ctx, lambda tables: tables.aggregate)
 
 
 @_selecting
 def rows_export(args, ctx):
-    args = _checked(args)
-    tables, _ = _open(ctx)
-    resource_id = _chosen(args, ctx)
-    return _run(lambda: tables.export(resource_id, args))
+    return _read_rows(args, ctx, lambda tables: tables.export)
 
 
 @_selecting

@@ -27,6 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from commands import workbench
+from pdf_samples import pdf_file
 
 ADDON = Path(__file__).resolve().parents[2] / "extensions" / "web"
 KEYS = {"brave": "BSA-brave-secret-0123456789", "tavily": "tvly-tavily-secret-0123456789",
@@ -138,16 +139,7 @@ def _pdf() -> bytes:
                b"/Resources << /Font << /F1 5 0 R >> >> >>",
                b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_file(objects)
 
 
 PDF = _pdf()

@@ -116,8 +116,9 @@ class NumberInput:
 
 
 @dataclass(frozen=True)
-class DateInput:
-    """A date, ``YYYY-MM-DD``; ``min``/``max`` in the same form."""
+class _TextRangeInput:
+    """The fields a date and a time input share: a value written as text and the
+    earliest and latest it may be, written alike."""
 
     id: str
     label: str = ""
@@ -131,18 +132,13 @@ class DateInput:
 
 
 @dataclass(frozen=True)
-class TimeInput:
-    """A time of day, ``HH:MM`` (24 hours); ``min``/``max`` in the same form."""
+class DateInput(_TextRangeInput):
+    """A date, ``YYYY-MM-DD``; ``min``/``max`` in the same form."""
 
-    id: str
-    label: str = ""
-    value: str = ""
-    placeholder: str = ""
-    is_required: bool = False
-    error_message: str = ""
-    min: str = ""
-    max: str = ""
-    pointer: str = ""
+
+@dataclass(frozen=True)
+class TimeInput(_TextRangeInput):
+    """A time of day, ``HH:MM`` (24 hours); ``min``/``max`` in the same form."""
 
 
 @dataclass(frozen=True)

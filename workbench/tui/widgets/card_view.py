@@ -81,6 +81,12 @@ def one_line(text: str) -> Content:
     return Content(one_line_text(text))
 
 
+_CELL_RESTRICT: dict[type, str] = {DateInput: r"[0-9-]*", TimeInput: r"[0-9:]*"}
+"""What a date or a time input in a grid's cell may be typed with."""
+_CELL_LENGTH: dict[type, int] = {DateInput: 10, TimeInput: 5}
+"""How long a date or a time in a grid's cell is at most."""
+
+
 class CardView(Vertical):
     """One card document, drawn; its inputs' values collected.
 
@@ -255,8 +261,8 @@ class CardView(Vertical):
                            id=key, classes="card--input card--cell-input")
         else:
             assert isinstance(item, (TextInput, DateInput, TimeInput))
-            restrict = {DateInput: r"[0-9-]*", TimeInput: r"[0-9:]*"}.get(type(item))
-            length = {DateInput: 10, TimeInput: 5}.get(type(item)) or getattr(item, "max_length", None) or 0
+            restrict = _CELL_RESTRICT.get(type(item))
+            length = _CELL_LENGTH.get(type(item)) or getattr(item, "max_length", None) or 0
             widget = Input(value=strip(item.value), placeholder=strip(item.placeholder), restrict=restrict,
                            max_length=length, compact=True, id=key, classes="card--input card--cell-input")
         if item.label:
