@@ -11,6 +11,7 @@ This module imports only the standard library before it installs that handling.
 
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 from typing import TYPE_CHECKING
@@ -108,7 +109,7 @@ def main() -> None:
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN or _call_form(sys.argv[1:]):
         signal.signal(signal.SIGINT, signal.default_int_handler)
     hook = sys.unraisablehook
-    sys.unraisablehook = lambda unraisable: _interrupted_again(unraisable, hook)
+    sys.unraisablehook = functools.partial(_interrupted_again, hook=hook)  # no frame of its own
     try:
         if _call_form(sys.argv[1:]) and not {"--help", "-h"} & set(sys.argv[1:]):
             # The sandbox's zygote starts now, in parallel with the imports below (it
@@ -153,13 +154,44 @@ def _forget_interrupt_in_eval() -> None:
 
 def _interrupted_again(unraisable: Any, hook: Callable[[Any], object]) -> None:
     """``sys.unraisablehook`` while a command runs: a ctrl+c that landed where Python can
-    only ignore it (a callback, a finalizer) is delivered again, at the next instruction
-    that can be interrupted; anything else goes to ``hook`` (Python's report)."""
+    only ignore it (a callback, a finalizer) is delivered again once this hook has
+    returned, at the next instruction that can be interrupted; anything else goes to
+    ``hook`` (Python's report).
+
+    Not from inside the hook: Python runs a signal's handler at the first check after a
+    call returns, which would still be in this frame (the ``KeyboardInterrupt`` raised
+    here is then reported as "Exception ignored in sys.unraisablehook"). A thread waits
+    until the main thread has left this frame and trips the interrupt then."""
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
-        signal.raise_signal(signal.SIGINT)
+        _interrupt_after(sys._getframe().f_code)
     else:
         hook(unraisable)
 
+
+def _interrupt_after(code: Any) -> None:
+    """Interrupt the main thread as soon as no frame of ``code`` is on its stack."""
+    import _thread
+    import threading
+    import time
+
+    main = threading.main_thread().ident
+
+    def inside() -> bool:
+        frame = sys._current_frames().get(main or 0)
+        while frame is not None and frame.f_code is not code:
+            frame = frame.f_back
+        return frame is not None
+
+    def deliver() -> None:
+        deadline = time.monotonic() + 5.0
+        while inside() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        _thread.interrupt_main()
+
+    try:
+        threading.Thread(target=deliver, name="interrupt-again", daemon=True).start()
+    except RuntimeError:  # the interpreter is ending: nothing left to interrupt
+        pass
 
 if __name__ == "__main__":
     main()

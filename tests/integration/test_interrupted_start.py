@@ -121,3 +121,26 @@ def test_ctrl_c_inside_an_evaluated_string_still_exits_4(home, tmp_path):
     done = subprocess.run([COMMAND[0], "-m", "interrupted_in_eval"], capture_output=True, text=True,
                           timeout=60, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (ExitCode.CANCELLED, "", "")
+
+
+def test_ctrl_c_a_finalizer_swallowed_is_delivered_again_and_exits_4(home, tmp_path):
+    # A ctrl+c that lands in a finalizer (or a callback) is one Python can only ignore;
+    # the workbench delivers it again once Python's report hook has returned. Delivered
+    # from inside the hook, it was itself reported ("Exception ignored in
+    # sys.unraisablehook", a traceback) and the command went on as if never interrupted.
+    (tmp_path / "interrupted_in_finalizer.py").write_text(
+        "import sys, workbench.cli\n"
+        "class Finalized:\n"
+        "    def __del__(self):\n"
+        "        raise KeyboardInterrupt\n"
+        "def run():\n"
+        "    Finalized()\n"
+        "    while True:\n"
+        "        pass\n"
+        "workbench.cli.main = run\n"
+        "sys.argv = ['workbench', 'ext', 'list']\n"
+        "from workbench.__main__ import main\n"
+        "main()\n")
+    done = subprocess.run([COMMAND[0], "-m", "interrupted_in_finalizer"], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (ExitCode.CANCELLED, "", "")

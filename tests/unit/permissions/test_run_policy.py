@@ -39,7 +39,12 @@ def test_alternatives_scripts_and_path(tmp_path: Path, runtime: str) -> None:
     bin_dir = tmp_path / "bin"
     opener = script(bin_dir / "xdg-open", "#!/bin/sh")
     tool = script(tmp_path / "tools" / "fern-tool", "#!/usr/bin/env sh")
-    env = {"PATH": f"{bin_dir}:{tmp_path / 'tools'}:/usr/bin:/bin"}
+    # The system's own folders may hold an ``open`` (Debian's alternative, once xdg-utils
+    # is installed): the PATH's last folder holds only the ``sh`` the tool's ``env`` runs.
+    system = tmp_path / "system"
+    system.mkdir()
+    (system / "sh").symlink_to(shutil.which("sh") or "/bin/sh")
+    env = {"PATH": f"{bin_dir}:{tmp_path / 'tools'}:{system}"}
     policy = policy_for(tmp_path, runtime,
                         [run("open"), run("xdg-open"), run("rundll32"), run("fern-tool")], env)
     assert policy.execute == [str(opener), str(tool)]
